@@ -1,0 +1,3 @@
+from istaka.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,27 @@
+"""okey: the game engine of istaka.  Pure Python; no camera or ML imports.
+
+>>> from okey import Tile, okey_for
+>>> str(okey_for(Tile.parse("R4")))
+'R5'
+"""
+
+from okey.errors import ImpossibleHandError, OkeyError, TileParseError
+from okey.hand import check_possible, counts, okey_for
+from okey.rules import Rules
+from okey.tiles import ALL_KINDS, COLOURS, FULL_SET, Tile, format_tiles, parse_tiles
+
+__all__ = [
+    "ALL_KINDS",
+    "COLOURS",
+    "FULL_SET",
+    "ImpossibleHandError",
+    "OkeyError",
+    "Rules",
+    "Tile",
+    "TileParseError",
+    "check_possible",
+    "counts",
+    "format_tiles",
+    "okey_for",
+    "parse_tiles",
+]

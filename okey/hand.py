@@ -1,0 +1,96 @@
+"""Indicator, okey and the checks that a hand can exist.
+
+>>> str(okey_for(Tile.parse("K13")))
+'K1'
+>>> counts(parse_tiles("R1 R1 FJ"))[0], counts(parse_tiles("R1 R1 FJ"))[52]
+(2, 1)
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+
+from okey.errors import ImpossibleHandError, OkeyError
+from okey.rules import Rules
+from okey.tiles import FALSE_JOKER_INDEX, NUM_KINDS, Tile, parse_tiles
+
+
+def okey_for(indicator: Tile | str) -> Tile:
+    """The okey (wild tile) for an indicator: same colour, one higher, 13 wraps to 1."""
+    indicator = as_tile(indicator)
+    if indicator.is_false_joker:
+        raise OkeyError("the indicator can never be a false joker (the dealer redraws)")
+    return indicator.next()
+
+
+def as_tile(tile: Tile | str) -> Tile:
+    return tile if isinstance(tile, Tile) else Tile.parse(tile)
+
+
+def as_tiles(tiles: str | Iterable[Tile | str]) -> list[Tile]:
+    return parse_tiles(tiles)
+
+
+def counts(tiles: Iterable[Tile]) -> list[int]:
+    """The 53-slot count vector of a list of tiles."""
+    vector = [0] * NUM_KINDS
+    for tile in tiles:
+        vector[tile.index] += 1
+    return vector
+
+
+def check_possible(
+    tiles: Sequence[Tile],
+    indicator: Tile | None = None,
+    rules: Rules | None = None,
+    *,
+    max_tiles: int | None = None,
+    others: Iterable[Tile] = (),
+) -> None:
+    """Raise ``ImpossibleHandError`` saying what is impossible about a hand, or return None.
+
+    A set holds two of each tile; the indicator lies face up, so a hand holds at most one copy of
+    it; a rack holds at most ``rules.max_rack_tiles`` (15 classic, 22 in 101).  ``others`` are tiles
+    known to be elsewhere (seen discards) and count against the two copies too.
+    """
+    rules = rules or Rules.classic()
+    limit = rules.max_rack_tiles if max_tiles is None else max_tiles
+    if len(tiles) > limit:
+        raise ImpossibleHandError(
+            f"{len(tiles)} tiles: a {rules.name} rack holds at most {limit}"
+        )
+    if indicator is not None and indicator.is_false_joker:
+        raise ImpossibleHandError("the indicator can never be a false joker")
+    tally = Counter(tiles)
+    for tile, n in sorted(tally.items()):
+        if n > 2:
+            what = "false jokers" if tile.is_false_joker else f"copies of {tile}"
+            raise ImpossibleHandError(f"{n} {what}: a set has only two")
+    if indicator is not None and tally[indicator] > 1:
+        raise ImpossibleHandError(
+            f"two copies of {indicator}: one {indicator} is the indicator on the table"
+        )
+    seen = Counter(others)
+    if indicator is not None:
+        seen[indicator] += 1
+    for tile, n in sorted(seen.items()):
+        if tally[tile] + n > 2:
+            raise ImpossibleHandError(
+                f"{tile} is in the hand {tally[tile]} time(s) and seen {n} time(s): "
+                "a set has only two"
+            )
+
+
+def is_okey(tile: Tile, indicator: Tile) -> bool:
+    return tile == okey_for(indicator)
+
+
+def effective_index(tile: Tile, indicator: Tile) -> int:
+    """The index a tile plays as: a false joker plays as the okey's face; -1 marks a wild okey."""
+    okey = okey_for(indicator)
+    if tile == okey:
+        return -1
+    if tile.index == FALSE_JOKER_INDEX:
+        return okey.index
+    return tile.index
