@@ -1,6 +1,6 @@
 """``istaka``: the command line.
 
-Each package registers its own subcommands (``okey.cli``, ``vision.cli``, ``service.cli``) through a
+Each part registers its own subcommands (see ``COMMAND_MODULES``) through a
 ``register(subparsers)`` function; a subcommand's handler takes the parsed arguments and returns the
 exit code.  Heavy imports (torch, ultralytics, FastAPI) happen inside handlers, so ``istaka hand``
 starts fast.
@@ -15,9 +15,16 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-# Modules that provide ``register(subparsers)``; a module that is missing is skipped, so the engine
-# commands work in an install without the vision or service extras.
-COMMAND_MODULES = ("okey.cli", "vision.cli", "service.cli")
+# Modules that provide ``register(subparsers)``, one per part of the product; a module that is not
+# there is skipped, so the engine commands work in an install without the vision or service extras.
+COMMAND_MODULES = (
+    "okey.cli",  # hand, referee
+    "okey.scoring_cli",  # match
+    "vision.synth.cli",  # synth
+    "vision.training_cli",  # train, eval, export
+    "vision.pipeline_cli",  # scan, live
+    "service.cli",  # serve
+)
 
 EXIT_OK = 0
 EXIT_BAD_INPUT = 2
