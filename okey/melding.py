@@ -1,0 +1,304 @@
+"""Exact meld search: lay the most valuable set of disjoint runs and sets from a hand.
+
+Shared by the 101 opening solver (``okey.okey101``) and the counted-tiles scoring of classic Okey
+(``okey.scoring``).  The search works on a count vector packed into one integer (two bits per tile
+kind) plus the number of wild okeys held, always deciding about the lowest tile kind left: leave one
+copy of it in hand, put it in a set, or put it in a run.  Every tile kind below it is already
+decided, so a run through it can only reach lower numbers with okeys, which keeps the branching
+small; results are memoised per (counts, okeys) state.
+
+Two objectives:
+
+* **opening value** (``okey_weight=None``): each tile is worth its number and an okey the number of
+  the tile it stands for.  Here an okey never needs to replace a tile that is still in hand (swap
+  them: same value), which prunes most okey placements.
+* **fixed okey weight** (``okey_weight=w``): an okey is worth ``w`` wherever it goes; used to find
+  the smallest leftover (101 Okey: an okey left in hand costs 101).  The pruning above is unsafe
+  here, so okeys may take any slot.
+
+>>> from okey.tiles import parse_tiles, Tile
+>>> result = best_melds(parse_tiles("R1 R2 R3 K7 Y7 B7"), Tile.parse("B13"), wrap=False)
+>>> result.value, [str(m) for m in result.melds]
+(27, ['R1 R2 R3', 'Y7 B7 K7'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from okey.hand import okey_for
+from okey.tiles import FALSE_JOKER_INDEX, Tile
+
+MeldKind = Literal["run", "set"]
+_HIGH_ONE = 14  # a run position after 13: the tile 1 played high (12-13-1), classic only
+
+
+@dataclass(frozen=True, slots=True)
+class Meld:
+    """A run or set as laid: ``tiles`` as held (an okey is the okey tile, a false joker is FJ) and
+    ``plays_as``, the tile each one stands for.
+
+    >>> from okey.tiles import parse_tiles
+    >>> okey = Tile.parse("R6")  # indicator R5
+    >>> m = Meld("run", (Tile.parse("K4"), okey, Tile.parse("K6")), parse_tiles("K4 K5 K6"))
+    >>> m.value, str(m)
+    (15, 'K4 R6=K5 K6')
+    """
+
+    kind: MeldKind
+    tiles: tuple[Tile, ...]
+    plays_as: tuple[Tile, ...]
+
+    @property
+    def value(self) -> int:
+        """Face value of the meld: the numbers the tiles play as."""
+        return sum(t.number or 0 for t in self.plays_as)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "kind": self.kind,
+            "tiles": [str(t) for t in self.tiles],
+            "plays_as": [str(t) for t in self.plays_as],
+            "value": self.value,
+        }
+
+    def __str__(self) -> str:
+        return " ".join(
+            str(t) if t == p or t.is_false_joker else f"{t}={p}"
+            for t, p in zip(self.tiles, self.plays_as, strict=True)
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class MeldSearchResult:
+    """The best melds of a hand: ``value`` under the objective, ``melds`` and ``remaining``."""
+
+    value: int
+    melds: tuple[Meld, ...]
+    remaining: tuple[Tile, ...]
+
+
+class MeldSearch:
+    """One search context: an indicator, the run rules and the objective.  Reusable across hands
+    with the same okey (the memo is shared, which makes discard advice cheap).
+
+    >>> from okey.tiles import parse_tiles
+    >>> s = MeldSearch(Tile.parse("R4"), wrap=False)
+    >>> s.best(parse_tiles("R5 R5 K1 K2 K3")).value  # R5 is the okey: K1 K2 K3 + two okeys
+    15
+    """
+
+    def __init__(
+        self,
+        indicator: Tile,
+        *,
+        wrap: bool,
+        max_run_length: int = 13,
+        okey_weight: int | None = None,
+    ) -> None:
+        self.okey = okey_for(indicator)
+        self.wrap = wrap
+        self.max_run = max_run_length
+        self.okey_weight = okey_weight
+        # Whether an okey may skip a real tile in hand (see module docstring).
+        self.free_okeys = okey_weight is not None
+        self._memo: dict[int, tuple[int, tuple | None]] = {}
+
+    # -- packing ---------------------------------------------------------------------------------
+    def pack(self, tiles: Iterable[Tile]) -> tuple[int, int, int]:
+        """(packed counts, okeys held, false jokers held)."""
+        x = okeys = false_jokers = 0
+        for tile in tiles:
+            if tile == self.okey:
+                okeys += 1
+                continue
+            index = tile.index
+            if index == FALSE_JOKER_INDEX:
+                false_jokers += 1
+                index = self.okey.index  # a false joker plays as the okey's face
+            x += 1 << (2 * index)
+        return x, okeys, false_jokers
+
+    # -- search ----------------------------------------------------------------------------------
+    def value(self, x: int, okeys: int) -> int:
+        """Best total weight of disjoint melds from packed counts ``x`` and ``okeys`` wild tiles."""
+        return self._solve(x, okeys)
+
+    def best(self, tiles: Sequence[Tile]) -> MeldSearchResult:
+        """Search a hand and rebuild the melds (false jokers and okeys mapped back to the tiles)."""
+        x, okeys, false_jokers = self.pack(tiles)
+        value = self._solve(x, okeys)
+        melds = self._rebuild(x, okeys)
+        remaining = list(tiles)
+        for meld in melds:
+            for tile in meld.tiles:
+                remaining.remove(tile)
+        return MeldSearchResult(value, tuple(melds), tuple(sorted(remaining)))
+
+    def _solve(self, x: int, j: int) -> int:
+        key = x * 3 + j
+        hit = self._memo.get(key)
+        if hit is not None:
+            return hit[0]
+        if x == 0:
+            # Okeys alone cannot make a meld (at most two of them).
+            self._memo[key] = (0, None)
+            return 0
+        low = (x & -x).bit_length() - 1
+        k = low >> 1
+        # Leave one copy of the lowest tile in hand.
+        best = self._solve(x - (1 << low), j)
+        choice: tuple | None = (x - (1 << low), j, None)
+        for nx, nj, gain, spec in self._options(x, j, k):
+            total = gain + self._solve(nx, nj)
+            if total > best:
+                best, choice = total, (nx, nj, spec)
+        self._memo[key] = (best, choice)
+        return best
+
+    def _joker_value(self, number: int) -> int:
+        if self.okey_weight is not None:
+            return self.okey_weight
+        return 1 if number == _HIGH_ONE else number
+
+    def _options(self, x: int, j: int, k: int):
+        """Melds through tile kind ``k`` (the lowest left): (next x, next okeys, gain, spec)."""
+        colour, n = divmod(k, 13)
+        n += 1
+        yield from self._sets(x, j, colour, n)
+        yield from self._runs(x, j, colour, n)
+
+    def _sets(self, x: int, j: int, colour: int, n: int):
+        others = [c for c in range(colour + 1, 4) if (x >> (2 * (c * 13 + n - 1))) & 3]
+        jv = self._joker_value(n)
+        for mask in range(1 << len(others)):
+            chosen = [others[i] for i in range(len(others)) if mask >> i & 1]
+            real = 1 + len(chosen)
+            all_real = len(chosen) == len(others)
+            for jk in range(min(j, 4 - real) + 1):
+                if real + jk < 3 or (jk and not all_real and not self.free_okeys):
+                    continue
+                nx = x - (1 << (2 * (colour * 13 + n - 1)))
+                for c in chosen:
+                    nx -= 1 << (2 * (c * 13 + n - 1))
+                spec = ("set", n, (colour, *chosen), jk)
+                yield nx, j - jk, n * real + jv * jk, spec
+
+    def _runs(self, x: int, j: int, colour: int, n: int):
+        base = colour * 13 - 1  # kind index of number m in this colour is base + m
+        top = _HIGH_ONE if self.wrap else 13
+        start_x = x - (1 << (2 * (base + n)))
+        for before in range(min(j, n - 1) + 1):
+            a = n - before
+            value = sum(self._joker_value(m) for m in range(a, n)) + n
+            yield from self._extend(start_x, j - before, value, a, n, top, base, ())
+        if self.wrap and n == 1:
+            yield from self._high_one_runs(x, j, colour, base)
+
+    def _extend(self, x, j, value, a, b, top, base, slots):
+        """Grow a run a..b upwards; ``slots`` marks positions after the lowest real tile that an
+        okey fills (True) or a real tile fills (False)."""
+        length = b - a + 1
+        if length >= 3:
+            yield x, j, value, ("run", base, a, b, slots)
+        p = b + 1
+        if p > top or length >= self.max_run or (p == _HIGH_ONE and a == 1):
+            return
+        real_here = p != _HIGH_ONE and (x >> (2 * (base + p))) & 3
+        if real_here:
+            yield from self._extend(
+                x - (1 << (2 * (base + p))), j, value + p, a, p, top, base, (*slots, False)
+            )
+        if j and (not real_here or self.free_okeys):
+            yield from self._extend(
+                x, j - 1, value + self._joker_value(p), a, p, top, base, (*slots, True)
+            )
+
+    def _high_one_runs(self, x, j, colour, base):
+        """Runs a..13 followed by this colour's 1 played high (12-13-1); the 1 is the lowest kind,
+        so every other slot may hold a real tile."""
+        x1 = x - (1 << (2 * (base + 1)))
+        for a in range(12, max(1, 14 - self.max_run), -1):
+            yield from self._fill(x1, j, a, 13, base, colour)
+
+    def _fill(self, x, j, a, b, base, colour):
+        # Every assignment of real tiles / okeys to the slots a..b, then the high 1.
+        def walk(p, x, j, value, slots):
+            if p > b:
+                yield x, j, value + 1, ("run", base, a, _HIGH_ONE, ("high1", *slots))
+                return
+            real_here = (x >> (2 * (base + p))) & 3
+            if real_here:
+                yield from walk(p + 1, x - (1 << (2 * (base + p))), j, value + p, (*slots, False))
+            if j and (not real_here or self.free_okeys):
+                yield from walk(p + 1, x, j - 1, value + self._joker_value(p), (*slots, True))
+
+        yield from walk(a, x, j, 0, ())
+
+    # -- rebuilding ------------------------------------------------------------------------------
+    def _rebuild(self, x: int, j: int) -> list[Meld]:
+        melds: list[Meld] = []
+        while x:
+            self._solve(x, j)
+            _, choice = self._memo[x * 3 + j]
+            nx, nj, spec = choice
+            if spec is not None:
+                melds.append(self._meld_of(spec))
+            x, j = nx, nj
+        return melds
+
+    def _tile_as_held(self, kind: int) -> Tile:
+        # The okey's face in the count vector is a false joker (the real ones are wild).
+        return Tile.false_joker() if kind == self.okey.index else Tile(kind)
+
+    def _meld_of(self, spec: tuple) -> Meld:
+        tiles: list[Tile] = []
+        plays: list[Tile] = []
+        if spec[0] == "set":
+            _, n, colours, jk = spec
+            for c in colours:
+                tiles.append(self._tile_as_held(c * 13 + n - 1))
+                plays.append(Tile(c * 13 + n - 1))
+            missing = [c for c in range(4) if c not in colours]
+            for c in missing[:jk]:
+                tiles.append(self.okey)
+                plays.append(Tile(c * 13 + n - 1))
+            order = sorted(range(len(tiles)), key=lambda i: plays[i].index)
+            return Meld("set", tuple(tiles[i] for i in order), tuple(plays[i] for i in order))
+        _, base, a, b, slots = spec
+        if slots and slots[0] == "high1":
+            fills = dict(zip(range(a, 14), slots[1:], strict=True))
+            lowest_real = _HIGH_ONE
+        else:
+            lowest_real = b - len(slots)
+            fills = dict(zip(range(lowest_real + 1, b + 1), slots, strict=True))
+            for m in range(a, lowest_real):
+                fills[m] = True
+            fills[lowest_real] = False
+        for m in range(a, b + 1):
+            kind = base + (1 if m == _HIGH_ONE else m)
+            plays.append(Tile(kind))
+            if m == _HIGH_ONE and not (slots and slots[0] == "high1"):
+                tiles.append(self.okey)
+            elif m == _HIGH_ONE or not fills[m]:
+                tiles.append(self._tile_as_held(kind))
+            else:
+                tiles.append(self.okey)
+        return Meld("run", tuple(tiles), tuple(plays))
+
+
+def best_melds(
+    tiles: Sequence[Tile],
+    indicator: Tile,
+    *,
+    wrap: bool,
+    max_run_length: int = 13,
+    okey_weight: int | None = None,
+) -> MeldSearchResult:
+    """One-shot search (see ``MeldSearch``)."""
+    search = MeldSearch(
+        indicator, wrap=wrap, max_run_length=max_run_length, okey_weight=okey_weight
+    )
+    return search.best(tiles)

@@ -1,0 +1,280 @@
+"""101 Okey: exact openings, pairs, leftovers, lay-offs, discard advice (RULES.md 6)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from okey_reference import brute_best, meld_values
+
+from okey import Rules, Tile, parse_tiles
+from okey.errors import ImpossibleHandError, OkeyError
+from okey.hand import okey_for
+from okey.melding import best_melds
+from okey.okey101 import (
+    advise_discard,
+    best_opening,
+    best_pairs_opening,
+    could_lay_off,
+    describe_hand,
+    format_hand_report,
+    hand_value,
+    lay_offs,
+    min_leftover,
+    opening_threshold,
+    read_meld,
+)
+
+R101 = Rules.okey101()
+
+
+def strs(items) -> list[str]:
+    return [str(x) for x in items]
+
+
+# --- best opening ---------------------------------------------------------------------------------
+def test_opening_sums_runs_and_sets_and_reaches_101():
+    hand = "R10 R11 R12 R13 K13 Y13 B13 K9 K10 K11 Y1 Y2 Y3 B5 B7 K2 K4 R1 Y8 B9 K6"
+    opening = best_opening(hand, "B2", R101)
+    assert opening.points == 121
+    assert opening.opens
+    assert sum(m.value for m in opening.melds) == 121
+    assert sorted(opening.remaining) == sorted(parse_tiles("B5 B7 K2 K4 R1 Y8 B9 K6"))
+
+
+def test_okey_is_worth_the_tile_it_stands_for_chosen_to_maximise():
+    # Indicator Y4 -> okey Y5.  With R12 R13 the okey is best as R11 (a run can't pass 13).
+    opening = best_opening("R12 R13 Y5", "Y4", R101)
+    assert opening.points == 36
+    assert strs(opening.melds) == ["Y5=R11 R12 R13"]
+
+
+def test_okey_prefers_a_set_slot_when_that_is_worth_more():
+    # K13 Y13 + okey: a set of 13s (39) beats any run.
+    assert best_opening("K13 Y13 Y5", "Y4", R101).points == 39
+
+
+def test_false_joker_plays_as_the_okey_face_not_as_a_wild():
+    # Indicator R4 -> okey R5; FJ is a plain R5 (one R4 may be held: the other is the indicator).
+    assert best_opening("R3 R4 FJ", "R4", R101).points == 12
+    assert best_opening("R3 K9 FJ", "R4", R101).points == 0
+
+
+def test_false_joker_completes_a_run_as_the_okey_face():
+    opening = best_opening("R6 R7 FJ", "R4", R101)
+    assert opening.points == 18
+    assert strs(opening.melds) == ["FJ R6 R7"]
+    assert best_opening("R8 R7 FJ", "R4", R101).points == 0  # FJ is R5: gap
+
+
+def test_no_13_to_1_wrap_in_101_but_classic_allows_12_13_1():
+    assert best_opening("K12 K13 K1", "R1", R101).points == 0
+    classic = replace(R101, wrap_13_1=True)
+    assert best_opening("K12 K13 K1", "R1", classic).points == 26
+
+
+def test_set_needs_distinct_colours():
+    assert best_opening("K7 K7 Y7", "R1", R101).points == 0
+    assert best_opening("K7 R7 Y7 B7", "R1", R101).points == 28
+
+
+def test_two_okeys_in_one_meld():
+    # Indicator B8 -> okey B9; K13 + two okeys: best is a set of 13s (39).
+    assert best_opening("K13 B9 B9", "B8", R101).points == 39
+    # K1 + two okeys: run K1 K2 K3 (6) or set of 1s (3): 6.
+    assert best_opening("K1 B9 B9", "B8", R101).points == 6
+
+
+def test_opening_rejects_an_impossible_hand():
+    with pytest.raises(ImpossibleHandError, match="R4"):
+        best_opening("R4 R4 R5", "R4", R101)
+    too_many = " ".join(f"{c}{n}" for c in "RY" for n in range(1, 13))  # 24 tiles
+    with pytest.raises(ImpossibleHandError, match="24 tiles"):
+        best_opening(too_many, "B1", R101)
+
+
+def test_threshold_and_rising_threshold():
+    hand = "R10 R11 R12 R13 K13 Y13 B13 K9 K10 K11 Y1 Y2 Y3"  # 121
+    assert best_opening(hand, "B2", R101).opens
+    rising = replace(R101, rising_threshold=True)
+    assert best_opening(hand, "B2", rising, earlier_openings=[110]).opens
+    late = best_opening(hand, "B2", rising, earlier_openings=[121])
+    assert late.threshold == 122
+    assert not late.opens
+    assert opening_threshold(R101, [150]) == 101
+    assert opening_threshold(replace(R101, opening_threshold=81)) == 81
+
+
+# --- exactness against a brute force --------------------------------------------------------------
+_POOL_KINDS = [Tile.of(c, n) for c in "RYBK" for n in (1, 2, 3, 4, 5, 11, 12, 13)]
+_INDICATORS = [Tile.of(c, n) for c in "RYBK" for n in (1, 2, 3, 4, 10, 11, 12, 13)]
+
+
+@st.composite
+def small_hands(draw):
+    indicator = draw(st.sampled_from(_INDICATORS))
+    pool = [t for t in [*_POOL_KINDS, Tile.false_joker()] for _ in range(2)]
+    if indicator in pool:
+        pool.remove(indicator)  # the other copy lies face up
+    picks = draw(st.lists(st.sampled_from(range(len(pool))), max_size=8, unique=True))
+    return [pool[i] for i in picks], indicator
+
+
+@given(small_hands(), st.booleans(), st.sampled_from([None, 101, 7]))
+def test_meld_search_matches_brute_force(hand_indicator, wrap, okey_weight):
+    hand, indicator = hand_indicator
+    result = best_melds(hand, indicator, wrap=wrap, okey_weight=okey_weight)
+    assert result.value == brute_best(hand, indicator, wrap, okey_weight)
+    okey = okey_for(indicator)
+    laid = [t for m in result.melds for t in m.tiles]
+    assert sorted(laid + list(result.remaining)) == sorted(hand)
+    for meld in result.melds:
+        assert meld_values(meld.tiles, okey, wrap, okey_weight) >= 0
+        # what the tiles play as is itself a run or set of plain tiles (no wild passed in)
+        assert meld_values(meld.plays_as, Tile.false_joker(), wrap, None) >= 0
+
+
+@given(small_hands())
+def test_best_opening_value_is_the_sum_of_its_melds(hand_indicator):
+    hand, indicator = hand_indicator
+    opening = best_opening(hand, indicator, R101)
+    assert opening.points == sum(m.value for m in opening.melds)
+    assert opening.points == brute_best(hand, indicator, False)
+
+
+# --- pairs opening --------------------------------------------------------------------------------
+def test_pairs_opening_counts_identical_pairs_and_okeys():
+    pairs = best_pairs_opening("R1 R1 K5 K5 Y7 Y7 B2 B2 K9 R6", "R5", R101)  # okey R6
+    assert pairs.count == 5
+    assert pairs.opens
+    assert ("K9", "R6") in [(str(a), str(b)) for a, b in pairs.pairs]
+    assert best_pairs_opening("R1 R1 K5 K5 Y7 Y7 B2 B2", "R5", R101).opens is False
+
+
+def test_false_jokers_pair_and_two_okeys_pair_behind_the_switch():
+    assert best_pairs_opening("FJ FJ", "R5", R101).count == 1
+    assert best_pairs_opening("R6 R6", "R5", R101).count == 1
+    no_okey_pair = replace(R101, okey_pair_with_okey=False)
+    assert best_pairs_opening("R6 R6", "R5", no_okey_pair).count == 0
+    assert best_pairs_opening("FJ R6", "R5", R101).count == 1
+
+
+# --- leftover -------------------------------------------------------------------------------------
+def test_leftover_counts_an_okey_as_101():
+    assert hand_value(parse_tiles("R6"), Tile.parse("R5")) == 101
+    assert min_leftover("R5 Y5 B5 K5 K1", "R12", R101).penalty == 1
+    # The okey goes into the set (saving 101) and a real 5 stays: 5.
+    leftover = min_leftover("R5 Y5 B5 K5 R13", "R12", R101)
+    assert leftover.penalty == 5
+    assert min_leftover("R13 K2", "R12", R101).penalty == 103
+
+
+def test_leftover_is_the_hand_value_minus_the_best_melds():
+    leftover = min_leftover("K9 K10 K11 B4 FJ", "R5", R101)  # FJ is R6
+    assert leftover.penalty == 10
+    assert strs(leftover.remaining) == ["B4", "FJ"]
+
+
+# --- table melds and lay-offs ---------------------------------------------------------------------
+def test_read_meld_in_table_order():
+    assert str(read_meld("K4 R6 K6", "R5", R101)) == "K4 R6=K5 K6"
+    assert read_meld("R6 K5 K6", "R5", R101).plays_as == tuple(parse_tiles("K4 K5 K6"))
+    assert str(read_meld("R7 Y7 R6", "R5", R101)) == "R7 Y7 R6=B7"
+    assert str(read_meld("K8 K7 R6", "R5", R101)) == "R6=K6 K7 K8"  # laid high to low
+    with pytest.raises(OkeyError, match="not a meld"):
+        read_meld("K12 K13 K1", "R5", R101)
+    with pytest.raises(OkeyError, match="at least 3"):
+        read_meld("K1 K2", "R5", R101)
+
+
+def test_lay_offs_onto_run_ends_and_sets():
+    options = lay_offs("K7 K3 B4 Y4 R9", ["K4 K5 K6", "R4 Y4 K4"], "R1", R101)
+    assert sorted(strs(options)) == sorted(
+        [
+            "K7 onto meld 1 (end, as K7)",
+            "K3 onto meld 1 (start, as K3)",
+            "B4 onto meld 2 (set, as B4)",
+        ]
+    )
+
+
+def test_okey_in_hand_lays_off_anywhere_and_full_melds_take_nothing():
+    # okey R2; K1..K13 is full, a set of four is full.
+    full = ["K1 K2 K3 K4 K5 K6 K7 K8 K9 K10 K11 K12 K13", "R4 Y4 B4 K4"]
+    assert lay_offs("R2 K4", full, "R1", R101) == []
+    assert {o.where for o in lay_offs("R2", ["Y4 Y5 Y6"], "R1", R101)} == {"start", "end"}
+
+
+def test_no_lay_off_past_13_in_101():
+    assert lay_offs("K1", ["K11 K12 K13"], "R1", R101) == []
+    classic = Rules.classic()
+    assert strs(lay_offs("K1", ["K11 K12 K13"], "R1", classic)) == ["K1 onto meld 1 (end, as K1)"]
+
+
+def test_swap_real_tile_for_table_okey():
+    options = lay_offs("K5 B7", ["K4 R2 K6", "R7 Y7 R2"], "R1", R101)
+    swaps = [o for o in options if o.where == "swap"]
+    assert [(str(o.tile), o.meld, str(o.takes_back)) for o in swaps] == [
+        ("K5", 0, "R2"),
+        ("B7", 1, "R2"),
+    ]
+
+
+def test_discard_that_fits_a_table_meld_is_penalised_but_not_swaps_or_okeys():
+    assert could_lay_off("Y9", ["Y6 Y7 Y8"], "R1", R101) is not None
+    assert could_lay_off("Y11", ["Y6 Y7 Y8"], "R1", R101) is None
+    assert could_lay_off("K5", ["K4 R2 K6"], "R1", R101) is None  # only a swap
+    assert could_lay_off("R2", ["Y6 Y7 Y8"], "R1", R101) is None  # okey: own penalty
+
+
+# --- discard advice -------------------------------------------------------------------------------
+HAND22 = "R10 R11 R12 R13 K13 Y13 B13 K9 K10 K11 Y1 Y2 Y3 B5 B7 K2 K4 R1 Y8 B9 K6 K12"
+
+
+def test_advice_keeps_the_opening_and_sheds_the_highest_loose_tile():
+    advice = advise_discard(HAND22, "B2", R101)
+    assert str(advice[0].tile) == "B9"
+    assert advice[0].opens
+    # A tile of the opening is never first: throwing R13 drops the opening.
+    ranks = {str(o.tile): i for i, o in enumerate(advice)}
+    assert ranks["B9"] < ranks["R10"]
+    assert len(advice) == len(set(parse_tiles(HAND22)))
+
+
+def test_advice_charges_101_for_an_okey_or_a_lay_off_discard():
+    hand = HAND22.replace("K12", "B3")  # B3 is the okey (indicator B2)
+    advice = {str(o.tile): o for o in advise_discard(hand, "B2", R101)}
+    assert advice["B3"].penalty == 101
+    table_advice = advise_discard(HAND22, "B2", R101, table=["B8 B7 B6"])
+    by_tile = {str(o.tile): o for o in table_advice}
+    assert by_tile["B9"].penalty == 101
+    assert by_tile["B5"].penalty == 101
+    assert str(table_advice[0].tile) not in {"B9", "B5"}
+
+
+def test_advice_for_21_tiles_and_bad_sizes():
+    hand21 = " ".join(HAND22.split()[:21])
+    assert len(advise_discard(hand21, "B2", R101)) == 21
+    with pytest.raises(OkeyError, match="21 or 22 tiles"):
+        advise_discard("R1 R2 R3", "B2", R101)
+
+
+def test_advice_before_opening_prefers_the_highest_opening():
+    hand = "R10 R11 R12 K9 K10 K11 Y1 Y2 Y3 B5 B7 K2 K4 R1 Y8 B9 K6 K12 Y12 B1 R3"
+    advice = advise_discard(hand, "B2", R101)
+    assert not advice[0].opens
+    assert advice[0].opening_points == max(o.opening_points for o in advice)
+
+
+# --- hand report for the CLI ----------------------------------------------------------------------
+def test_describe_hand_and_format():
+    report = describe_hand(HAND22, "B2", R101)
+    assert report["opening"]["points"] == 133  # K12 extends K9 K10 K11
+    assert report["pairs"]["count"] == 0
+    assert report["advice"][0]["tile"] == "B9"
+    text = format_hand_report(report)
+    assert "best opening: 133 points (opens)" in text
+    assert "B9: opening" in text
+    assert "smallest leftover" in text
