@@ -1,0 +1,324 @@
+"""Rack layout: rows, left-to-right order, groups split at gaps, and the tiles off the rack.
+
+A row is a straight line of tile centres.  Fitting lines through the centres (instead of cutting
+the image at fixed heights) keeps a tilted rack in two rows, and a straight line stays straight
+under perspective, so a rack photographed at an angle works too.  Within a row the tiles are
+ordered along the line, and a group ends where the gap to the next tile exceeds a fraction of the
+local tile width (tiles shrink with distance, so each gap is measured against its own neighbours).
+Tiles on no rack row (the indicator lying on the table, discards) are table tiles.
+
+>>> top = [(0, 0, 10, 14), (10, 0, 20, 14), (30, 0, 40, 14)]
+>>> bottom = [(0, 20, 10, 34), (11, 20, 21, 34)]
+>>> layout = lay_out(top + bottom + [(60, 80, 70, 94)])
+>>> layout.rows
+[[[0, 1], [2]], [[3, 4]]]
+>>> layout.table
+[5]
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from vision.types import Box
+
+# Split a group where the empty space between two tiles exceeds this fraction of their width.
+GAP_FRACTION = 0.45
+# A tile belongs to a row line when its centre is within this fraction of its size from the line.
+ROW_TOLERANCE = 0.35
+# A row never bridges an empty stretch longer than this many tile sizes.
+MAX_ROW_GAP = 4.5
+# Rows are lines closer to horizontal than this (degrees): a rack is photographed roughly level.
+MAX_ROW_ANGLE = 45.0
+# A second rack row is parallel to the first within this angle (degrees; perspective bends it a
+# little) and no further away than this many tile sizes.
+PARALLEL_TOLERANCE = 15.0
+MAX_ROW_SPACING = 3.0
+# Below this tilt the along-row tile width can be recovered from the axis-aligned box.
+GEOMETRIC_WIDTH_ANGLE = 30.0
+
+
+@dataclass(frozen=True)
+class Row:
+    """One rack row: tile positions in groups, left to right, and the fitted line."""
+
+    groups: list[list[int]]
+    point: tuple[float, float]  # a point on the line (mean centre)
+    direction: tuple[float, float]  # unit vector, pointing right
+
+    @property
+    def tiles(self) -> list[int]:
+        return [i for group in self.groups for i in group]
+
+    @property
+    def angle(self) -> float:
+        """Tilt in degrees; positive when the row falls to the right (image y grows down)."""
+        return math.degrees(math.atan2(self.direction[1], self.direction[0]))
+
+
+@dataclass(frozen=True)
+class RackLayout:
+    """Positions (indices into the boxes given to ``lay_out``) arranged as on the rack."""
+
+    row_lines: list[Row]  # top to bottom
+    table: list[int]  # tiles on no rack row, ordered left to right
+
+    @property
+    def rows(self) -> list[list[list[int]]]:
+        """Rows top to bottom, each a list of groups left to right, each a list of positions."""
+        return [row.groups for row in self.row_lines]
+
+    @property
+    def groups(self) -> list[list[int]]:
+        """All groups in reading order (top row first)."""
+        return [group for row in self.row_lines for group in row.groups]
+
+    @property
+    def rack(self) -> list[int]:
+        """All rack positions in reading order."""
+        return [i for group in self.groups for i in group]
+
+
+def lay_out(
+    boxes: Sequence[Box],
+    *,
+    gap_fraction: float = GAP_FRACTION,
+    max_rows: int = 2,
+) -> RackLayout:
+    """Find the rack rows, their order and groups, and the table tiles among ``boxes``."""
+    if not boxes:
+        return RackLayout([], [])
+    arr = np.asarray(boxes, dtype=float).reshape(-1, 4)
+    if np.any(arr[:, 2] <= arr[:, 0]) or np.any(arr[:, 3] <= arr[:, 1]):
+        raise ValueError("each box must be (x1, y1, x2, y2) with x2 > x1 and y2 > y1")
+    centres = np.stack([(arr[:, 0] + arr[:, 2]) / 2, (arr[:, 1] + arr[:, 3]) / 2], axis=1)
+    widths = arr[:, 2] - arr[:, 0]
+    heights = arr[:, 3] - arr[:, 1]
+    sizes = np.sqrt(widths * heights)
+    lines = _find_lines(centres, sizes)
+    rows = _rack_rows(lines, centres, sizes, max_rows)
+    rows = _top_to_bottom(rows, centres)
+    ordered = [_order_row(r, centres) for r in rows]
+    tile_widths = _along_row_widths(ordered, widths, heights, sizes)
+    row_values = [_split_groups(r, tile_widths, gap_fraction) for r in ordered]
+    on_rack = {i for r in rows for i in r}
+    table = sorted((i for i in range(len(arr)) if i not in on_rack), key=lambda i: centres[i, 0])
+    return RackLayout(row_values, table)
+
+
+def _fit_line(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Total least squares line: (mean point, unit direction pointing right)."""
+    mean = points.mean(axis=0)
+    if len(points) < 2:
+        return mean, np.array([1.0, 0.0])
+    _, _, vt = np.linalg.svd(points - mean)
+    direction = vt[0]
+    if direction[0] < 0:
+        direction = -direction
+    return mean, direction
+
+
+def _inliers(
+    point: np.ndarray,
+    direction: np.ndarray,
+    centres: np.ndarray,
+    sizes: np.ndarray,
+    pool: np.ndarray,
+) -> np.ndarray:
+    offset = centres[pool] - point
+    distance = np.abs(offset[:, 0] * direction[1] - offset[:, 1] * direction[0])
+    return pool[distance <= ROW_TOLERANCE * sizes[pool]]
+
+
+def _longest_chain(
+    members: np.ndarray, direction: np.ndarray, centres: np.ndarray, sizes: np.ndarray
+) -> np.ndarray:
+    """The largest run of members along the line with no gap over ``MAX_ROW_GAP`` tile sizes."""
+    order = members[np.argsort(centres[members] @ direction)]
+    along = centres[order] @ direction
+    chains: list[list[int]] = [[int(order[0])]]
+    for k in range(1, len(order)):
+        local = (sizes[order[k]] + sizes[order[k - 1]]) / 2
+        if along[k] - along[k - 1] > MAX_ROW_GAP * local:
+            chains.append([])
+        chains[-1].append(int(order[k]))
+    return np.array(max(chains, key=len))
+
+
+def _is_row_direction(direction: np.ndarray) -> bool:
+    return abs(math.degrees(math.atan2(direction[1], direction[0]))) <= MAX_ROW_ANGLE
+
+
+def _find_lines(centres: np.ndarray, sizes: np.ndarray) -> list[np.ndarray]:
+    """Greedily take the line through the most tile centres, remove its tiles, repeat."""
+    remaining = np.arange(len(centres))
+    lines: list[np.ndarray] = []
+    while len(remaining) >= 2:
+        best = _best_line(centres, sizes, remaining)
+        if best is None or len(best) < 2:
+            break
+        lines.append(best)
+        remaining = np.setdiff1d(remaining, best)
+    return lines
+
+
+def _best_line(centres: np.ndarray, sizes: np.ndarray, pool: np.ndarray) -> np.ndarray | None:
+    best: np.ndarray | None = None
+    best_key = (0, 0.0)
+    # Hypotheses: lines through each tile and one of its nearest neighbours; a row's tiles are
+    # each other's neighbours, so the true rows are among them.
+    sub = centres[pool]
+    dist = np.linalg.norm(sub[:, None, :] - sub[None, :, :], axis=2)
+    np.fill_diagonal(dist, math.inf)
+    neighbours = np.argsort(dist, axis=1)[:, : min(4, len(pool) - 1)]
+    for a in range(len(pool)):
+        for b in neighbours[a]:
+            i, j = pool[a], pool[b]
+            if i > j and a in neighbours[b]:
+                continue  # this pair was tried from the other side
+            direction = centres[j] - centres[i]
+            norm = np.linalg.norm(direction)
+            if norm == 0 or norm > MAX_ROW_GAP * (sizes[i] + sizes[j]) / 2:
+                continue
+            direction = direction / norm
+            if not _is_row_direction(direction):
+                continue
+            members = _refine(centres[i], direction, centres, sizes, pool)
+            if members is None:
+                continue
+            mean, d = _fit_line(centres[members])
+            offset = centres[members] - mean
+            residual = float(np.sum(np.abs(offset[:, 0] * d[1] - offset[:, 1] * d[0])))
+            key = (len(members), -residual)
+            if key > best_key:
+                best, best_key = members, key
+    return best
+
+
+def _refine(
+    point: np.ndarray,
+    direction: np.ndarray,
+    centres: np.ndarray,
+    sizes: np.ndarray,
+    pool: np.ndarray,
+) -> np.ndarray | None:
+    """Inliers of a hypothesis, refitted twice so the line runs through its own tiles."""
+    members = _inliers(point, direction, centres, sizes, pool)
+    for _ in range(2):
+        if len(members) < 2:
+            return None
+        members = _longest_chain(members, direction, centres, sizes)
+        if len(members) < 2:
+            return None
+        point, fitted = _fit_line(centres[members])
+        if not _is_row_direction(fitted):
+            return None
+        direction = fitted
+        members = _inliers(point, direction, centres, sizes, pool)
+    members = _longest_chain(members, direction, centres, sizes)
+    return members if len(members) >= 2 else None
+
+
+def _rack_rows(
+    lines: list[np.ndarray], centres: np.ndarray, sizes: np.ndarray, max_rows: int
+) -> list[np.ndarray]:
+    """The rack: the longest line, plus lines parallel and close to it (up to ``max_rows``)."""
+    if not lines:
+        return []
+    lines = sorted(lines, key=lambda m: (-len(m), float(centres[m, 1].mean())))
+    rows = [lines[0]]
+    point, direction = _fit_line(centres[lines[0]])
+    scale = float(np.median(sizes[lines[0]]))
+    for line in lines[1:]:
+        if len(rows) >= max_rows:
+            break
+        p, d = _fit_line(centres[line])
+        angle = math.degrees(math.acos(min(1.0, abs(float(d @ direction)))))
+        offset = p - point
+        spacing = abs(offset[0] * direction[1] - offset[1] * direction[0])
+        if angle <= PARALLEL_TOLERANCE and spacing <= MAX_ROW_SPACING * scale:
+            rows.append(line)
+    return rows
+
+
+def _top_to_bottom(rows: list[np.ndarray], centres: np.ndarray) -> list[np.ndarray]:
+    if not rows:
+        return rows
+    _, direction = _fit_line(centres[rows[0]])  # the longest row sets the rack's direction
+    normal = np.array([-direction[1], direction[0]])
+    if normal[1] < 0:
+        normal = -normal
+    return sorted(rows, key=lambda r: float((centres[r] @ normal).mean()))
+
+
+def _order_row(members: np.ndarray, centres: np.ndarray) -> _OrderedRow:
+    point, direction = _fit_line(centres[members])
+    order = members[np.argsort(centres[members] @ direction)]
+    return _OrderedRow(order, point, direction, centres[order] @ direction)
+
+
+@dataclass(frozen=True)
+class _OrderedRow:
+    order: np.ndarray  # positions left to right
+    point: np.ndarray
+    direction: np.ndarray
+    along: np.ndarray  # each tile's coordinate along the line
+
+    @property
+    def tilt(self) -> float:
+        return abs(math.atan2(self.direction[1], self.direction[0]))
+
+
+def _split_groups(row: _OrderedRow, tile_widths: np.ndarray, gap_fraction: float) -> Row:
+    order, along = row.order, row.along
+    groups: list[list[int]] = [[int(order[0])]]
+    for k in range(1, len(order)):
+        local = (tile_widths[order[k]] + tile_widths[order[k - 1]]) / 2
+        gap = along[k] - along[k - 1] - local
+        if gap > gap_fraction * local:
+            groups.append([])
+        groups[-1].append(int(order[k]))
+    point = (float(row.point[0]), float(row.point[1]))
+    return Row(groups, point, (float(row.direction[0]), float(row.direction[1])))
+
+
+def _along_row_widths(
+    rows: list[_OrderedRow], widths: np.ndarray, heights: np.ndarray, sizes: np.ndarray
+) -> np.ndarray:
+    """Each rack tile's width along its row (indexed by position).
+
+    Two estimates.  Geometry: an axis-aligned box of a tile of width w and height h tilted by t
+    measures W = w cos t + h sin t by H = w sin t + h cos t, which gives w back while cos 2t is not
+    small; perspective slants the tiles' sides and skews the box, so this errs near the edges of a
+    photo.  Spacing: the closest pair of neighbours anywhere on the rack stands in for touching
+    tiles, scaled by box height (which perspective shrinks like the width but slant barely
+    changes); this is right whenever two tiles of the rack touch.
+    """
+    result = sizes * 0.85
+    pitches = [
+        np.diff(r.along) / ((heights[r.order][1:] + heights[r.order][:-1]) / 2)
+        for r in rows
+        if len(r.order) >= 2
+    ]
+    pitch = float(np.min(np.concatenate(pitches))) if pitches else None
+    geometric_ok = all(math.degrees(r.tilt) < GEOMETRIC_WIDTH_ANGLE for r in rows)
+    members = np.concatenate([r.order for r in rows]) if rows else np.array([], dtype=int)
+    if pitch is not None:
+        result[members] = pitch * heights[members]
+    if not geometric_ok:
+        return result
+    geometric = result.copy()
+    for r in rows:
+        c, s = math.cos(r.tilt), math.sin(r.tilt)
+        w = (widths[r.order] * c - heights[r.order] * s) / math.cos(2 * r.tilt)
+        geometric[r.order] = np.clip(w, 0.3 * sizes[r.order], 1.5 * sizes[r.order])
+    if pitch is None:
+        return geometric
+    # Trust the spacing unless it disagrees wildly: far wider means no two tiles touch, far
+    # narrower means a duplicate or overlapping detection.
+    ratio = float(np.median(result[members] / geometric[members]))
+    return result if 0.6 <= ratio <= 1.35 else geometric
