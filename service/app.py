@@ -1,0 +1,80 @@
+"""The app factory: ``create_app(settings)`` builds the FastAPI app of one server process.
+
+>>> app = create_app(Settings(load_pipeline=False))
+>>> sorted(r.path for r in app.routes if r.path.startswith("/api/v1/r"))
+['/api/v1/referee', '/api/v1/rules']
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.responses import FileResponse, RedirectResponse
+from fastapi.staticfiles import StaticFiles
+
+from service import errors
+from service.routers import engine, overlay, scan, stream
+from service.runner import PipelineRunner
+from service.settings import Settings
+from service.tables import TableHub
+
+STATIC = Path(__file__).parent / "static"
+log = logging.getLogger("istaka.service")
+
+
+def _load_runner(settings: Settings) -> PipelineRunner:
+    if not settings.load_pipeline:
+        return PipelineRunner(None, settings.max_pending_scans, "started with load_pipeline=False")
+    try:
+        pipeline = settings.pipeline_factory()
+    except (ImportError, FileNotFoundError) as exc:
+        # A server without the vision extra or without shipped weights still serves the engine
+        # and the overlay; /scan and the stream then say exactly what is missing.
+        log.warning("recognition disabled: %s", exc)
+        return PipelineRunner(None, settings.max_pending_scans, str(exc))
+    return PipelineRunner(pipeline, settings.max_pending_scans)
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    """A FastAPI app with the REST and WebSocket API under ``/api/v1`` and the two pages."""
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        # One pipeline per worker process, built before the first request is accepted.
+        app.state.runner = _load_runner(settings)
+        try:
+            yield
+        finally:
+            app.state.runner.close()
+
+    app = FastAPI(
+        title="istaka",
+        version="0.1.0",
+        summary="Read an Okey rack from a photo, referee hands, advise the discard.",
+        lifespan=lifespan,
+    )
+    app.state.settings = settings
+    app.state.tables = TableHub(settings.max_tables)
+    errors.install(app)
+    for module in (engine, scan, stream, overlay):
+        app.include_router(module.router, prefix="/api/v1")
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/", include_in_schema=False)
+    async def index() -> RedirectResponse:
+        return RedirectResponse("/camera")
+
+    @app.get("/camera", include_in_schema=False)
+    async def camera_page() -> FileResponse:
+        return FileResponse(STATIC / "camera.html")
+
+    @app.get("/overlay", include_in_schema=False)
+    async def overlay_page() -> FileResponse:
+        return FileResponse(STATIC / "overlay.html")
+
+    return app

@@ -1,0 +1,55 @@
+"""``istaka serve [--host 127.0.0.1] [--port 8000]``: the web app (API, camera page, overlay)."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "serve",
+        help="serve the REST/WebSocket API, the camera page and the OBS overlay",
+        description="Serve the API under /api/v1 (docs at /docs), the camera page at /camera and"
+        " the overlay at /overlay?table=NAME.",
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument("--port", type=_port, default=8000, help="TCP port (default 8000)")
+    parser.add_argument(
+        "--max-upload-mb", type=float, default=10.0, help="largest accepted upload in MB"
+    )
+    parser.add_argument(
+        "--max-fps", type=float, default=8.0, help="frames per second read per camera stream"
+    )
+    parser.add_argument(
+        "--no-model",
+        action="store_true",
+        help="start without the recognition model (engine endpoints and overlay only)",
+    )
+    parser.set_defaults(func=serve)
+
+
+def _port(text: str) -> int:
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"port must be a number, got {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be 0-65535, got {port}")
+    return port
+
+
+def serve(args: argparse.Namespace) -> int:
+    import uvicorn
+
+    from service.app import create_app
+    from service.settings import MB, Settings
+
+    if args.max_upload_mb <= 0 or args.max_fps <= 0:
+        raise ValueError("--max-upload-mb and --max-fps must be positive")
+    settings = Settings(
+        max_upload_bytes=int(args.max_upload_mb * MB),
+        max_stream_fps=args.max_fps,
+        load_pipeline=not args.no_model,
+    )
+    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+    return 0

@@ -1,0 +1,25 @@
+"""Dependencies shared by the routers: the settings, the worker's pipeline runner, the tables."""
+
+from __future__ import annotations
+
+from fastapi import Request
+from starlette.requests import HTTPConnection
+
+from service.runner import PipelineRunner
+from service.settings import Settings
+from service.tables import TableHub
+
+
+def get_settings(conn: HTTPConnection) -> Settings:
+    return conn.app.state.settings
+
+
+def get_runner(conn: HTTPConnection) -> PipelineRunner:
+    return conn.app.state.runner
+
+
+def get_tables(conn: HTTPConnection) -> TableHub:
+    return conn.app.state.tables
+
+
+__all__ = ["Request", "get_runner", "get_settings", "get_tables"]

@@ -1,0 +1,141 @@
+"""Request and response bodies of the API (pydantic), shared by the routers and the OpenAPI doc.
+
+Tiles are written in the project's notation: ``R5``, ``K13``, ``FJ`` (colours R, Y, B, K).
+
+>>> HandRequest(tiles="R1 R2 R3", indicator="K7").tile_list()
+['R1', 'R2', 'R3']
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from service.rules_model import RulesSpec
+
+TileText = str
+TileList = str | list[TileText]
+_TILES_DOC = 'tiles as one string ("R1 R2 R3 FJ") or a list (["R1", "R2"])'
+
+
+def _split(tiles: TileList) -> list[str]:
+    return tiles.split() if isinstance(tiles, str) else list(tiles)
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class HandRequest(Strict):
+    tiles: TileList = Field(description=_TILES_DOC, max_length=400)
+    indicator: TileText = Field(description="the face-up indicator tile", max_length=20)
+    rules: RulesSpec = Field(default="classic", description="a preset name or overrides")
+    seen: TileList = Field(default="", description="tiles seen elsewhere", max_length=800)
+
+    def tile_list(self) -> list[str]:
+        return _split(self.tiles)
+
+    def seen_list(self) -> list[str]:
+        return _split(self.seen)
+
+
+class RefereeRequest(Strict):
+    groups: list[TileList] = Field(
+        description='the declared groups, left to right: ["R1 R2 R3", "K5 Y5 B5", ...]',
+        max_length=30,
+    )
+    indicator: TileText = Field(max_length=20)
+    discard: TileText | None = Field(default=None, max_length=20, description="finishing discard")
+    rules: RulesSpec = Field(default="classic")
+
+    def group_lists(self) -> list[list[str]]:
+        return [_split(group) for group in self.groups]
+
+
+class PresetOut(BaseModel):
+    name: str
+    rules: dict[str, Any] = Field(description="every field of okey.Rules with its value")
+
+
+class RulesOut(BaseModel):
+    presets: list[PresetOut]
+
+
+class HealthOut(BaseModel):
+    status: Literal["ok"]
+    recognition: bool = Field(description="whether this worker has a recognition model")
+    recognition_error: str | None = None
+    pending_scans: int
+
+
+class HandOut(BaseModel):
+    tiles: list[str] = Field(description="the hand, sorted")
+    indicator: str
+    okey: str = Field(description="the wild tile for this indicator")
+    rules: str
+    distance_to_win: int = Field(description="fewest tiles to exchange to reach a winning hand")
+    arrangement: dict[str, Any] | None = Field(
+        default=None, description="win check of a 14-tile hand (okey.check_win(...).to_dict())"
+    )
+    advice: dict[str, Any] = Field(
+        description="okey.advise(...).to_dict(): ranked discards for 15 tiles, waits for 14"
+    )
+
+
+class RefereeOut(BaseModel):
+    verdict: dict[str, Any] = Field(description="okey.referee(...).to_dict()")
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+
+
+class ErrorOut(BaseModel):
+    error: ErrorBody
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorOut, "description": text}
+    for status, text in {
+        400: "the image is damaged",
+        413: "the upload is too large (bytes or pixels)",
+        415: "the upload is not a JPEG or PNG",
+        422: "a field is missing or wrong; the message names it",
+        503: "recognition is unavailable or busy",
+    }.items()
+}
+
+
+class TileOut(BaseModel):
+    """One tile read from the image.  Extra keys of the pipeline (alternatives, track id) pass
+    through unchanged."""
+
+    model_config = ConfigDict(extra="allow")
+
+    tile: str
+    box: list[float] | None = Field(default=None, description="[x1, y1, x2, y2] in image pixels")
+    confidence: float | None = None
+    corrected: bool = Field(default=False, description="the player corrected this reading")
+
+
+Row = list[list[TileOut]]  # groups, left to right
+
+
+class ScanOut(BaseModel):
+    """A rack read from an image: the pipeline's result plus the image's size."""
+
+    model_config = ConfigDict(extra="allow")
+
+    rows: list[Row] = Field(description="rows top to bottom; each row its groups left to right")
+    table: list[TileOut] = Field(default_factory=list, description="tiles lying off the rack")
+    flagged: list[Any] = Field(default_factory=list, description="readings that may be wrong")
+    verdict: dict[str, Any] | None = Field(default=None, description="referee of the groups")
+    advice: dict[str, Any] | None = Field(default=None, description="discard advice")
+    image_size: tuple[int, int] = Field(description="(width, height) of the image read")
+    annotated_jpeg: str | None = Field(default=None, description="annotated photo, base64 JPEG")
+
+    @classmethod
+    def from_result(cls, result: dict[str, Any], **extra: Any) -> ScanOut:
+        return cls.model_validate({**result, **extra})

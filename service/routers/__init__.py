@@ -1,0 +1,1 @@
+"""One router per resource: engine (hand, referee, rules, health), scan, stream, overlay."""

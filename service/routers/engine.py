@@ -1,0 +1,124 @@
+"""Engine endpoints: ``POST /hand``, ``POST /referee``, ``GET /rules``, ``GET /health``.
+
+They call the game engine (``okey``) directly and never touch the recognition model, so they stay
+fast while scans are running.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends
+
+import okey
+from okey import Rules, Tile, parse_tiles
+from okey.rules import PRESETS
+from service.deps import get_runner
+from service.errors import ApiError
+from service.models import (
+    ERRORS,
+    HandOut,
+    HandRequest,
+    HealthOut,
+    PresetOut,
+    RefereeOut,
+    RefereeRequest,
+    RulesOut,
+)
+from service.rules_model import to_rules
+from service.runner import PipelineRunner
+
+router = APIRouter(tags=["engine"], responses={422: ERRORS[422]})
+
+
+def rules_of(spec: Any) -> Rules:
+    """The request's rules, or a 422 naming the field."""
+    try:
+        return to_rules(spec)
+    except ValueError as exc:
+        raise ApiError(422, "invalid_request", f"rules: {exc}") from exc
+
+
+def tile_of(text: str, field: str) -> Tile:
+    try:
+        return Tile.parse(text)
+    except ValueError as exc:
+        raise ApiError(422, "invalid_request", f"{field}: {exc}") from exc
+
+
+def tiles_of(texts: list[str], field: str) -> list[Tile]:
+    try:
+        return parse_tiles(texts)
+    except ValueError as exc:
+        raise ApiError(422, "invalid_request", f"{field}: {exc}") from exc
+
+
+def analyse_hand(
+    tiles: list[Tile], indicator: Tile, rules: Rules, seen: list[Tile]
+) -> dict[str, Any]:
+    """Distance to win, the win check (14 tiles) and the advice, as plain JSON values."""
+    allowed = (rules.hand_size, rules.max_rack_tiles)
+    if len(tiles) not in allowed:
+        raise ApiError(
+            422,
+            "invalid_hand",
+            f"tiles: a {rules.name} hand has {allowed[0]} tiles, or {allowed[1]} before a"
+            f" discard; got {len(tiles)}",
+        )
+    okey.check_possible(tiles, indicator, rules, others=seen)
+    result: dict[str, Any] = {
+        "distance_to_win": okey.distance_to_win(tiles, indicator, rules),
+        "advice": okey.advise(tiles, indicator, rules, seen=seen).to_dict(),
+        "arrangement": None,
+    }
+    if len(tiles) == rules.hand_size:
+        result["arrangement"] = okey.check_win(tiles, indicator, rules).to_dict()
+    return result
+
+
+@router.post("/hand", response_model=HandOut, summary="Arrangement or discard advice for a hand")
+def hand(request: HandRequest) -> HandOut:
+    """A 14-tile hand (21 in 101): the win check, the distance to win and the waits.
+    A 15-tile hand (22 in 101): every discard ranked, best first."""
+    rules = rules_of(request.rules)
+    indicator = tile_of(request.indicator, "indicator")
+    tiles = tiles_of(request.tile_list(), "tiles")
+    seen = tiles_of(request.seen_list(), "seen")
+    analysis = analyse_hand(tiles, indicator, rules, seen)
+    return HandOut(
+        tiles=[str(t) for t in sorted(tiles)],
+        indicator=str(indicator),
+        okey=str(okey.okey_for(indicator)),
+        rules=rules.name,
+        **analysis,
+    )
+
+
+@router.post("/referee", response_model=RefereeOut, summary="Referee a declared hand")
+def referee(request: RefereeRequest) -> RefereeOut:
+    """Groups as laid out on the rack plus the finishing discard: valid or not, why, and points."""
+    rules = rules_of(request.rules)
+    indicator = tile_of(request.indicator, "indicator")
+    groups = [tiles_of(group, f"groups.{i}") for i, group in enumerate(request.group_lists())]
+    if not groups:
+        raise ApiError(422, "invalid_request", "groups: declare at least one group")
+    discard = tile_of(request.discard, "discard") if request.discard else None
+    verdict = okey.referee(groups, indicator, rules, discard=discard)
+    return RefereeOut(verdict=verdict.to_dict())
+
+
+@router.get("/rules", response_model=RulesOut, summary="The rule presets")
+def rules() -> RulesOut:
+    return RulesOut(
+        presets=[PresetOut(name=name, rules=make().to_dict()) for name, make in PRESETS.items()]
+    )
+
+
+@router.get("/health", response_model=HealthOut, summary="Liveness and whether recognition is up")
+def health(runner: Annotated[PipelineRunner, Depends(get_runner)]) -> HealthOut:
+    return HealthOut(
+        status="ok",
+        recognition=runner.pipeline is not None,
+        recognition_error=runner.error if runner.pipeline is None else None,
+        pending_scans=runner.pending,
+    )

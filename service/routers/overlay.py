@@ -1,0 +1,140 @@
+"""Overlay tables: ``PUT /tables/{table}`` sets a table's hand, ``GET /tables/{table}`` reads the
+latest state, ``WS /overlay/{table}`` pushes every new state to overlay pages.
+
+A camera stream whose settings name a table publishes its readings there too.  A page that
+(re)connects gets the full latest state at once, then each newer one; a slow page skips states
+rather than queueing them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Path, WebSocket, WebSocketDisconnect
+from pydantic import BaseModel, ConfigDict, Field
+
+import okey
+from service.deps import get_tables
+from service.models import ERRORS, TileList
+from service.routers.engine import analyse_hand, rules_of, tile_of, tiles_of
+from service.rules_model import RulesSpec
+from service.tables import TableHub
+
+router = APIRouter(tags=["overlay"])
+
+TABLE_PATTERN = r"^[\w.-]{1,64}$"
+TableName = Annotated[str, Path(pattern=TABLE_PATTERN, description="table name: letters, digits")]
+
+
+class TablePush(BaseModel):
+    """A hand set by hand (or by a tool), laid out as on the rack."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rows: list[list[TileList]] = Field(
+        description='rows top to bottom, each a list of groups: [["R1 R2 R3", "K5 Y5 B5"], ["J"]]',
+        max_length=4,
+    )
+    indicator: str = Field(max_length=20)
+    rules: RulesSpec = "classic"
+    seen: TileList = Field(default="", max_length=800)
+    declare: bool = Field(default=False, description="referee the groups as a declared win")
+    discard: str | None = Field(default=None, max_length=20, description="the finishing discard")
+
+
+class TableOut(BaseModel):
+    table: str
+    version: int = Field(description="0 before any state was set; +1 with every new state")
+    updated_at: float | None = Field(description="Unix time of the latest state")
+    state: dict[str, Any] | None = Field(description="rows, verdict, advice (as a scan gives)")
+
+
+def _group_texts(group: TileList) -> list[str]:
+    return group.split() if isinstance(group, str) else list(group)
+
+
+def state_of_push(push: TablePush) -> dict[str, Any]:
+    """The overlay state of a pushed hand: its rows plus the engine's advice and verdict."""
+    rules = rules_of(push.rules)
+    indicator = tile_of(push.indicator, "indicator")
+    rows = [
+        [tiles_of(_group_texts(group), f"rows.{r}.{g}") for g, group in enumerate(row)]
+        for r, row in enumerate(push.rows)
+    ]
+    tiles = [tile for row in rows for group in row for tile in group]
+    seen = tiles_of(_group_texts(push.seen), "seen")
+    discard = tile_of(push.discard, "discard") if push.discard else None
+    analysis = analyse_hand(tiles, indicator, rules, seen)
+    verdict = None
+    if push.declare:
+        groups = [group for row in rows for group in row if group]
+        verdict = okey.referee(groups, indicator, rules, discard=discard).to_dict()
+    return {
+        "source": "push",
+        "rows": [[[{"tile": str(t)} for t in group] for group in row] for row in rows],
+        "indicator": str(indicator),
+        "okey": str(okey.okey_for(indicator)),
+        "rules": rules.name,
+        "advice": analysis["advice"],
+        "distance_to_win": analysis["distance_to_win"],
+        "verdict": verdict,
+    }
+
+
+@router.put(
+    "/tables/{table}",
+    response_model=TableOut,
+    summary="Set a table's hand; overlay pages update",
+    responses={422: ERRORS[422]},
+)
+def put_table(
+    table: TableName, push: TablePush, tables: Annotated[TableHub, Depends(get_tables)]
+) -> TableOut:
+    return TableOut(**tables.publish(table, state_of_push(push)))
+
+
+@router.get("/tables/{table}", response_model=TableOut, summary="A table's latest state")
+def get_table(table: TableName, tables: Annotated[TableHub, Depends(get_tables)]) -> TableOut:
+    return TableOut(**tables.snapshot(table))
+
+
+@router.websocket("/overlay/{table}")
+async def overlay(
+    websocket: WebSocket, table: str, tables: Annotated[TableHub, Depends(get_tables)]
+) -> None:
+    import re
+
+    if not re.match(TABLE_PATTERN, table):
+        await websocket.close(code=1008, reason="table names are letters, digits, . _ -")
+        return
+    await websocket.accept()
+    tables.watch(table)
+    closed = asyncio.create_task(_until_closed(websocket))
+    try:
+        snapshot = tables.snapshot(table)
+        await websocket.send_json({"type": "state", **snapshot})
+        while not closed.done():
+            newer = asyncio.create_task(tables.wait_newer(table, snapshot["version"]))
+            await asyncio.wait({newer, closed}, return_when=asyncio.FIRST_COMPLETED)
+            if not newer.done():
+                newer.cancel()
+                break
+            snapshot = newer.result()
+            await websocket.send_json({"type": "state", **snapshot})
+    except (WebSocketDisconnect, RuntimeError):
+        pass
+    finally:
+        closed.cancel()
+        tables.unwatch(table)
+
+
+async def _until_closed(websocket: WebSocket) -> None:
+    # Overlay pages send nothing; reading still notices when one goes away.
+    try:
+        while True:
+            message = await websocket.receive()
+            if message["type"] == "websocket.disconnect":
+                return
+    except (WebSocketDisconnect, RuntimeError):
+        return

@@ -1,0 +1,129 @@
+"""``POST /scan``: a photo of a rack in, the hand as laid out, the verdict and the advice out."""
+
+from __future__ import annotations
+
+import base64
+import json
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, Query, Request
+from pydantic import ValidationError
+
+from service.deps import get_runner, get_settings
+from service.errors import ApiError
+from service.images import decode_image, encode_jpeg
+from service.models import ERRORS, ScanOut
+from service.routers.engine import rules_of, tile_of, tiles_of
+from service.rules_model import RulesOverrides
+from service.runner import PipelineRunner
+from service.settings import Settings
+from service.uploads import read_image_bytes
+
+router = APIRouter(tags=["scan"])
+
+_IMAGE_BODY = {
+    "requestBody": {
+        "required": True,
+        "content": {
+            "multipart/form-data": {
+                "schema": {
+                    "type": "object",
+                    "required": ["image"],
+                    "properties": {"image": {"type": "string", "format": "binary"}},
+                }
+            },
+            "image/jpeg": {"schema": {"type": "string", "format": "binary"}},
+            "image/png": {"schema": {"type": "string", "format": "binary"}},
+        },
+    }
+}
+
+
+def parse_rules_query(text: str) -> Any:
+    """``rules=okey101`` or ``rules={"name": "classic", "wrap_13_1": false}``."""
+    if not text.lstrip().startswith("{"):
+        return rules_of(text)
+    try:
+        return rules_of(RulesOverrides.model_validate(json.loads(text)))
+    except (json.JSONDecodeError, ValidationError) as exc:
+        first = str(exc).splitlines()[0]
+        raise ApiError(422, "invalid_request", f"rules: not a valid rules object: {first}") from exc
+
+
+def parse_corrections(text: str | None) -> dict[int, Any]:
+    """``corrections={"3": "R5"}``: the tile at reading-order position 3 is really R5."""
+    if not text:
+        return {}
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ApiError(422, "invalid_request", f"corrections: not JSON: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ApiError(422, "invalid_request", 'corrections: expected an object like {"3": "R5"}')
+    result = {}
+    for key, value in raw.items():
+        if not (isinstance(key, str) and key.isdigit() and isinstance(value, str)):
+            raise ApiError(
+                422, "invalid_request", f"corrections: {key!r}: {value!r} is not index: tile"
+            )
+        result[int(key)] = tile_of(value, f"corrections.{key}")
+    return result
+
+
+@router.post(
+    "/scan",
+    response_model=ScanOut,
+    summary="Read a rack from a photo",
+    openapi_extra=_IMAGE_BODY,
+    responses={code: ERRORS[code] for code in (400, 413, 415, 422, 503)},
+)
+async def scan(
+    request: Request,
+    settings: Annotated[Settings, Depends(get_settings)],
+    runner: Annotated[PipelineRunner, Depends(get_runner)],
+    indicator: Annotated[
+        str | None, Query(max_length=20, description="the indicator, if not in the photo")
+    ] = None,
+    rules: Annotated[str, Query(max_length=2000, description="preset or JSON overrides")] = (
+        "classic"
+    ),
+    seen: Annotated[str, Query(max_length=800, description="tiles seen elsewhere")] = "",
+    declare: Annotated[bool, Query(description="referee the rack's groups as declared")] = False,
+    annotate: Annotated[bool, Query(description="add the annotated photo (JPEG, base64)")] = False,
+    corrections: Annotated[
+        str | None, Query(max_length=2000, description='{"3": "R5"}: tile 3 is really R5')
+    ] = None,
+) -> ScanOut:
+    """Send the photo as the multipart field ``image`` or as the raw body (JPEG or PNG).  The
+    format is read from the bytes, not from the file name or the content type."""
+    game_rules = parse_rules_query(rules)
+    indicator_tile = tile_of(indicator, "indicator") if indicator else None
+    seen_tiles = tiles_of(seen.split(), "seen")
+    fixes = parse_corrections(corrections)
+    data = await read_image_bytes(request, settings.max_upload_bytes)
+    image = decode_image(data, max_pixels=settings.max_pixels)
+    runner.require()  # after the checks of the request, so bad input is a 4xx with or without model
+
+    def work(pipeline: Any) -> tuple[dict[str, Any], bytes | None]:
+        result = pipeline.scan(
+            image,
+            indicator=indicator_tile,
+            rules=game_rules,
+            seen=seen_tiles,
+            declare=declare,
+            corrections=fixes or None,
+        )
+        drawn = None
+        if annotate:
+            from vision.draw import annotate as draw
+
+            drawn = encode_jpeg(draw(image, result))
+        return result.to_dict(), drawn
+
+    result, drawn = await runner.call(work)
+    height, width = image.shape[:2]
+    return ScanOut.from_result(
+        result,
+        image_size=(width, height),
+        annotated_jpeg=base64.b64encode(drawn).decode() if drawn else None,
+    )

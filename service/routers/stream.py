@@ -1,0 +1,205 @@
+"""``WS /stream``: camera frames in, hand states out.
+
+Client messages: binary = one JPEG (or PNG) frame; text = JSON, either
+``{"type": "settings", "indicator": "R4", "rules": "classic", "seen": "K3 K3", "declare": false,
+"table": "home"}`` or ``{"type": "correct", "track": 7, "tile": "B12"}`` (``"tile": null`` undoes
+it).
+
+Server messages: ``{"type": "ready", ...}`` once, then ``{"type": "state", ...}`` for every frame
+read (rows of groups of tiles with boxes, track ids and ``corrected``; flagged; verdict; advice;
+counts of frames received and dropped), and ``{"type": "error", "code", "message"}`` for a message
+it could not use (the connection stays open).
+
+At most ``max_stream_fps`` frames per second are read per stream, only the newest frame is ever
+read, and frames that arrive meanwhile are dropped, never queued.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from functools import partial
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, WebSocket, WebSocketDisconnect
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from service.deps import get_runner, get_settings, get_tables
+from service.errors import ApiError
+from service.images import decode_image
+from service.models import TileList
+from service.routers.engine import rules_of, tile_of, tiles_of
+from service.rules_model import RulesSpec
+from service.runner import PipelineRunner
+from service.settings import Settings
+from service.stream import FrameSlot, StreamSession, StreamSettings
+from service.tables import TableHub
+
+router = APIRouter(tags=["stream"])
+
+
+class SettingsMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: str = "settings"
+    indicator: str | None = Field(default=None, max_length=20)
+    rules: RulesSpec = "classic"
+    seen: TileList = ""
+    declare: bool = False
+    table: str | None = Field(default=None, min_length=1, max_length=64, pattern=r"^[\w.-]+$")
+
+
+class CorrectMessage(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    type: str = "correct"
+    track: int = Field(ge=0)
+    tile: str | None = Field(default=None, max_length=20)
+
+
+def apply_message(session: StreamSession, text: str) -> None:
+    """Update a session from one JSON text message; ``ApiError`` 422 saying what was wrong."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ApiError(422, "invalid_message", f"not JSON: {exc}") from exc
+    kind = data.get("type") if isinstance(data, dict) else None
+    try:
+        if kind == "settings":
+            message = SettingsMessage.model_validate(data)
+            seen = message.seen.split() if isinstance(message.seen, str) else message.seen
+            session.settings = StreamSettings(
+                indicator=tile_of(message.indicator, "indicator") if message.indicator else None,
+                rules=rules_of(message.rules),
+                seen=tiles_of(seen, "seen"),
+                declare=message.declare,
+                table=message.table,
+            )
+        elif kind == "correct":
+            fix = CorrectMessage.model_validate(data)
+            if fix.tile is None:
+                session.corrections.pop(fix.track, None)
+            else:
+                session.corrections[fix.track] = tile_of(fix.tile, "tile")
+        else:
+            raise ApiError(422, "invalid_message", 'type must be "settings" or "correct"')
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise ApiError(422, "invalid_message", f"{where}: {first['msg']}") from exc
+
+
+def read_frame(pipeline: Any, *, session: StreamSession, image: Any) -> dict[str, Any]:
+    """One frame through the pipeline with this stream's tracker and corrections (runs on the
+    worker's inference thread)."""
+    from vision.smoothing import HandTracker
+
+    if session.tracker is None:
+        session.tracker = HandTracker()
+    settings = session.settings
+    recognition = pipeline.recognizer.recognize(image)
+    smoothed = session.tracker.update(recognition)
+    result = pipeline.read(
+        smoothed,
+        indicator=settings.indicator,
+        rules=settings.rules,
+        seen=settings.seen,
+        declare=settings.declare,
+        corrections=dict(session.corrections) or None,
+    )
+    return result.to_dict()
+
+
+async def _send_error(websocket: WebSocket, error: ApiError) -> None:
+    await websocket.send_json({"type": "error", "code": error.code, "message": error.message})
+
+
+async def _receive(
+    websocket: WebSocket, slot: FrameSlot, session: StreamSession, settings: Settings
+) -> None:
+    while True:
+        message = await websocket.receive()
+        if message["type"] == "websocket.disconnect":
+            return
+        if message.get("bytes") is not None:
+            frame = message["bytes"]
+            if len(frame) > settings.max_frame_bytes:
+                await _send_error(
+                    websocket,
+                    ApiError(413, "too_large", f"a frame may be {settings.max_frame_bytes} bytes"),
+                )
+                continue
+            slot.put(frame)
+        elif message.get("text") is not None:
+            try:
+                apply_message(session, message["text"])
+            except ApiError as exc:
+                await _send_error(websocket, exc)
+
+
+async def _process(
+    websocket: WebSocket,
+    slot: FrameSlot,
+    session: StreamSession,
+    settings: Settings,
+    runner: PipelineRunner,
+    tables: TableHub,
+) -> None:
+    last = 0.0
+    while True:
+        await slot.wait()
+        # The frame-rate cap: wait out the interval, then read whatever frame is newest by then.
+        delay = last + settings.min_frame_interval - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        frame = await slot.take()
+        last = time.monotonic()
+        try:
+            image = decode_image(frame, max_pixels=settings.max_pixels)
+        except ApiError as exc:
+            await _send_error(websocket, exc)
+            continue
+        result = await runner.call(partial(read_frame, session=session, image=image), shed=False)
+        session.frames_read += 1
+        height, width = image.shape[:2]
+        state = {
+            **result,
+            "image_size": [width, height],
+            "frame": session.frames_read,
+            "received": slot.received,
+            "dropped": slot.dropped,
+            "corrections": {str(k): str(v) for k, v in session.corrections.items()},
+        }
+        if session.settings.table:
+            tables.publish(session.settings.table, {"source": "camera", **state})
+        await websocket.send_json({"type": "state", **state})
+
+
+@router.websocket("/stream")
+async def stream(
+    websocket: WebSocket,
+    settings: Annotated[Settings, Depends(get_settings)],
+    runner: Annotated[PipelineRunner, Depends(get_runner)],
+    tables: Annotated[TableHub, Depends(get_tables)],
+) -> None:
+    await websocket.accept()
+    try:
+        runner.require()
+    except ApiError as exc:
+        await _send_error(websocket, exc)
+        await websocket.close(code=1011, reason=exc.code)
+        return
+    limits = {"max_fps": settings.max_stream_fps, "max_frame_bytes": settings.max_frame_bytes}
+    await websocket.send_json({"type": "ready", **limits})
+    slot, session = FrameSlot(), StreamSession()
+    processor = asyncio.create_task(_process(websocket, slot, session, settings, runner, tables))
+    receiver = asyncio.create_task(_receive(websocket, slot, session, settings))
+    try:
+        # Whichever ends first (the client leaves, or sending fails) ends the other: a closed
+        # connection leaves no task and no frame behind.
+        await asyncio.wait({processor, receiver}, return_when=asyncio.FIRST_COMPLETED)
+    except WebSocketDisconnect:
+        pass
+    finally:
+        for task in (processor, receiver):
+            task.cancel()
+        await asyncio.gather(processor, receiver, return_exceptions=True)

@@ -1,0 +1,55 @@
+"""Settings of one server process: limits, and how the recognition pipeline is built.
+
+>>> Settings().max_upload_bytes
+10485760
+>>> Settings(max_stream_fps=5).min_frame_interval
+0.2
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+MB = 1024 * 1024
+
+
+def default_pipeline() -> Any:
+    """The shipped pipeline (``vision.pipeline.Pipeline.default()``); imported here, not at module
+    level, so the engine endpoints work without the vision extra."""
+    from vision.pipeline import Pipeline
+
+    return Pipeline.default()
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What a server process may accept and how it builds its pipeline.
+
+    ``pipeline_factory`` runs once per worker at start-up (models are not thread-safe, so every
+    call into the pipeline then goes through that worker's single inference thread).
+    ``load_pipeline=False`` starts the server without a model: the engine endpoints and the overlay
+    work, ``/scan`` and the camera stream answer 503.
+    """
+
+    max_upload_bytes: int = 10 * MB
+    max_pixels: int = 40_000_000  # a 12 MP phone photo is 12e6; this stops decompression bombs
+    max_stream_fps: float = 8.0  # frames per second one camera stream may have read
+    max_frame_bytes: int = 2 * MB  # one JPEG frame on the camera stream
+    max_pending_scans: int = 32  # scans waiting for the inference thread before 503
+    max_tables: int = 1000  # overlay tables kept in memory
+    load_pipeline: bool = True
+    pipeline_factory: Callable[[], Any] = default_pipeline
+
+    def __post_init__(self) -> None:
+        for name in ("max_upload_bytes", "max_pixels", "max_frame_bytes", "max_pending_scans"):
+            if getattr(self, name) <= 0:
+                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
+        if self.max_stream_fps <= 0:
+            raise ValueError(f"max_stream_fps must be positive, got {self.max_stream_fps}")
+
+    @property
+    def min_frame_interval(self) -> float:
+        """Seconds between two frames read on one stream."""
+        return 1.0 / self.max_stream_fps

@@ -1,0 +1,62 @@
+"""A real uvicorn server on a free loopback port, for the API, WebSocket and browser tests.
+
+Imported by those test modules (``from conftest_service import ...``); the server runs the app in a
+background thread of the test process, so each test module can start it with its own settings.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import uvicorn
+
+from service.app import create_app
+from service.settings import Settings
+
+REPO = Path(__file__).resolve().parents[1]
+REAL_PHOTOS = REPO.parent / "shared" / "data" / "rummikub-real" / "images"
+
+
+@dataclass(frozen=True)
+class LiveServer:
+    host: str
+    port: int
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+    @property
+    def ws_url(self) -> str:
+        return f"ws://{self.host}:{self.port}"
+
+
+@contextmanager
+def live_server(settings: Settings, startup_timeout: float = 120.0) -> Iterator[LiveServer]:
+    """Serve ``create_app(settings)`` with uvicorn on 127.0.0.1 and a free port until exit."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(create_app(settings), log_level="warning", lifespan="on")
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    # Waiting for the server to come up (the model loads at start-up) is set-up, not a timing check.
+    deadline = time.monotonic() + startup_timeout
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the uvicorn server did not start")
+        time.sleep(0.05)
+    try:
+        yield LiveServer("127.0.0.1", port)
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        sock.close()
