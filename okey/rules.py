@@ -77,6 +77,17 @@ class Rules:
         )
 
     @classmethod
+    def penalty_table(cls) -> Rules:
+        """The online penalty table (seed 002): start at 0, collect 20/10/40/40/10, quick games of
+        1 or 3 rounds (3 here), lowest total wins."""
+        return cls(name="penalty_table", scoring="penalty_table", start_points=0, rounds=3)
+
+    @classmethod
+    def counted(cls) -> Rules:
+        """Renkli / sayılı okey (seed 003): losers pay the numbers of their ungrouped tiles."""
+        return cls(name="counted", scoring="counted", start_points=0)
+
+    @classmethod
     def preset(cls, name: str) -> Rules:
         """A preset by name (``classic``, ``okey101``); ``ValueError`` naming the choices otherwise."""
         presets = PRESETS
@@ -98,4 +109,9 @@ class Rules:
         return replace(base, **data)
 
 
-PRESETS = {"classic": Rules.classic, "okey101": Rules.okey101}
+PRESETS = {
+    "classic": Rules.classic,
+    "okey101": Rules.okey101,
+    "penalty_table": Rules.penalty_table,
+    "counted": Rules.counted,
+}
