@@ -1,0 +1,102 @@
+"""The tile-crop exporter: crops land in sorted class folders, cut where the labels say."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from vision.crops import (
+    class_folder,
+    crop_tile,
+    export_crops,
+    export_split_set,
+    jitter_box,
+    label_path_for,
+    read_yolo_boxes,
+)
+
+
+def _labelled_set(root: Path, split: str = "train") -> Path:
+    """One 200x100 image: a red patch at class R5 (index 4), a blue patch at FJ (52)."""
+    (root / "images" / split).mkdir(parents=True)
+    (root / "labels" / split).mkdir(parents=True)
+    image = np.zeros((100, 200, 3), np.uint8)
+    image[20:60, 10:40] = (0, 0, 255)
+    image[30:90, 120:160] = (255, 0, 0)
+    path = root / "images" / split / "a.png"
+    cv2.imwrite(str(path), image)
+    (root / "labels" / split / "a.txt").write_text("4 0.125 0.4 0.15 0.4\n52 0.7 0.6 0.2 0.6\n")
+    return path
+
+
+def test_class_folders_sort_in_class_order() -> None:
+    names = [class_folder(i) for i in range(53)]
+    assert names == sorted(names)
+    assert names[0] == "00_R1" and names[13] == "13_Y1" and names[52] == "52_FJ"
+
+
+def test_crop_is_square_and_takes_the_boxed_pixels() -> None:
+    image = np.zeros((100, 100, 3), np.uint8)
+    image[10:50, 20:40] = 255
+    crop = crop_tile(image, (20, 10, 40, 50), size=32, pad=0.0)
+    assert crop.shape == (32, 32, 3)
+    assert crop.mean() == pytest.approx(255, abs=1)
+
+
+def test_crop_beyond_the_edge_is_filled_black() -> None:
+    image = np.full((50, 50, 3), 200, np.uint8)
+    crop = crop_tile(image, (-50, 0, 50, 50), size=20, pad=0.0)
+    assert crop[:, :8].max() == 0 and crop[:, 12:].min() == 200
+
+
+def test_empty_box_is_rejected() -> None:
+    with pytest.raises(ValueError, match="empty tile box"):
+        crop_tile(np.zeros((10, 10, 3), np.uint8), (5, 5, 5, 8))
+
+
+def test_yolo_boxes_in_pixels(tmp_path: Path) -> None:
+    image = _labelled_set(tmp_path)
+    boxes = read_yolo_boxes(label_path_for(image), 200, 100)
+    assert [c for c, _ in boxes] == [4, 52]
+    assert boxes[0][1] == pytest.approx((10, 20, 40, 60))
+
+
+def test_bad_label_line_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "x.txt"
+    path.write_text("60 0.5 0.5 0.1 0.1\n")
+    with pytest.raises(ValueError, match=r"x\.txt:1: class 60"):
+        read_yolo_boxes(path, 10, 10)
+
+
+def test_jitter_stays_within_its_bound() -> None:
+    rng = np.random.default_rng(0)
+    for _ in range(50):
+        b = jitter_box((100, 100, 200, 300), 0.1, rng)
+        assert abs(b[0] - 100) <= 10 and abs(b[2] - 200) <= 10
+        assert abs(b[1] - 100) <= 20 and abs(b[3] - 300) <= 20
+
+
+def test_export_writes_each_tile_in_its_class_folder(tmp_path: Path) -> None:
+    image = _labelled_set(tmp_path / "set")
+    counts = export_crops([image], tmp_path / "out", copies=2, jitter=0.05, size=24)
+    assert counts == {4: 2, 52: 2}
+    red = [cv2.imread(str(p)) for p in (tmp_path / "out" / "04_R5").iterdir()]
+    blue = [cv2.imread(str(p)) for p in (tmp_path / "out" / "52_FJ").iterdir()]
+    assert len(red) == 2 and len(blue) == 2
+    # The crop shows the labelled patch: red dominates the R5 crop, blue the FJ crop (BGR).
+    assert all(c[..., 2].mean() > 150 > c[..., 0].mean() for c in red)
+    assert all(c[..., 0].mean() > 150 > c[..., 2].mean() for c in blue)
+
+
+def test_split_set_jitters_train_only_and_is_seeded(tmp_path: Path) -> None:
+    _labelled_set(tmp_path / "set", "train")
+    _labelled_set(tmp_path / "set", "val")
+    result = export_split_set([tmp_path / "set"], tmp_path / "a", copies=3, seed=7, size=24)
+    assert result == {"train": {4: 3, 52: 3}, "val": {4: 1, 52: 1}}
+    export_split_set([tmp_path / "set"], tmp_path / "b", copies=3, seed=7, size=24)
+    for p in (tmp_path / "a" / "train" / "04_R5").iterdir():
+        other = tmp_path / "b" / "train" / "04_R5" / p.name
+        assert np.array_equal(cv2.imread(str(p)), cv2.imread(str(other)))

@@ -1,0 +1,210 @@
+"""Cut labelled tile crops out of a YOLO-labelled set into the ultralytics classification layout.
+
+The second stage of the two-stage recogniser reads one tile at a time.  Its training data are
+square crops around each labelled box, written as ``OUT/<split>/<NN_NAME>/<file>.jpg`` where the
+folder name ``"07_R8"`` starts with the class index, so the folders sort into istaka's class order
+(ultralytics numbers classification classes by sorted folder name).
+
+Training crops get random box jitter (each edge moved by up to ``jitter`` of the box size), so the
+classifier tolerates the looser or tighter boxes a detector draws; validation crops get none.  The
+recogniser cuts its crops with the same :func:`crop_tile`, so training and inference agree.
+
+Example::
+
+    python -m vision.crops --src datasets/build/real --out datasets/build/crops --copies 3
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from vision.data_real import CLASS_NAMES, REPO_ROOT
+
+DEFAULT_OUT = REPO_ROOT / "datasets" / "build" / "crops"
+CROP_SIZE = 64  # px; the number is ~25 px tall at this size, enough to read it
+CROP_PAD = 0.06  # fraction of the box added on each side: the tile's edge stays in view
+
+Box = tuple[float, float, float, float]
+
+
+def class_folder(index: int) -> str:
+    """Folder name of a class: ``class_folder(7) == '07_R8'``, ``class_folder(52) == '52_FJ'``."""
+    return f"{index:02d}_{CLASS_NAMES[index]}"
+
+
+def crop_tile(
+    image: np.ndarray, box: Box, size: int = CROP_SIZE, pad: float = CROP_PAD
+) -> np.ndarray:
+    """The ``size`` x ``size`` crop of one tile box ``(x1, y1, x2, y2)`` in pixels.
+
+    The box grows by ``pad`` of its size on each side, is cut (edges outside the image are filled
+    black, as in the letterboxed photos) and resized to a square.
+
+    >>> crop_tile(np.zeros((100, 100, 3), np.uint8), (10, 10, 40, 60), size=32).shape
+    (32, 32, 3)
+    """
+    import cv2
+
+    x1, y1, x2, y2 = box
+    if x2 <= x1 or y2 <= y1:
+        raise ValueError(f"empty tile box {box}")
+    w, h = x2 - x1, y2 - y1
+    x1, x2 = x1 - pad * w, x2 + pad * w
+    y1, y2 = y1 - pad * h, y2 + pad * h
+    ix1, iy1, ix2, iy2 = (int(round(v)) for v in (x1, y1, x2, y2))
+    ih, iw = image.shape[:2]
+    out = np.zeros((max(iy2 - iy1, 1), max(ix2 - ix1, 1), 3), dtype=image.dtype)
+    sx1, sy1, sx2, sy2 = max(ix1, 0), max(iy1, 0), min(ix2, iw), min(iy2, ih)
+    if sx2 > sx1 and sy2 > sy1:
+        out[sy1 - iy1 : sy2 - iy1, sx1 - ix1 : sx2 - ix1] = image[sy1:sy2, sx1:sx2]
+    interp = cv2.INTER_AREA if out.shape[0] > size else cv2.INTER_LINEAR
+    return cv2.resize(out, (size, size), interpolation=interp)
+
+
+def read_yolo_boxes(label_path: Path, width: int, height: int) -> list[tuple[int, Box]]:
+    """(class, pixel box) pairs of a YOLO detection label file."""
+    boxes = []
+    for line_no, line in enumerate(label_path.read_text().splitlines(), start=1):
+        parts = line.split()
+        if not parts:
+            continue
+        if len(parts) != 5:
+            raise ValueError(f"{label_path}:{line_no}: expected 'class xc yc w h', got {line!r}")
+        cls = int(parts[0])
+        if not 0 <= cls < len(CLASS_NAMES):
+            raise ValueError(f"{label_path}:{line_no}: class {cls} is not 0..52")
+        xc, yc, w, h = (float(v) for v in parts[1:])
+        box = (
+            (xc - w / 2) * width,
+            (yc - h / 2) * height,
+            (xc + w / 2) * width,
+            (yc + h / 2) * height,
+        )
+        boxes.append((cls, box))
+    return boxes
+
+
+def jitter_box(box: Box, amount: float, rng: np.random.Generator) -> Box:
+    """Move each edge by up to ``amount`` of the box's width or height."""
+    x1, y1, x2, y2 = box
+    w, h = x2 - x1, y2 - y1
+    dx = rng.uniform(-amount, amount, 2) * w
+    dy = rng.uniform(-amount, amount, 2) * h
+    return (x1 + dx[0], y1 + dy[0], x2 + dx[1], y2 + dy[1])
+
+
+def label_path_for(image_path: Path) -> Path:
+    """The YOLO label of an image: ``.../images/<split>/x.jpg`` -> ``.../labels/<split>/x.txt``."""
+    parts = list(image_path.parts)
+    index = len(parts) - 1 - parts[::-1].index("images")
+    parts[index] = "labels"
+    return Path(*parts).with_suffix(".txt")
+
+
+def export_crops(
+    images: Sequence[Path],
+    out_dir: Path,
+    copies: int = 1,
+    jitter: float = 0.0,
+    seed: int = 0,
+    size: int = CROP_SIZE,
+    prefix: str = "",
+) -> dict[int, int]:
+    """Write crops of every labelled tile of ``images`` into ``out_dir/<NN_NAME>/``.
+
+    Returns the number of crops per class.  ``copies`` crops per tile, each with its own jitter.
+    """
+    import cv2
+
+    rng = np.random.default_rng(seed)
+    counts: dict[int, int] = {}
+    for image_path in images:
+        label_path = label_path_for(Path(image_path))
+        if not label_path.exists():
+            continue
+        image = cv2.imread(str(image_path))
+        if image is None:
+            raise ValueError(f"cannot read image {image_path}")
+        height, width = image.shape[:2]
+        for k, (cls, box) in enumerate(read_yolo_boxes(label_path, width, height)):
+            folder = out_dir / class_folder(cls)
+            folder.mkdir(parents=True, exist_ok=True)
+            for j in range(copies):
+                b = jitter_box(box, jitter, rng) if jitter > 0 else box
+                crop = crop_tile(image, b, size)
+                name = f"{prefix}{Path(image_path).stem}_{k:03d}_{j}.jpg"
+                cv2.imwrite(str(folder / name), crop, [cv2.IMWRITE_JPEG_QUALITY, 95])
+                counts[cls] = counts.get(cls, 0) + 1
+    return counts
+
+
+def list_images(folder: Path) -> list[Path]:
+    """Sorted image files of a folder."""
+    return sorted(
+        p for p in Path(folder).iterdir() if p.suffix.lower() in {".jpg", ".jpeg", ".png"}
+    )
+
+
+def export_split_set(
+    sources: Sequence[Path],
+    out: Path,
+    copies: int = 3,
+    jitter: float = 0.08,
+    seed: int = 0,
+    size: int = CROP_SIZE,
+) -> dict[str, dict[int, int]]:
+    """Export ``train`` (jittered copies) and ``val`` (exact boxes) of each YOLO set in ``sources``.
+
+    Each source holds ``images/train`` and ``images/val``; its folder name prefixes the crop
+    files so sets never overwrite each other.
+    """
+    result: dict[str, dict[int, int]] = {"train": {}, "val": {}}
+    for i, src in enumerate(sources):
+        for split in ("train", "val"):
+            folder = Path(src) / "images" / split
+            if not folder.is_dir():
+                continue
+            counts = export_crops(
+                list_images(folder),
+                Path(out) / split,
+                copies=copies if split == "train" else 1,
+                jitter=jitter if split == "train" else 0.0,
+                seed=seed + i,
+                size=size,
+                prefix=f"{Path(src).name}_",
+            )
+            for cls, n in counts.items():
+                result[split][cls] = result[split].get(cls, 0) + n
+    return result
+
+
+def export_default() -> dict[str, dict[int, int]]:
+    """The crops of the recipe in ``models/tile_classifier.yaml``: real photos (+ synthetic)."""
+    sources = [REPO_ROOT / "datasets" / "build" / "real"]
+    synth = REPO_ROOT / "datasets" / "build" / "synth"
+    if (synth / "images" / "train").is_dir():
+        sources.append(synth)
+    return export_split_set(sources, DEFAULT_OUT)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--src", type=Path, nargs="+", required=True, help="YOLO set roots")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--copies", type=int, default=3, help="jittered crops per training tile")
+    parser.add_argument("--jitter", type=float, default=0.08)
+    parser.add_argument("--size", type=int, default=CROP_SIZE)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    result = export_split_set(args.src, args.out, args.copies, args.jitter, args.seed, args.size)
+    for split, counts in result.items():
+        print(f"{split}: {sum(counts.values())} crops over {len(counts)} classes")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,331 @@
+"""Measure a recogniser on labelled images: finding tiles, reading them, whole images right.
+
+Figures (the model card quotes them):
+
+- tile recall and precision: a prediction matches a labelled tile when their boxes overlap with
+  IoU >= 0.5 (greedy, highest IoU first, one-to-one);
+- identity accuracy: of the matched tiles, the share read as the right identity, with confusions by
+  colour (R, Y, B, K, FJ on its own line) and by number;
+- image-level exact match: every labelled tile found and read right, nothing extra;
+- per-image time (median and p95 of the recogniser's own timing).
+
+Example::
+
+    istaka eval datasets/real_val --png runs/eval/real_val.png
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from okey.tiles import COLOURS, FALSE_JOKER_INDEX, Tile
+from vision.crops import label_path_for, list_images, read_yolo_boxes
+from vision.types import Recognition
+
+IOU_MATCH = 0.5
+COLOUR_LABELS = (*COLOURS, "FJ")
+NUMBER_LABELS = (*(str(n) for n in range(1, 14)), "FJ")
+
+Box = tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One labelled image: its path and the (class, pixel box) of each tile."""
+
+    image: Path
+    truth: list[tuple[int, Box]]
+
+
+@dataclass
+class EvalReport:
+    """The figures of one evaluation run."""
+
+    images: int = 0
+    truth_tiles: int = 0
+    predicted_tiles: int = 0
+    matched: int = 0
+    correct: int = 0
+    exact_images: int = 0
+    times_ms: list[float] = field(default_factory=list)
+    confusion: np.ndarray = field(default_factory=lambda: np.zeros((53, 53), dtype=int))
+    failures: list[dict] = field(default_factory=list)
+
+    @property
+    def recall(self) -> float:
+        return self.matched / self.truth_tiles if self.truth_tiles else 1.0
+
+    @property
+    def precision(self) -> float:
+        return self.matched / self.predicted_tiles if self.predicted_tiles else 1.0
+
+    @property
+    def identity_accuracy(self) -> float:
+        return self.correct / self.matched if self.matched else 0.0
+
+    @property
+    def exact_match(self) -> float:
+        return self.exact_images / self.images if self.images else 0.0
+
+    def colour_confusion(self) -> np.ndarray:
+        """5 x 5 counts, rows = truth, columns = read: R, Y, B, K, FJ."""
+        groups = np.array([Tile(i).colour_index for i in range(53)])
+        return _grouped(self.confusion, groups, 5)
+
+    def number_confusion(self) -> np.ndarray:
+        """14 x 14 counts, rows = truth, columns = read: 1..13, FJ."""
+        groups = np.array([13 if i == FALSE_JOKER_INDEX else i % 13 for i in range(53)])
+        return _grouped(self.confusion, groups, 14)
+
+    def summary(self) -> dict:
+        """The headline figures as a JSON-ready dict."""
+        times = sorted(self.times_ms)
+        return {
+            "images": self.images,
+            "tiles": self.truth_tiles,
+            "recall": round(self.recall, 4),
+            "precision": round(self.precision, 4),
+            "identity_accuracy": round(self.identity_accuracy, 4),
+            "exact_match": round(self.exact_match, 4),
+            "exact_images": self.exact_images,
+            "median_ms": round(statistics.median(times), 1) if times else None,
+            "p95_ms": round(times[int(0.95 * (len(times) - 1))], 1) if times else None,
+        }
+
+
+def _grouped(confusion: np.ndarray, groups: np.ndarray, n: int) -> np.ndarray:
+    out = np.zeros((n, n), dtype=int)
+    np.add.at(out, (groups[:, None].repeat(53, 1), groups[None, :].repeat(53, 0)), confusion)
+    return out
+
+
+def iou(a: Box, b: Box) -> float:
+    """Intersection over union of two xyxy boxes.
+
+    >>> iou((0, 0, 2, 2), (1, 0, 3, 2))
+    0.3333333333333333
+    """
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = ix * iy
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def match(truth: Sequence[Box], predicted: Sequence[Box], threshold: float = IOU_MATCH):
+    """Greedy one-to-one matching by IoU: list of (truth index, predicted index) pairs."""
+    pairs = [
+        (iou(t, p), i, j)
+        for i, t in enumerate(truth)
+        for j, p in enumerate(predicted)
+        if iou(t, p) >= threshold
+    ]
+    pairs.sort(reverse=True)
+    used_t: set[int] = set()
+    used_p: set[int] = set()
+    result = []
+    for _, i, j in pairs:
+        if i not in used_t and j not in used_p:
+            used_t.add(i)
+            used_p.add(j)
+            result.append((i, j))
+    return sorted(result)
+
+
+def score_image(report: EvalReport, sample: Sample, recognition: Recognition) -> None:
+    """Add one image's outcome to ``report``."""
+    truth_boxes = [box for _, box in sample.truth]
+    pred_boxes = [t.box for t in recognition.tiles]
+    pairs = match(truth_boxes, pred_boxes)
+    wrong = []
+    for i, j in pairs:
+        t, p = sample.truth[i][0], recognition.tiles[j].tile.index
+        report.confusion[t, p] += 1
+        if t == p:
+            report.correct += 1
+        else:
+            wrong.append(f"{Tile(t)}->{Tile(p)}")
+    report.images += 1
+    report.truth_tiles += len(truth_boxes)
+    report.predicted_tiles += len(pred_boxes)
+    report.matched += len(pairs)
+    missed = len(truth_boxes) - len(pairs)
+    extra = len(pred_boxes) - len(pairs)
+    if not wrong and not missed and not extra:
+        report.exact_images += 1
+    else:
+        report.failures.append(
+            {"image": sample.image.name, "misread": wrong, "missed": missed, "extra": extra}
+        )
+    if "total" in recognition.timings_ms:
+        report.times_ms.append(recognition.timings_ms["total"])
+
+
+def load_samples(data: Path) -> list[Sample]:
+    """Labelled images of a folder or a data YAML (its ``val`` split).
+
+    A folder may hold ``images/`` and ``labels/`` (optionally with a ``val`` level), or images
+    with their ``.txt`` labels side by side.
+    """
+    import cv2
+
+    data = Path(data)
+    if not data.exists():
+        raise FileNotFoundError(f"no evaluation data at {data}")
+    images = _image_files(data)
+    if not images:
+        raise ValueError(f"no images found in {data}")
+    samples = []
+    for image in images:
+        label = _label_for(image)
+        if label is None:
+            raise ValueError(f"no YOLO label for {image} (looked in labels/ and beside it)")
+        h, w = cv2.imread(str(image)).shape[:2]
+        samples.append(Sample(image, read_yolo_boxes(label, w, h)))
+    return samples
+
+
+def _image_files(data: Path) -> list[Path]:
+    if data.suffix in (".yaml", ".yml"):
+        import yaml
+
+        spec = yaml.safe_load(data.read_text())
+        root = Path(spec.get("path") or ".")
+        root = root if root.is_absolute() else data.parent / root
+        vals = spec["val"] if isinstance(spec["val"], list) else [spec["val"]]
+        return [p for v in vals for p in _image_files(root / v)]
+    for candidate in (data / "images" / "val", data / "images", data):
+        if candidate.is_dir():
+            found = list_images(candidate)
+            if found:
+                return found
+    return []
+
+
+def _label_for(image: Path) -> Path | None:
+    beside = image.with_suffix(".txt")
+    if beside.exists():
+        return beside
+    if "images" in image.parts:
+        path = label_path_for(image)
+        if path.exists():
+            return path
+    return None
+
+
+def evaluate(
+    recognize: Callable[[np.ndarray], Recognition],
+    samples: Iterable[Sample],
+    progress: bool = False,
+) -> EvalReport:
+    """Run ``recognize`` over ``samples`` and collect the figures."""
+    import cv2
+
+    report = EvalReport()
+    samples = list(samples)
+    for k, sample in enumerate(samples, start=1):
+        recognition = recognize(cv2.imread(str(sample.image)))
+        score_image(report, sample, recognition)
+        if progress and k % 20 == 0:
+            print(f"  {k}/{len(samples)} images", flush=True)
+    return report
+
+
+def format_report(report: EvalReport) -> str:
+    """The printed evaluation: headline figures, colour and number confusions, failures."""
+    s = report.summary()
+    lines = [
+        f"images {s['images']}, labelled tiles {s['tiles']}, predicted {report.predicted_tiles}",
+        f"tile recall (IoU>=0.5)      {s['recall']:.2%}",
+        f"tile precision (IoU>=0.5)   {s['precision']:.2%}",
+        f"identity accuracy (matched) {s['identity_accuracy']:.2%}"
+        f"  ({report.correct}/{report.matched})",
+        f"image-level exact match     {s['exact_match']:.2%}"
+        f"  ({report.exact_images}/{report.images})",
+        f"time per image              median {s['median_ms']} ms, p95 {s['p95_ms']} ms",
+        "",
+        "confusion by colour (rows truth, columns read):",
+        _table(report.colour_confusion(), COLOUR_LABELS),
+        "",
+        "confusion by number (rows truth, columns read):",
+        _table(report.number_confusion(), NUMBER_LABELS),
+    ]
+    if report.failures:
+        lines += ["", f"images not read exactly ({len(report.failures)}):"]
+        for f in report.failures[:15]:
+            lines.append(
+                f"  {f['image']}: misread {', '.join(f['misread']) or '-'}; "
+                f"missed {f['missed']}, extra {f['extra']}"
+            )
+    return "\n".join(lines)
+
+
+def _table(matrix: np.ndarray, labels: Sequence[str]) -> str:
+    width = max(4, len(str(matrix.max())) + 1)
+    head = "     " + "".join(f"{lab:>{width}}" for lab in labels)
+    rows = [
+        f"{lab:>4} " + "".join(f"{v:>{width}}" for v in row)
+        for lab, row in zip(labels, matrix, strict=True)
+    ]
+    return "\n".join([head, *rows])
+
+
+def write_confusion_png(report: EvalReport, path: Path) -> Path:
+    """Save the 53 x 53 identity confusion matrix (log colour scale) as a PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = [str(Tile(i)) for i in range(53)]
+    fig, ax = plt.subplots(figsize=(12, 11), dpi=90)
+    ax.imshow(np.log1p(report.confusion), cmap="Blues")
+    ax.set_xticks(range(53), names, rotation=90, fontsize=6)
+    ax.set_yticks(range(53), names, fontsize=6)
+    ax.set_xlabel("read as")
+    ax.set_ylabel("truth")
+    s = report.summary()
+    ax.set_title(
+        f"identity accuracy {s['identity_accuracy']:.2%} over {report.matched} matched tiles, "
+        f"exact images {s['exact_match']:.2%}"
+    )
+    for i, j in zip(*np.nonzero(report.confusion), strict=True):
+        if i != j:
+            ax.text(j, i, str(report.confusion[i, j]), ha="center", va="center", fontsize=5)
+    fig.tight_layout()
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+def report_json(report: EvalReport) -> str:
+    """Summary, confusions and failures as JSON."""
+    data = {
+        **report.summary(),
+        "colour_confusion": report.colour_confusion().tolist(),
+        "number_confusion": report.number_confusion().tolist(),
+        "failures": report.failures,
+    }
+    return json.dumps(data, indent=2)
+
+
+__all__ = [
+    "EvalReport",
+    "Sample",
+    "evaluate",
+    "format_report",
+    "iou",
+    "load_samples",
+    "match",
+    "report_json",
+    "score_image",
+    "write_confusion_png",
+]

@@ -1,0 +1,242 @@
+"""The recogniser: an image in, the tiles it shows out (boxes, identities, probabilities).
+
+Two architectures share this class, chosen by the shipped manifest ``models/recognizer.yaml``:
+
+- ``two_stage``: a one-class tile detector finds the tiles, a crop classifier reads each one;
+- ``single``: one detector whose 53 classes are the identities.
+
+Both backends run the same networks with the same pre- and post-processing written here (letterbox,
+box decoding, non-maximum suppression, crops), so they differ only in the engine: ONNX Runtime on
+the exported ``.onnx`` files, or PyTorch on the ``.pt`` checkpoints.  Models load once, in the
+constructor; one ``Recognizer`` per worker (the PyTorch modules are not thread-safe).
+
+Example::
+
+    import cv2
+    from vision.recognizer import Recognizer
+
+    recognizer = Recognizer.default()
+    recognition = recognizer.recognize(cv2.imread("examples/rack_real.jpg"))
+    print(" ".join(str(t.tile) for t in recognition.tiles))
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from okey import Tile
+from vision.crops import CROP_PAD, crop_tile
+from vision.types import Recognition, TileReading
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+MODELS_DIR = REPO_ROOT / "models"
+MANIFEST = MODELS_DIR / "recognizer.yaml"
+BACKENDS = ("onnx", "torch")
+NUM_CLASSES = 53
+
+
+@dataclass(frozen=True)
+class RecognizerSpec:
+    """What to load and how to run it (the fields of ``models/recognizer.yaml``)."""
+
+    architecture: str  # "two_stage" or "single"
+    detector: Path  # weights without suffix: ".pt" and ".onnx" sit side by side
+    classifier: Path | None = None
+    detector_imgsz: int = 320
+    classifier_imgsz: int = 64
+    conf: float = 0.25
+    iou: float = 0.5
+    default_backend: str = "onnx"
+
+    @classmethod
+    def load(cls, path: Path = MANIFEST) -> RecognizerSpec:
+        import yaml
+
+        if not Path(path).is_file():
+            raise FileNotFoundError(f"no recogniser manifest at {path}")
+        raw = yaml.safe_load(Path(path).read_text())
+        base = Path(path).parent
+        classifier = raw.get("classifier")
+        return cls(
+            architecture=raw["architecture"],
+            detector=base / raw["detector"],
+            classifier=base / classifier if classifier else None,
+            detector_imgsz=int(raw.get("detector_imgsz", 320)),
+            classifier_imgsz=int(raw.get("classifier_imgsz", 64)),
+            conf=float(raw.get("conf", 0.25)),
+            iou=float(raw.get("iou", 0.5)),
+            default_backend=str(raw.get("default_backend", "onnx")),
+        )
+
+
+def letterbox(image: np.ndarray, size: int) -> tuple[np.ndarray, float, tuple[float, float]]:
+    """Resize keeping the aspect ratio and pad to ``size`` x ``size`` (grey 114, as in training).
+
+    Returns the padded image, the scale and the (x, y) padding, to map boxes back.
+    """
+    import cv2
+
+    h, w = image.shape[:2]
+    scale = min(size / h, size / w)
+    nw, nh = round(w * scale), round(h * scale)
+    resized = cv2.resize(image, (nw, nh), interpolation=cv2.INTER_LINEAR)
+    out = np.full((size, size, 3), 114, dtype=np.uint8)
+    px, py = (size - nw) / 2, (size - nh) / 2
+    top, left = int(round(py - 0.1)), int(round(px - 0.1))
+    out[top : top + nh, left : left + nw] = resized
+    return out, scale, (left, top)
+
+
+def to_tensor(images_bgr: list[np.ndarray]) -> np.ndarray:
+    """BGR uint8 images -> float32 NCHW RGB in 0..1 (the ultralytics input convention)."""
+    batch = np.stack([im[:, :, ::-1] for im in images_bgr]).astype(np.float32) / 255.0
+    return np.ascontiguousarray(batch.transpose(0, 3, 1, 2))
+
+
+def decode_detections(
+    raw: np.ndarray, conf: float, iou: float, max_det: int = 100
+) -> tuple[np.ndarray, np.ndarray]:
+    """YOLO head output ``(4 + nc, N)`` -> (boxes ``(k, 4)`` xyxy, class scores ``(k, nc)``).
+
+    Class-agnostic NMS: two tiles never share a place, whatever their classes.
+    """
+    import cv2
+
+    pred = raw.T
+    scores = pred[:, 4:]
+    best = scores.max(axis=1)
+    keep = best >= conf
+    pred, scores, best = pred[keep], scores[keep], best[keep]
+    if not len(pred):
+        return np.zeros((0, 4), np.float32), np.zeros((0, scores.shape[1]), np.float32)
+    cx, cy, w, h = pred[:, 0], pred[:, 1], pred[:, 2], pred[:, 3]
+    boxes = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1)
+    xywh = np.stack([cx - w / 2, cy - h / 2, w, h], axis=1)
+    idx = cv2.dnn.NMSBoxes(xywh.tolist(), best.tolist(), conf, iou, top_k=max_det)
+    idx = np.asarray(idx, dtype=int).reshape(-1)
+    return boxes[idx], scores[idx]
+
+
+class _OnnxNet:
+    def __init__(self, path: Path) -> None:
+        import onnxruntime as ort
+
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        self.session = ort.InferenceSession(
+            str(path), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        self.input = self.session.get_inputs()[0].name
+
+    def __call__(self, batch: np.ndarray) -> np.ndarray:
+        return self.session.run(None, {self.input: batch})[0]
+
+
+class _TorchNet:
+    def __init__(self, path: Path) -> None:
+        import torch
+        from ultralytics import YOLO
+
+        self.torch = torch
+        self.module = YOLO(str(path)).model.float().fuse().eval()
+
+    def __call__(self, batch: np.ndarray) -> np.ndarray:
+        with self.torch.inference_mode():
+            out = self.module(self.torch.from_numpy(batch))
+        if isinstance(out, (list, tuple)):
+            out = out[0]
+        return out.numpy()
+
+
+def _load_net(weights: Path, backend: str) -> Any:
+    suffix = ".onnx" if backend == "onnx" else ".pt"
+    path = weights.with_suffix(suffix)
+    if not path.is_file():
+        hint = " (run: istaka export)" if backend == "onnx" else ""
+        raise FileNotFoundError(f"missing {backend} weights {path}{hint}")
+    return _OnnxNet(path) if backend == "onnx" else _TorchNet(path)
+
+
+class Recognizer:
+    """Finds and reads the tiles of an image; see the module docstring."""
+
+    def __init__(self, spec: RecognizerSpec, backend: str | None = None) -> None:
+        from vision.train import offline_environment
+
+        offline_environment()
+        backend = backend or spec.default_backend
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown backend {backend!r}: use one of {', '.join(BACKENDS)}")
+        if spec.architecture not in ("two_stage", "single"):
+            raise ValueError(f"unknown architecture {spec.architecture!r}")
+        if spec.architecture == "two_stage" and spec.classifier is None:
+            raise ValueError("a two_stage recogniser needs a classifier")
+        self.spec = spec
+        self.backend = backend
+        self.detector = _load_net(spec.detector, backend)
+        self.classifier = (
+            _load_net(spec.classifier, backend) if spec.architecture == "two_stage" else None
+        )
+
+    @classmethod
+    def default(cls, backend: str | None = None) -> Recognizer:
+        """The shipped recogniser (``models/recognizer.yaml``), on its default backend."""
+        return cls(RecognizerSpec.load(MANIFEST), backend)
+
+    def detect(self, image_bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Tile boxes (xyxy, input pixels) and the detector's class scores."""
+        size = self.spec.detector_imgsz
+        padded, scale, (left, top) = letterbox(image_bgr, size)
+        raw = self.detector(to_tensor([padded]))[0]
+        boxes, scores = decode_detections(raw, self.spec.conf, self.spec.iou)
+        boxes = (boxes - np.array([left, top, left, top], np.float32)) / scale
+        h, w = image_bgr.shape[:2]
+        boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, w)
+        boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, h)
+        return boxes, scores
+
+    def classify(self, image_bgr: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+        """Identity probabilities ``(k, 53)`` of the tiles in ``boxes``."""
+        if not len(boxes):
+            return np.zeros((0, NUM_CLASSES), np.float32)
+        size = self.spec.classifier_imgsz
+        crops = [crop_tile(image_bgr, tuple(b), size, CROP_PAD) for b in boxes]
+        probs = self.classifier(to_tensor(crops))
+        return probs / probs.sum(axis=1, keepdims=True)
+
+    def recognize(self, image_bgr: np.ndarray) -> Recognition:
+        """Every tile found in a BGR image, left to right, top to bottom by box centre."""
+        if not isinstance(image_bgr, np.ndarray) or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
+            shape = getattr(image_bgr, "shape", None)
+            raise ValueError(f"recognize needs a BGR image of shape (h, w, 3), got {shape}")
+        t0 = time.perf_counter()
+        boxes, scores = self.detect(image_bgr)
+        t1 = time.perf_counter()
+        det_conf = scores.max(axis=1) if len(scores) else np.zeros(0, np.float32)
+        if self.classifier is not None:
+            probs = self.classify(image_bgr, boxes)
+        else:  # the detector's own class scores, normalised into a distribution
+            probs = scores / np.maximum(scores.sum(axis=1, keepdims=True), 1e-9)
+        t2 = time.perf_counter()
+        tiles = []
+        for box, dc, p in zip(boxes, det_conf, probs, strict=True):
+            best = int(p.argmax())
+            tiles.append(
+                TileReading(
+                    box=tuple(float(v) for v in box),
+                    tile=Tile(best),
+                    confidence=float(p[best] * dc),
+                    probs=p.astype(np.float32),
+                    detection_confidence=float(dc),
+                )
+            )
+        tiles.sort(key=lambda t: (round(t.centre[1] / max(t.height, 1.0)), t.centre[0]))
+        h, w = image_bgr.shape[:2]
+        timings = {"detect": (t1 - t0) * 1000, "classify": (t2 - t1) * 1000}
+        timings["total"] = (t2 - t0) * 1000
+        return Recognition(tiles=tiles, image_size=(w, h), timings_ms=timings)

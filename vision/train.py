@@ -1,0 +1,190 @@
+"""Train a recognition model from a config under ``models/`` with ultralytics, offline.
+
+A config names the ultralytics model YAML (never a downloadable checkpoint), the data, the training
+arguments and where the shipped weights go::
+
+    name: tile_detector            # run folder runs/<name>, and the default output stem
+    task: detect                   # detect or classify
+    model: yolo11n.yaml            # architecture only: trained from scratch
+    data: datasets/real.yaml       # detection data YAML, or a classification folder
+    prepare: [real]                # build steps run first when their output is missing
+    output: models/tile_detector.pt
+    train: {epochs: 60, imgsz: 320, hsv_h: 0.0, fliplr: 0.0, ...}
+
+Example::
+
+    istaka train models/tile_detector.yaml            # fresh run (seeded)
+    istaka train models/tile_detector.yaml --resume   # continue runs/<name>/weights/last.pt
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+RUNS_DIR = REPO_ROOT / "runs"
+
+# Colour is the main cue on a tile: no hue jitter, no mirror images (a mirrored 6 is no tile), and
+# only small rotations so a 6 does not turn into a 9.  Plots need font downloads: off.
+SAFE_DEFAULTS: dict[str, Any] = {
+    "pretrained": False,
+    "plots": False,
+    "amp": False,
+    "hsv_h": 0.0,
+    "fliplr": 0.0,
+    "flipud": 0.0,
+    "degrees": 5.0,
+    "seed": 0,
+    "deterministic": True,
+    "device": "cpu",
+    "workers": 2,
+    "verbose": False,
+}
+
+
+def offline_environment() -> None:
+    """Keep ultralytics from downloading weights, fonts or packages."""
+    os.environ["YOLO_OFFLINE"] = "1"
+    os.environ["YOLO_AUTOINSTALL"] = "false"
+
+
+@dataclass
+class TrainConfig:
+    """A parsed training config (see the module docstring)."""
+
+    name: str
+    task: str
+    model: str
+    data: str
+    output: Path
+    train: dict[str, Any] = field(default_factory=dict)
+    prepare: list[str] = field(default_factory=list)
+
+    @classmethod
+    def load(cls, path: Path | str) -> TrainConfig:
+        """Read and check a config YAML."""
+        import yaml
+
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"no training config at {path}")
+        raw = yaml.safe_load(path.read_text()) or {}
+        missing = [k for k in ("task", "model", "data") if k not in raw]
+        if missing:
+            raise ValueError(f"{path}: missing keys {missing}")
+        if raw["task"] not in ("detect", "classify"):
+            raise ValueError(f"{path}: task must be detect or classify, got {raw['task']!r}")
+        if str(raw["model"]).endswith(".pt"):
+            raise ValueError(f"{path}: model must be an architecture YAML (no downloads here)")
+        name = str(raw.get("name", path.stem))
+        output = Path(raw.get("output", f"models/{name}.pt"))
+        return cls(
+            name=name,
+            task=raw["task"],
+            model=str(raw["model"]),
+            data=str(raw["data"]),
+            output=output if output.is_absolute() else REPO_ROOT / output,
+            train=dict(raw.get("train") or {}),
+            prepare=list(raw.get("prepare") or []),
+        )
+
+    def data_path(self) -> Path:
+        path = Path(self.data)
+        return path if path.is_absolute() else REPO_ROOT / path
+
+
+def resolve_data_yaml(path: Path, out_dir: Path) -> Path:
+    """Copy a detection data YAML to ``out_dir`` with its ``path`` made absolute.
+
+    Ultralytics reads a relative ``path`` from the working directory; ours are relative to the
+    YAML itself, so a command works from any directory.
+    """
+    import yaml
+
+    data = yaml.safe_load(Path(path).read_text())
+    root = Path(data.get("path") or ".")
+    data["path"] = str(root if root.is_absolute() else (Path(path).parent / root).resolve())
+    out_dir.mkdir(parents=True, exist_ok=True)
+    resolved = out_dir / f"{Path(path).stem}.resolved.yaml"
+    resolved.write_text(yaml.safe_dump(data, sort_keys=False))
+    return resolved
+
+
+def prepare(steps: list[str]) -> None:
+    """Build the generated data a config needs, when it is not there yet."""
+    from vision import data_real
+
+    for step in steps:
+        if step == "real":
+            if not (data_real.DEFAULT_OUT / "labels" / "val").is_dir():
+                data_real.convert()
+        elif step == "crops":
+            from vision import crops
+
+            if not (crops.DEFAULT_OUT / "val").is_dir():
+                crops.export_default()
+        elif step == "synth":
+            if not (REPO_ROOT / "datasets" / "build" / "synth").is_dir():
+                raise FileNotFoundError(
+                    "datasets/build/synth is missing: render it first with "
+                    "istaka synth --n 2000 --seed 1 --out datasets/build/synth --workers 2"
+                )
+        else:
+            raise ValueError(f"unknown prepare step {step!r} (use real, crops or synth)")
+
+
+def train(config: TrainConfig, resume: bool = False, **overrides: Any) -> Path:
+    """Train (or resume) the config's model; copy best.pt to ``config.output`` and return it."""
+    offline_environment()
+    from ultralytics import YOLO
+
+    prepare(config.prepare)
+    run_dir = RUNS_DIR / config.name
+    last = run_dir / "weights" / "last.pt"
+    started = time.time()
+    if resume:
+        if not last.exists():
+            raise FileNotFoundError(f"nothing to resume: {last} does not exist")
+        YOLO(str(last)).train(resume=True)
+    else:
+        args = {**SAFE_DEFAULTS, **config.train, **overrides}
+        data = config.data_path()
+        if data.suffix in (".yaml", ".yml"):
+            data = resolve_data_yaml(data, RUNS_DIR / "data")
+        model = YOLO(config.model, task=config.task)
+        model.train(
+            data=str(data),
+            project=str(RUNS_DIR),
+            name=config.name,
+            exist_ok=True,
+            **args,
+        )
+    best = run_dir / "weights" / "best.pt"
+    if not best.exists():
+        best = last
+    config.output.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(best, config.output)
+    print(f"trained {config.name} in {time.time() - started:.0f} s -> {config.output}")
+    return config.output
+
+
+def export_onnx(weights: Path, imgsz: int, dynamic: bool) -> Path:
+    """Export ``weights`` (.pt) to ONNX beside it; ``dynamic`` batch for the crop classifier.
+
+    ``simplify=False``: onnxslim is not installed and must not be fetched at run time.
+    """
+    offline_environment()
+    from ultralytics import YOLO
+
+    weights = Path(weights)
+    if not weights.is_file():
+        raise FileNotFoundError(f"no weights to export at {weights}")
+    out = YOLO(str(weights)).export(
+        format="onnx", imgsz=imgsz, dynamic=dynamic, simplify=False, device="cpu"
+    )
+    return Path(out)
