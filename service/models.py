@@ -28,6 +28,21 @@ class Strict(BaseModel):
 
 
 class HandRequest(Strict):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "tiles": "R1 R2 R3 Y5 B5 K5 K9 K10 K11 K12 B7 B8 B9 R6 Y13",
+                    "indicator": "R5",
+                    "rules": "classic",
+                    "seen": "Y13",
+                },
+                {"tiles": "R1 R1 Y2 Y2 B3 B3 K4 K4 R9 R9 Y11 Y11 K13 FJ", "indicator": "K12"},
+            ]
+        },
+    )
+
     tiles: TileList = Field(description=_TILES_DOC, max_length=400)
     indicator: TileText = Field(description="the face-up indicator tile", max_length=20)
     rules: RulesSpec = Field(default="classic", description="a preset name or overrides")
@@ -41,6 +56,21 @@ class HandRequest(Strict):
 
 
 class RefereeRequest(Strict):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "groups": ["R1 R2 R3", "Y5 B5 K5", "K9 K10 K11 K12", "B7 B8 B9 R6"],
+                    "indicator": "R5",
+                    "discard": "Y13",
+                    "rules": "classic",
+                },
+                {"groups": ["K12 Y12 K12", "R1 R2 R3"], "indicator": "B4"},
+            ]
+        },
+    )
+
     groups: list[TileList] = Field(
         description='the declared groups, left to right: ["R1 R2 R3", "K5 Y5 B5", ...]',
         max_length=30,

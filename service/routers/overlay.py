@@ -30,7 +30,18 @@ TableName = Annotated[str, Path(pattern=TABLE_PATTERN, description="table name: 
 class TablePush(BaseModel):
     """A hand set by hand (or by a tool), laid out as on the rack."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={
+            "examples": [
+                {
+                    "rows": [["R1 R2 R3", "Y5 B5 K5", "K9 K10 K11 K12"], ["B7 B8 B9 R6", "Y13"]],
+                    "indicator": "R5",
+                    "rules": "classic",
+                }
+            ]
+        },
+    )
 
     rows: list[list[TileList]] = Field(
         description='rows top to bottom, each a list of groups: [["R1 R2 R3", "K5 Y5 B5"], ["J"]]',

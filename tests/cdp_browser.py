@@ -1,0 +1,175 @@
+"""Headless Chromium driven over the DevTools protocol, for the browser tests.
+
+Uses the system's ``chromium`` (Debian's package; never a downloaded browser) and the
+``websockets`` package's synchronous client.  ``chromium_path()`` says whether the browser is
+there; the tests skip without it, except in CI (``CI=true``), where a missing browser is a failure.
+"""
+
+from __future__ import annotations
+
+import base64
+import itertools
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from websockets.sync.client import connect
+
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--use-fake-ui-for-media-stream",
+    "--use-fake-device-for-media-stream",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--disable-dev-shm-usage",
+    "--hide-scrollbars",
+    "--remote-debugging-port=0",
+)
+
+
+def chromium_path() -> str | None:
+    return shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def require_chromium() -> str:
+    """The browser's path; skip when it is absent, but fail in CI where setup installs it."""
+    path = chromium_path()
+    if path is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("chromium is missing in CI; scripts/setup.sh should have installed it")
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    return path
+
+
+class Page:
+    """One browser tab: send DevTools commands, evaluate JavaScript, take screenshots."""
+
+    def __init__(self, ws_url: str) -> None:
+        self._ws = connect(ws_url, max_size=64 * 1024 * 1024, open_timeout=30)
+        self._ids = itertools.count(1)
+        self.console: list[str] = []
+
+    def send(self, method: str, params: dict[str, Any] | None = None, timeout: float = 60) -> Any:
+        ident = next(self._ids)
+        self._ws.send(json.dumps({"id": ident, "method": method, "params": params or {}}))
+        deadline = time.monotonic() + timeout
+        while True:
+            message = json.loads(self._ws.recv(timeout=max(0.1, deadline - time.monotonic())))
+            if message.get("method") == "Runtime.consoleAPICalled":
+                args = message["params"].get("args", [])
+                self.console.append(
+                    " ".join(str(a.get("value", a.get("description"))) for a in args)
+                )
+            if message.get("id") == ident:
+                if "error" in message:
+                    raise RuntimeError(f"{method}: {message['error']}")
+                return message.get("result", {})
+
+    def evaluate(self, expression: str) -> Any:
+        result = self.send(
+            "Runtime.evaluate",
+            {"expression": expression, "returnByValue": True, "awaitPromise": True},
+        )
+        if "exceptionDetails" in result:
+            raise RuntimeError(f"{expression}: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    def wait_for(self, expression: str, timeout: float = 60, interval: float = 0.2) -> Any:
+        """Poll ``expression`` until it is truthy; its value, or ``TimeoutError`` naming it."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            value = self.evaluate(expression)
+            if value:
+                return value
+            time.sleep(interval)
+        raise TimeoutError(f"still false after {timeout} s: {expression}")
+
+    def navigate(self, url: str) -> None:
+        self.send("Page.navigate", {"url": url})
+
+    def screenshot(self, path: Path, *, transparent: bool = False) -> None:
+        if transparent:
+            self.send(
+                "Emulation.setDefaultBackgroundColorOverride",
+                {"color": {"r": 0, "g": 0, "b": 0, "a": 0}},
+            )
+        data = self.send("Page.captureScreenshot", {"format": "png"})["data"]
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(base64.b64decode(data))
+
+    def close(self) -> None:
+        self._ws.close()
+
+
+@contextmanager
+def chromium(
+    video: Path | None = None, width: int = 1000, height: int = 900
+) -> Iterator[tuple[Page, subprocess.Popen[bytes]]]:
+    """A headless Chromium (fake camera fed from ``video``, a .y4m file) and one open page."""
+    path = require_chromium()
+    with tempfile.TemporaryDirectory(prefix="istaka-chromium-") as profile:
+        args = [path, *FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}"]
+        if video is not None:
+            args.append(f"--use-file-for-fake-video-capture={video}")
+        process = subprocess.Popen(
+            [*args, "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        try:
+            port = _devtools_port(Path(profile), process)
+            page = Page(_page_ws_url(port))
+            page.send("Page.enable")
+            page.send("Runtime.enable")
+            page.send(
+                "Emulation.setDeviceMetricsOverride",
+                {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+            )
+            try:
+                yield page, process
+            finally:
+                page.close()
+        finally:
+            process.terminate()
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+
+def _devtools_port(profile: Path, process: subprocess.Popen[bytes]) -> int:
+    # With --remote-debugging-port=0 Chromium picks a free port and writes it to this file.
+    marker = profile / "DevToolsActivePort"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"chromium exited with code {process.returncode}")
+        if marker.exists():
+            lines = marker.read_text().split()
+            if lines:
+                return int(lines[0])
+        time.sleep(0.1)
+    raise RuntimeError("chromium did not open its DevTools port")
+
+
+def _page_ws_url(port: int) -> str:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/json/list", timeout=5) as response:
+            targets = json.load(response)
+        pages = [t for t in targets if t.get("type") == "page"]
+        if pages:
+            return pages[0]["webSocketDebuggerUrl"]
+        time.sleep(0.1)
+    raise RuntimeError("chromium has no page target")
