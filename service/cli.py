@@ -21,6 +21,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--max-fps", type=float, default=8.0, help="frames per second read per camera stream"
     )
     parser.add_argument(
+        "--log-level",
+        choices=("debug", "info", "warning", "error"),
+        default="info",
+        help="uvicorn log level (warning hides the access log)",
+    )
+    parser.add_argument(
         "--no-model",
         action="store_true",
         help="start without the recognition model (engine endpoints and overlay only)",
@@ -51,5 +57,5 @@ def serve(args: argparse.Namespace) -> int:
         max_stream_fps=args.max_fps,
         load_pipeline=not args.no_model,
     )
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level="info")
+    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level=args.log_level)
     return 0
