@@ -17,7 +17,9 @@ read, and frames that arrive meanwhile are dropped, never queued.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import logging
 import time
 from functools import partial
 from typing import Annotated, Any
@@ -37,6 +39,9 @@ from service.stream import FrameSlot, StreamSession, StreamSettings
 from service.tables import TableHub
 
 router = APIRouter(tags=["stream"])
+log = logging.getLogger("istaka.service.stream")
+# What a vanished client raises when the server sends or reads: not an error of the server.
+_GONE = (WebSocketDisconnect, ConnectionError)
 
 
 class SettingsMessage(BaseModel):
@@ -196,8 +201,15 @@ async def stream(
     try:
         # Whichever ends first (the client leaves, or sending fails) ends the other: a closed
         # connection leaves no task and no frame behind.
-        await asyncio.wait({processor, receiver}, return_when=asyncio.FIRST_COMPLETED)
-    except WebSocketDisconnect:
+        done, _ = await asyncio.wait({processor, receiver}, return_when=asyncio.FIRST_COMPLETED)
+        for task in done:
+            error = task.exception()
+            if error is not None and not isinstance(error, _GONE):
+                # A failure inside the pipeline: log it, tell the client, end this stream only.
+                log.error("camera stream failed", exc_info=error)
+                with contextlib.suppress(*_GONE, RuntimeError):
+                    await websocket.close(code=1011, reason="internal error")
+    except _GONE:
         pass
     finally:
         for task in (processor, receiver):
