@@ -1,0 +1,56 @@
+"""Recogniser speed per backend: median and p95 milliseconds per 640x640 image.
+
+Runs the shipped recogniser (``models/recognizer.yaml``) on real validation photos, after a short
+warm-up, once per backend, one image at a time (the live-camera case), on the CPU threads torch and
+ONNX Runtime pick by default.
+
+    .venv/bin/python benchmarks/recognizer.py [--images datasets/real_val/images] [--n 60]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+
+import cv2
+
+from vision.crops import list_images
+from vision.recognizer import BACKENDS, MANIFEST, Recognizer, RecognizerSpec
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def bench(recognizer: Recognizer, images: list, warmup: int = 5) -> list[float]:
+    """Wall-clock milliseconds of ``recognize`` for each image."""
+    for image in images[:warmup]:
+        recognizer.recognize(image)
+    times = []
+    for image in images:
+        start = time.perf_counter()
+        recognizer.recognize(image)
+        times.append((time.perf_counter() - start) * 1000)
+    return times
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--images", type=Path, default=REPO / "datasets" / "real_val" / "images")
+    parser.add_argument("--n", type=int, default=60, help="images to time per backend")
+    parser.add_argument("--manifest", type=Path, default=MANIFEST)
+    args = parser.parse_args()
+    paths = list_images(args.images)[: args.n]
+    images = [cv2.resize(cv2.imread(str(p)), (640, 640)) for p in paths]
+    spec = RecognizerSpec.load(args.manifest)
+    print(f"{spec.architecture} recogniser, {len(images)} images of 640x640 from {args.images}")
+    for backend in BACKENDS:
+        times = sorted(bench(Recognizer(spec, backend), images))
+        p95 = times[int(0.95 * (len(times) - 1))]
+        print(
+            f"{backend:>6}: median {statistics.median(times):6.1f} ms, p95 {p95:6.1f} ms per image"
+        )
+
+
+if __name__ == "__main__":
+    main()
