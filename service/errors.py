@@ -67,8 +67,17 @@ async def _http_error(_: Request, exc: Exception) -> JSONResponse:
     return _response(ApiError(exc.status_code, code, str(exc.detail)), dict(exc.headers or {}))
 
 
+async def _internal_error(_: Request, exc: Exception) -> JSONResponse:
+    # A bug, not the client's fault: still JSON, without internals in the message.
+    return JSONResponse(
+        {"error": {"code": "internal_error", "message": f"internal error ({type(exc).__name__})"}},
+        status_code=500,
+    )
+
+
 def install(app: FastAPI) -> None:
     """Register the JSON error handlers on an app."""
+    app.add_exception_handler(Exception, _internal_error)
     app.add_exception_handler(ApiError, _api_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(OkeyError, _game_error)

@@ -89,12 +89,16 @@ class Page:
     def wait_for(self, expression: str, timeout: float = 60, interval: float = 0.2) -> Any:
         """Poll ``expression`` until it is truthy; its value, or ``TimeoutError`` naming it."""
         deadline = time.monotonic() + timeout
+        last_error = ""
         while time.monotonic() < deadline:
-            value = self.evaluate(expression)
+            try:
+                value = self.evaluate(expression)
+            except RuntimeError as exc:  # the page is still loading (document.body is null, ...)
+                value, last_error = None, str(exc)
             if value:
                 return value
             time.sleep(interval)
-        raise TimeoutError(f"still false after {timeout} s: {expression}")
+        raise TimeoutError(f"still false after {timeout} s: {expression} {last_error[:300]}")
 
     def navigate(self, url: str) -> None:
         self.send("Page.navigate", {"url": url})

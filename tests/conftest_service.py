@@ -38,11 +38,14 @@ class LiveServer:
 
 
 @contextmanager
-def live_server(settings: Settings, startup_timeout: float = 120.0) -> Iterator[LiveServer]:
-    """Serve ``create_app(settings)`` with uvicorn on 127.0.0.1 and a free port until exit."""
+def live_server(
+    settings: Settings, port: int = 0, startup_timeout: float = 120.0
+) -> Iterator[LiveServer]:
+    """Serve ``create_app(settings)`` with uvicorn on 127.0.0.1 until exit, on ``port`` or (0) a
+    free one."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind(("127.0.0.1", port))
     port = sock.getsockname()[1]
     config = uvicorn.Config(create_app(settings), log_level="warning", lifespan="on")
     server = uvicorn.Server(config)

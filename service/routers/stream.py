@@ -27,6 +27,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, WebSocket, WebSocketDisconnect
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from okey.errors import OkeyError
 from service.deps import get_runner, get_settings, get_tables
 from service.errors import ApiError
 from service.images import decode_image
@@ -163,7 +164,21 @@ async def _process(
         except ApiError as exc:
             await _send_error(websocket, exc)
             continue
-        result = await runner.call(partial(read_frame, session=session, image=image), shed=False)
+        try:
+            result = await runner.call(
+                partial(read_frame, session=session, image=image), shed=False
+            )
+        except OkeyError as exc:
+            # Only the player's corrections can make a reading impossible (a third R5): undo the
+            # newest one and say why, rather than ending the stream.
+            if session.corrections:
+                track = next(reversed(session.corrections))
+                undone = session.corrections.pop(track)
+                message = f"correction of track {track} to {undone} undone: {exc}"
+            else:
+                message = str(exc)
+            await _send_error(websocket, ApiError(422, "invalid_correction", message))
+            continue
         session.frames_read += 1
         height, width = image.shape[:2]
         state = {
