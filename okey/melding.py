@@ -97,14 +97,20 @@ class MeldSearch:
         wrap: bool,
         max_run_length: int = 13,
         okey_weight: int | None = None,
+        exhaustive: bool = False,
     ) -> None:
         self.okey = okey_for(indicator)
         self.wrap = wrap
         self.max_run = max_run_length
         self.okey_weight = okey_weight
         # Whether an okey may skip a real tile in hand (see module docstring).
-        self.free_okeys = okey_weight is not None
+        # ``exhaustive`` drops the pruning (the tests' cross-check of the fast path).
+        self.free_okeys = okey_weight is not None or exhaustive
+        # Opening value without the wrap: okeys go below a run only when it already reaches 13.
+        self.top_okeys_only = okey_weight is None and not wrap and not exhaustive
         self._memo: dict[int, tuple[int, tuple | None]] = {}
+        if self.top_okeys_only:
+            self._solve = self._solve_opening  # type: ignore[method-assign]
 
     # -- packing ---------------------------------------------------------------------------------
     def pack(self, tiles: Iterable[Tile]) -> tuple[int, int, int]:
@@ -148,7 +154,8 @@ class MeldSearch:
             return 0
         low = (x & -x).bit_length() - 1
         k = low >> 1
-        # Leave one copy of the lowest tile in hand.
+        # Leave the lowest kind in hand (every copy: the lowest set bit of a count of 2 is its
+        # high bit; keeping one copy and melding the other is reached through a meld option).
         best = self._solve(x - (1 << low), j)
         choice: tuple | None = (x - (1 << low), j, None)
         for nx, nj, gain, spec in self._options(x, j, k):
@@ -156,6 +163,84 @@ class MeldSearch:
             if total > best:
                 best, choice = total, (nx, nj, spec)
         self._memo[key] = (best, choice)
+        return best
+
+    def _solve_opening(self, x: int, j: int) -> int:
+        """``_solve`` for opening value without the wrap, written out flat because it is the hot
+        path of ``best_opening``: an okey takes a slot only where no real tile is left, and goes
+        below a run only when the run reaches 13, so each run length has one filling."""
+        memo = self._memo
+        key = x * 3 + j
+        hit = memo.get(key)
+        if hit is not None:
+            return hit[0]
+        if x == 0:
+            memo[key] = (0, None)
+            return 0
+        solve = self._solve_opening
+        low = (x & -x).bit_length() - 1
+        colour, n0 = divmod(low >> 1, 13)
+        n = n0 + 1
+        # Leaving this kind in hand leaves every copy of it: keeping one copy and melding the
+        # other is reached through the meld options below.
+        best = solve(x - (1 << low), j)
+        choice: tuple = (x - (1 << low), j, None)
+        x1 = x - (1 << (2 * (low >> 1)))  # one copy goes into the meld
+        # Sets: this tile plus real tiles of the same number in higher colours, okeys only once
+        # every such real tile is in.
+        others = []
+        for c in range(colour + 1, 4):
+            shift = 2 * (c * 13 + n0)
+            if (x >> shift) & 3:
+                others.append((c, 1 << shift))
+        full = (1 << len(others)) - 1
+        for mask in range(full + 1):
+            nx = x1
+            chosen: tuple[int, ...] = ()
+            for i, (c, bit) in enumerate(others):
+                if mask >> i & 1:
+                    nx -= bit
+                    chosen += (c,)
+            real = 1 + len(chosen)
+            if mask == full:
+                okey_counts = range(max(0, 3 - real), min(j, 4 - real) + 1)
+            else:
+                okey_counts = range(1) if real >= 3 else range(0)
+            for jk in okey_counts:
+                total = n * (real + jk) + solve(nx, j - jk)
+                if total > best:
+                    best, choice = total, (nx, j - jk, ("set", n, (colour, *chosen), jk))
+        # Runs through this tile, ``before`` okeys below it.
+        base = colour * 13 - 1
+        max_run = self.max_run
+        for before in range(min(j, n - 1) + 1):
+            a = n - before
+            value = (a + n - 1) * before // 2 + n
+            left = j - before
+            cx = x1
+            slots: list[bool] = []
+            p = n
+            while True:
+                length = p - a + 1
+                if length >= 3 and (before == 0 or p == 13):
+                    total = value + solve(cx, left)
+                    if total > best:
+                        best, choice = total, (cx, left, ("run", base, a, p, tuple(slots)))
+                q = p + 1
+                if q > 13 or length >= max_run:
+                    break
+                shift = 2 * (base + q)
+                if (cx >> shift) & 3:
+                    cx -= 1 << shift
+                    slots.append(False)
+                elif left:
+                    left -= 1
+                    slots.append(True)
+                else:
+                    break
+                value += q
+                p = q
+        memo[key] = (best, choice)
         return best
 
     def _joker_value(self, number: int) -> int:

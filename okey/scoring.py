@@ -125,9 +125,7 @@ class ClassicRound:
             gosterge=tuple(data.get("gosterge", ())),
             colour=data.get("colour"),
             indicator=None if indicator is None else Tile.parse(indicator),
-            racks={
-                name: tuple(parse_tiles(rack)) for name, rack in data.get("racks", {}).items()
-            },
+            racks={name: tuple(parse_tiles(rack)) for name, rack in data.get("racks", {}).items()},
         )
 
 

@@ -9,10 +9,10 @@ from hypothesis import given
 from hypothesis import strategies as st
 from okey_reference import brute_best, meld_values
 
-from okey import Rules, Tile, parse_tiles
+from okey import FULL_SET, Rules, Tile, parse_tiles
 from okey.errors import ImpossibleHandError, OkeyError
 from okey.hand import okey_for
-from okey.melding import best_melds
+from okey.melding import MeldSearch, best_melds
 from okey.okey101 import (
     advise_discard,
     best_opening,
@@ -134,6 +134,25 @@ def test_meld_search_matches_brute_force(hand_indicator, wrap, okey_weight):
         assert meld_values(meld.tiles, okey, wrap, okey_weight) >= 0
         # what the tiles play as is itself a run or set of plain tiles (no wild passed in)
         assert meld_values(meld.plays_as, Tile.false_joker(), wrap, None) >= 0
+
+
+def test_both_copies_of_a_tile_can_go_to_different_melds():
+    # R7 Y7 B7 K7 (28) and R7 R8 R9 R10 (34)
+    assert best_opening("R7 R7 R8 R9 R10 Y7 B7 K7", "K9", R101).points == 62
+
+
+@given(st.randoms(use_true_random=False))
+def test_fast_opening_search_matches_the_exhaustive_search_on_full_deals(rng):
+    deck = list(FULL_SET)
+    rng.shuffle(deck)
+    indicator = next(t for t in deck if not t.is_false_joker)
+    deck.remove(indicator)
+    hand = deck[:22]
+    fast = MeldSearch(indicator, wrap=False)
+    slow = MeldSearch(indicator, wrap=False, exhaustive=True)
+    assert fast.value(*fast.pack(hand)[:2]) == slow.value(*slow.pack(hand)[:2])
+    opening = best_opening(hand, indicator, R101)
+    assert opening.points == sum(m.value for m in opening.melds)
 
 
 @given(small_hands())
