@@ -1,0 +1,181 @@
+"""The synthetic renderer: labels match the drawn tiles, determinism, hands, video, preview."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from istaka.cli import main
+from okey import Tile
+from vision.synth import render_sample, render_video, yolo_lines
+from vision.synth.dataset import encode_jpeg
+from vision.synth.hand import copies_ok, deal_hand
+from vision.synth.video import read_y4m, write_video
+
+
+@pytest.fixture(scope="module")
+def rendered(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("synth")
+    assert (
+        main(["synth", "--n", "6", "--seed", "5", "--out", str(out), "--workers", "2", "--quiet"])
+        == 0
+    )
+    return out
+
+
+def _read_labels(path: Path) -> list[tuple[int, float, float, float, float]]:
+    rows = []
+    for line in path.read_text().splitlines():
+        c, *vals = line.split()
+        rows.append((int(c), *map(float, vals)))
+    return rows
+
+
+def test_folder_layout_and_labels_agree_with_sidecars(rendered: Path) -> None:
+    images = sorted((rendered / "images").glob("*.jpg"))
+    assert len(images) == 6
+    assert (rendered / "data.yaml").exists()
+    labelled_total = 0
+    for img_path in images:
+        stem = img_path.stem
+        image = cv2.imread(str(img_path))
+        assert image.shape == (480, 640, 3)
+        truth = json.loads((rendered / "sidecars" / f"{stem}.json").read_text())
+        labels = _read_labels(rendered / "labels" / f"{stem}.txt")
+        labelled = [t for t in truth["tiles"] if t["labelled"]]
+        assert len(labels) == len(labelled)
+        labelled_total += len(labelled)
+        for (cls, cx, cy, w, h), t in zip(labels, labelled, strict=True):
+            assert 0 <= cls <= 52 and cls == t["class"] == Tile.parse(t["tile"]).index
+            x0, y0, x1, y1 = t["box"]
+            assert 0 <= x0 < x1 <= 640 and 0 <= y0 < y1 <= 480
+            assert cx == pytest.approx((x0 + x1) / 2 / 640, abs=1e-5)
+            assert cy == pytest.approx((y0 + y1) / 2 / 480, abs=1e-5)
+            assert w == pytest.approx((x1 - x0) / 640, abs=1e-5)
+            assert h == pytest.approx((y1 - y0) / 480, abs=1e-5)
+            assert t["visible"] >= 0.4
+        # rows and groups cover exactly the rack tiles, and groups concatenate to the rows
+        rack_ids = {t["id"] for t in truth["tiles"] if t["on_rack"]}
+        assert sorted(i for row in truth["rows"] for i in row) == sorted(rack_ids)
+        for row, groups in zip(truth["rows"], truth["groups"], strict=True):
+            assert [i for g in groups for i in g] == row
+        assert set(truth["table"]) == {t["id"] for t in truth["tiles"] if not t["on_rack"]}
+    assert labelled_total > 20
+
+
+def test_boxes_are_where_the_tiles_are_drawn() -> None:
+    """Removing one tile from a scene changes the pixels inside its box, and little outside."""
+    from dataclasses import replace
+
+    from vision.synth.scene import render_scene, sample_scene
+
+    checked = 0
+    for seed in (11, 12, 13):
+        scene = sample_scene(np.random.default_rng(seed))
+        image, truth = render_scene(scene, np.random.default_rng(0))
+        for t in truth["tiles"]:
+            if not t["labelled"] or t["visible"] < 0.9 or t["box"][2] - t["box"][0] < 15:
+                continue
+            others = [p for i, p in enumerate(scene.tiles) if i != t["id"]]
+            without, _ = render_scene(replace(scene, tiles=others), np.random.default_rng(0))
+            changed = np.abs(image.astype(int) - without.astype(int)).max(axis=2) > 30
+            x0, y0, x1, y1 = (int(round(v)) for v in t["box"])
+            inside = changed[y0:y1, x0:x1].mean()
+            outside = changed.sum() - changed[y0:y1, x0:x1].sum()
+            assert inside > 0.3, (seed, t)
+            # the tile's sides and shadow lie just outside the face box; nothing far away changes
+            assert outside < 0.6 * (x1 - x0) * (y1 - y0), (seed, t)
+            checked += 1
+            break
+    assert checked == 3
+
+
+def test_same_seed_same_bytes_different_seed_differs() -> None:
+    a_img, a_truth = render_sample(3, 2)
+    b_img, b_truth = render_sample(3, 2)
+    c_img, _ = render_sample(4, 2)
+    assert encode_jpeg(a_img, 90) == encode_jpeg(b_img, 90)
+    assert yolo_lines(a_truth) == yolo_lines(b_truth)
+    assert json.dumps(a_truth) == json.dumps(b_truth)
+    assert not np.array_equal(a_img, c_img)
+
+
+def test_workers_do_not_change_output(tmp_path: Path, rendered: Path) -> None:
+    out = tmp_path / "one"
+    assert main(["synth", "--n", "2", "--seed", "5", "--out", str(out), "--quiet"]) == 0
+    for name in ("s5_000000", "s5_000001"):
+        assert (out / "images" / f"{name}.jpg").read_bytes() == (
+            rendered / "images" / f"{name}.jpg"
+        ).read_bytes()
+        assert (out / "labels" / f"{name}.txt").read_text() == (
+            rendered / "labels" / f"{name}.txt"
+        ).read_text()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_hands_respect_copies(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    size = [14, 15, 21, 22][seed % 4]
+    deal = deal_hand(rng, size)
+    tiles = [t for g in deal.groups for t in g]
+    assert len(tiles) == size
+    assert copies_ok(tiles, deal.indicator)
+    assert not deal.indicator.is_false_joker
+    assert Counter(tiles)[Tile.false_joker()] <= 2
+
+
+def test_rendered_hand_sizes_and_copies() -> None:
+    for i in range(4):
+        _, truth = render_sample(21, i)
+        hand = [Tile.parse(t["tile"]) for t in truth["tiles"] if t["on_rack"]]
+        expected = {"classic": (14, 15), "okey101": (21, 22)}[truth["rules"]]
+        assert len(hand) in expected
+        everything = [Tile.parse(t["tile"]) for t in truth["tiles"] if t["role"] != "indicator"]
+        assert copies_ok(everything, Tile.parse(truth["indicator"]))
+
+
+def test_heldout_pool_differs_in_fonts() -> None:
+    from vision.synth.styles import POOLS
+
+    train, held = POOLS["train"], POOLS["heldout"]
+    assert not set(train.fonts) & set(held.fonts)
+    _, truth = render_sample(1, 0, "heldout")
+    assert truth["style_pool"] == "heldout"
+
+
+def test_video_frames_and_sidecars(tmp_path: Path) -> None:
+    frames, truths = render_video(seed=2, n_frames=4, size=(320, 240))
+    assert len(frames) == len(truths) == 4
+    assert all(f.shape == (240, 320, 3) for f in frames)
+    hands = [[t["tile"] for t in tr["tiles"] if t["on_rack"]] for tr in truths]
+    assert all(h == hands[0] for h in hands)  # one rack and hand through the clip
+    assert not np.array_equal(frames[0], frames[1])  # the camera moves
+    path = tmp_path / "clip.y4m"
+    write_video(path, frames, 15)
+    assert path.read_bytes().startswith(b"YUV4MPEG2 W320 H240 F15:1")
+    back = read_y4m(path)
+    assert len(back) == 4
+    assert np.abs(back[0].astype(int) - frames[0].astype(int)).mean() < 6
+
+
+def test_cli_video_and_preview(tmp_path: Path) -> None:
+    video = tmp_path / "v.y4m"
+    assert main(["synth", "--video", str(video), "--frames", "3", "--size", "160x120"]) == 0
+    meta = json.loads(video.with_suffix(".json").read_text())
+    assert len(meta["frames"]) == 3
+    png = tmp_path / "sheet.png"
+    assert main(["synth", "--preview", str(png), "--count", "2", "--size", "320x240"]) == 0
+    sheet = cv2.imread(str(png))
+    assert sheet is not None and sheet.shape[2] == 3
+
+
+def test_bad_input_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["synth", "--n", "0", "--out", str(tmp_path / "x")]) == 2
+    assert "--n" in capsys.readouterr().err
+    assert main(["synth", "--preview", str(tmp_path / "x.jpg")]) == 2
+    assert "PNG" in capsys.readouterr().err

@@ -1,0 +1,156 @@
+"""Rendering many labelled images: one seed per image, YOLO labels, JSON sidecars, a data.yaml.
+
+Image ``i`` of a run with seed ``S`` is drawn from ``SeedSequence([S, i])`` alone, so it is the same
+bytes whatever the number of workers or the order the workers finish in.
+
+Layout of an output folder::
+
+    DIR/images/s{S}_{i:06d}.jpg     the photo
+    DIR/labels/s{S}_{i:06d}.txt     YOLO boxes of the labelled tiles: class cx cy w h (normalised)
+    DIR/sidecars/s{S}_{i:06d}.json  the ground truth (docs/synth.md)
+    DIR/data.yaml                   ultralytics dataset file (53 classes)
+
+>>> image, truth = render_sample(7, 0)
+>>> image.shape, truth["seed"], truth["index"]
+((480, 640, 3), 7, 0)
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+from collections.abc import Iterator
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from okey import Tile
+from vision.synth.scene import render_scene, sample_scene
+
+CLASS_NAMES = [str(Tile(i)) for i in range(53)]
+
+
+def sample_rng(seed: int, index: int) -> np.random.Generator:
+    """The generator of image ``index`` of a run seeded ``seed``."""
+    return np.random.default_rng(np.random.SeedSequence([int(seed), int(index)]))
+
+
+def render_sample(
+    seed: int,
+    index: int,
+    pool_name: str = "train",
+    size: tuple[int, int] = (640, 480),
+    rules: str | None = None,
+) -> tuple[np.ndarray, dict]:
+    """Render image ``index`` of a run: BGR image and sidecar dict."""
+    rng = sample_rng(seed, index)
+    scene = sample_scene(rng, pool_name, size, rules)
+    image, truth = render_scene(scene, rng)
+    truth = {"image": stem(seed, index) + ".jpg", "seed": int(seed), "index": int(index), **truth}
+    return image, truth
+
+
+def stem(seed: int, index: int) -> str:
+    return f"s{seed}_{index:06d}"
+
+
+def yolo_lines(truth: dict) -> list[str]:
+    """YOLO label lines (class cx cy w h, normalised) of the labelled tiles, in sidecar order."""
+    w, h = truth["width"], truth["height"]
+    lines = []
+    for t in truth["tiles"]:
+        if not t["labelled"]:
+            continue
+        x0, y0, x1, y1 = t["box"]
+        lines.append(
+            f"{t['class']} {(x0 + x1) / 2 / w:.6f} {(y0 + y1) / 2 / h:.6f} "
+            f"{(x1 - x0) / w:.6f} {(y1 - y0) / h:.6f}"
+        )
+    return lines
+
+
+def encode_jpeg(image: np.ndarray, quality: int) -> bytes:
+    ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
+    if not ok:
+        raise RuntimeError("JPEG encoding failed")
+    return buf.tobytes()
+
+
+def write_data_yaml(out: Path) -> Path:
+    """An ultralytics data file for a rendered folder (the same images serve train and val)."""
+    names = "\n".join(f"  {i}: {n}" for i, n in enumerate(CLASS_NAMES))
+    text = f"path: {out.resolve()}\ntrain: images\nval: images\nnames:\n{names}\n"
+    path = out / "data.yaml"
+    path.write_text(text)
+    return path
+
+
+_JOB: dict = {}
+
+
+def _init_worker(job: dict) -> None:
+    cv2.setNumThreads(1)  # one image per process; threads inside OpenCV would fight over 2 cores
+    _JOB.update(job)
+
+
+def _render_one(index: int) -> str:
+    job = _JOB
+    image, truth = render_sample(job["seed"], index, job["pool"], job["size"], job["rules"])
+    out = Path(job["out"])
+    name = stem(job["seed"], index)
+    (out / "images" / f"{name}.jpg").write_bytes(encode_jpeg(image, job["quality"]))
+    (out / "labels" / f"{name}.txt").write_text("".join(line + "\n" for line in yolo_lines(truth)))
+    (out / "sidecars" / f"{name}.json").write_text(json.dumps(truth, separators=(",", ":")))
+    return name
+
+
+def render_dataset(
+    out: Path,
+    n: int,
+    seed: int,
+    workers: int = 1,
+    pool_name: str = "train",
+    size: tuple[int, int] = (640, 480),
+    quality: int = 90,
+    rules: str | None = None,
+    start: int = 0,
+    progress: bool = True,
+) -> list[str]:
+    """Render images ``start .. start+n-1`` of seed ``seed`` into ``out``; returns the stems."""
+    if n < 1:
+        raise ValueError(f"--n must be at least 1, got {n}")
+    if workers < 1:
+        raise ValueError(f"--workers must be at least 1, got {workers}")
+    for sub in ("images", "labels", "sidecars"):
+        (out / sub).mkdir(parents=True, exist_ok=True)
+    job = {
+        "seed": seed,
+        "pool": pool_name,
+        "size": size,
+        "rules": rules,
+        "out": str(out),
+        "quality": quality,
+    }
+    indices = range(start, start + n)
+    names: list[str] = []
+    it: Iterator[str]
+    if workers == 1:
+        _init_worker(job)
+        it = map(_render_one, indices)
+        names = list(_progress(it, n, progress))
+    else:
+        ctx = mp.get_context("fork") if hasattr(mp, "get_context") else mp
+        with ctx.Pool(workers, initializer=_init_worker, initargs=(job,)) as pool:
+            it = pool.imap(_render_one, indices, chunksize=4)
+            names = list(_progress(it, n, progress))
+    write_data_yaml(out)
+    return names
+
+
+def _progress(it: Iterator[str], total: int, enabled: bool) -> Iterator[str]:
+    if not enabled:
+        return it
+    from tqdm import tqdm
+
+    return iter(tqdm(it, total=total, unit="img", desc="synth"))

@@ -1,0 +1,256 @@
+"""Tile faces: cream bodies with bevel and wear, a bold number, a small suit symbol in a circle.
+
+A face is drawn flat (front view) as a BGRA image of ``FACE_W x FACE_H`` pixels; the scene warps
+it into place.  The number fills the upper ~60 % of the face; the suit sits in a small circle under
+it.  False jokers carry a clover, star or flower mark and no number.
+
+>>> import numpy as np
+>>> from okey import Tile
+>>> style = sample_set_style(np.random.default_rng(0), "train")
+>>> face = draw_face(np.random.default_rng(1), Tile.parse("R7"), style)
+>>> face.shape
+(180, 128, 4)
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import lru_cache
+
+import cv2
+import numpy as np
+from PIL import Image, ImageDraw, ImageFont
+
+from okey import Tile
+from vision.synth.styles import FONT_DIR, InkRange, pool
+from vision.synth.textures import fractal_noise
+
+FACE_W, FACE_H = 128, 180
+Colour = tuple[int, int, int]  # BGR
+
+
+@dataclass(frozen=True)
+class SetStyle:
+    """Everything that is shared by the tiles of one physical set."""
+
+    font: str
+    inks: dict[str, Colour]  # colour letter -> BGR ink
+    joker_ink: Colour
+    body: Colour  # cream / ivory, BGR
+    suit: str  # heart, spade, club, dot, none
+    joker_mark: str
+    number_scale: float  # height of the number as a fraction of the face height
+    number_y: float  # centre of the number, fraction of the face height
+    circle: bool  # draw the circle around the suit symbol
+    fade: float  # 0 = fresh ink, 1 = badly worn
+    gloss: float  # 0 = matte, 1 = glossy (glare strength)
+
+
+def _ink_from_range(rng: np.random.Generator, r: InkRange) -> Colour:
+    hsv = np.array(
+        [[[rng.uniform(*r.hue) % 180, rng.uniform(*r.sat), rng.uniform(*r.val)]]], np.float32
+    )
+    bgr = cv2.cvtColor(hsv.astype(np.uint8), cv2.COLOR_HSV2BGR)[0, 0]
+    return int(bgr[0]), int(bgr[1]), int(bgr[2])
+
+
+def sample_set_style(rng: np.random.Generator, pool_name: str) -> SetStyle:
+    """Draw the look of one tile set from a style pool."""
+    p = pool(pool_name)
+    inks = {
+        c: _ink_from_range(rng, ranges[int(rng.integers(len(ranges)))])
+        for c, ranges in p.inks.items()
+    }
+    red = rng.uniform(232, 253)  # cream to ivory: green a little under red, blue well under
+    cream = (int(red - rng.uniform(18, 50)), int(red - rng.uniform(3, 16)), int(red))
+    joker_ink = inks["RK"[int(rng.integers(2))]] if rng.random() < 0.7 else inks["B"]
+    return SetStyle(
+        font=p.fonts[int(rng.integers(len(p.fonts)))],
+        inks=inks,
+        joker_ink=joker_ink,
+        body=cream,
+        suit=p.suits[int(rng.integers(len(p.suits)))],
+        joker_mark=p.joker_marks[int(rng.integers(len(p.joker_marks)))],
+        number_scale=float(rng.uniform(0.40, 0.50)),
+        number_y=float(rng.uniform(0.32, 0.38)),
+        circle=bool(rng.random() < 0.75),
+        fade=float(rng.beta(1.2, 4.0)),
+        gloss=float(rng.uniform(0.2, 1.0)),
+    )
+
+
+@lru_cache(maxsize=64)
+def _font(name: str, size: int) -> ImageFont.FreeTypeFont:
+    return ImageFont.truetype(str(FONT_DIR / name), size)
+
+
+@lru_cache(maxsize=512)
+def _number_mask(font: str, number: int, scale: float, y_frac: float) -> np.ndarray:
+    """Float mask of the number: glyphs ``scale * FACE_H`` tall, centred at ``y_frac``."""
+    target_h = scale * FACE_H
+    size = int(target_h * 1.35)
+    f = _font(font, size)
+    text = str(number)
+    x0, y0, x1, y1 = f.getbbox(text)
+    # rescale so that the glyphs' ink is exactly target_h tall
+    size = max(8, int(size * target_h / max(1, y1 - y0)))
+    f = _font(font, size)
+    x0, y0, x1, y1 = f.getbbox(text)
+    w, h = x1 - x0, y1 - y0
+    canvas = Image.new("L", (w + 8, h + 8), 0)
+    ImageDraw.Draw(canvas).text((4 - x0, 4 - y0), text, font=f, fill=255)
+    glyph = np.asarray(canvas, np.float32) / 255.0
+    max_w = FACE_W * 0.86
+    if glyph.shape[1] > max_w:  # two-digit numbers in wide faces: squeeze, as printed sets do
+        glyph = cv2.resize(glyph, (int(max_w), glyph.shape[0]), interpolation=cv2.INTER_AREA)
+    mask = np.zeros((FACE_H, FACE_W), np.float32)
+    gh, gw = glyph.shape
+    top = int(round(y_frac * FACE_H - gh / 2))
+    left = int(round((FACE_W - gw) / 2))
+    top = max(0, min(FACE_H - gh, top))
+    left = max(0, min(FACE_W - gw, left))
+    mask[top : top + gh, left : left + gw] = glyph
+    return mask
+
+
+def _heart(d: ImageDraw.ImageDraw, cx: float, cy: float, r: float) -> None:
+    d.ellipse([cx - r, cy - r * 0.75, cx, cy + r * 0.2], fill=255)
+    d.ellipse([cx, cy - r * 0.75, cx + r, cy + r * 0.2], fill=255)
+    d.polygon(
+        [(cx - r * 0.97, cy - 0.15 * r), (cx + r * 0.97, cy - 0.15 * r), (cx, cy + r)], fill=255
+    )
+
+
+def _spade(d: ImageDraw.ImageDraw, cx: float, cy: float, r: float) -> None:
+    d.ellipse([cx - r, cy - r * 0.2, cx, cy + r * 0.6], fill=255)
+    d.ellipse([cx, cy - r * 0.2, cx + r, cy + r * 0.6], fill=255)
+    d.polygon(
+        [(cx - r * 0.97, cy + 0.3 * r), (cx + r * 0.97, cy + 0.3 * r), (cx, cy - r)], fill=255
+    )
+    d.polygon([(cx, cy + 0.3 * r), (cx - 0.35 * r, cy + r), (cx + 0.35 * r, cy + r)], fill=255)
+
+
+def _club(d: ImageDraw.ImageDraw, cx: float, cy: float, r: float) -> None:
+    s = r * 0.46
+    for dx, dy in ((0, -0.45), (-0.5, 0.15), (0.5, 0.15)):
+        d.ellipse([cx + dx * r - s, cy + dy * r - s, cx + dx * r + s, cy + dy * r + s], fill=255)
+    d.polygon([(cx, cy), (cx - 0.3 * r, cy + r), (cx + 0.3 * r, cy + r)], fill=255)
+
+
+def _dot(d: ImageDraw.ImageDraw, cx: float, cy: float, r: float) -> None:
+    s = r * 0.55
+    d.ellipse([cx - s, cy - s, cx + s, cy + s], fill=255)
+
+
+def _star(d: ImageDraw.ImageDraw, cx: float, cy: float, r: float) -> None:
+    pts = []
+    for k in range(10):
+        rad = r if k % 2 == 0 else r * 0.42
+        a = -math.pi / 2 + k * math.pi / 5
+        pts.append((cx + rad * math.cos(a), cy + rad * math.sin(a)))
+    d.polygon(pts, fill=255)
+
+
+def _clover(d: ImageDraw.ImageDraw, cx: float, cy: float, r: float) -> None:
+    s = r * 0.42
+    for dx, dy in ((0, -0.45), (-0.45, 0), (0.45, 0), (0, 0.45)):
+        d.ellipse([cx + dx * r - s, cy + dy * r - s, cx + dx * r + s, cy + dy * r + s], fill=255)
+    d.line([(cx, cy), (cx + 0.35 * r, cy + r)], fill=255, width=max(2, int(r * 0.14)))
+
+
+def _flower(d: ImageDraw.ImageDraw, cx: float, cy: float, r: float) -> None:
+    s = r * 0.36
+    for k in range(6):
+        a = k * math.pi / 3
+        px, py = cx + 0.55 * r * math.cos(a), cy + 0.55 * r * math.sin(a)
+        d.ellipse([px - s, py - s, px + s, py + s], fill=255)
+    d.ellipse([cx - s, cy - s, cx + s, cy + s], fill=0)
+
+
+SYMBOLS = {
+    "heart": _heart,
+    "spade": _spade,
+    "club": _club,
+    "dot": _dot,
+    "star": _star,
+    "clover": _clover,
+    "flower": _flower,
+}
+
+
+@lru_cache(maxsize=64)
+def _symbol_mask(kind: str, cx: float, cy: float, r: float, circle: bool) -> np.ndarray:
+    img = Image.new("L", (FACE_W * 2, FACE_H * 2), 0)
+    d = ImageDraw.Draw(img)
+    if kind != "none":
+        SYMBOLS[kind](d, cx * 2, cy * 2, r * 2 * (0.62 if circle else 1.0))
+    if circle:
+        rr = r * 2
+        d.ellipse(
+            [cx * 2 - rr, cy * 2 - rr, cx * 2 + rr, cy * 2 + rr],
+            outline=255,
+            width=max(3, int(rr * 0.14)),
+        )
+    small = img.resize((FACE_W, FACE_H), Image.Resampling.BOX)
+    return np.asarray(small, np.float32) / 255.0
+
+
+@lru_cache(maxsize=4)
+def _face_geometry() -> tuple[np.ndarray, np.ndarray]:
+    """Alpha of the rounded face and a bevel field (0 inside, rising to 1 at the rim)."""
+    img = Image.new("L", (FACE_W * 2, FACE_H * 2), 0)
+    radius = int(FACE_W * 2 * 0.13)
+    ImageDraw.Draw(img).rounded_rectangle([0, 0, FACE_W * 2 - 1, FACE_H * 2 - 1], radius, fill=255)
+    alpha = np.asarray(img.resize((FACE_W, FACE_H), Image.Resampling.BOX), np.float32) / 255.0
+    dist = cv2.distanceTransform((alpha > 0.5).astype(np.uint8), cv2.DIST_L2, 3)
+    bevel = np.exp(-dist / (FACE_W * 0.05)).astype(np.float32)
+    return alpha, bevel
+
+
+def draw_face(
+    rng: np.random.Generator, tile: Tile, style: SetStyle, upside_down: bool = False
+) -> np.ndarray:
+    """One tile face as BGRA ``uint8`` (FACE_H x FACE_W x 4), front view, upright unless asked."""
+    alpha, bevel = _face_geometry()
+    body = np.asarray(style.body, np.float32)
+    # cream body: soft mottling, a vertical light falloff and the bevel darkening towards the rim
+    mottle = fractal_noise(rng, (FACE_H // 4, FACE_W // 4), 2, 2)
+    mottle = cv2.resize(mottle, (FACE_W, FACE_H), interpolation=cv2.INTER_LINEAR)
+    ys = np.linspace(0, 1, FACE_H, dtype=np.float32)[:, None]
+    shade = 1.0 - 0.05 * ys - 0.04 * (mottle - 0.5) - 0.22 * bevel
+    face = body[None, None, :] * shade[..., None]
+    # a thin bright rim on the top-left bevel, where the light catches the rounded edge
+    rim = bevel * (1.0 - ys) * 0.15
+    face += rim[..., None] * 255 * 0.5
+
+    if tile.is_false_joker:
+        ink = np.asarray(style.joker_ink, np.float32)
+        mask = _symbol_mask(style.joker_mark, FACE_W / 2, FACE_H * 0.45, FACE_W * 0.34, False)
+    else:
+        ink = np.asarray(style.inks[tile.colour], np.float32)
+        mask = _number_mask(style.font, tile.number, style.number_scale, style.number_y)
+        cy = min(
+            FACE_H * 0.8, style.number_y * FACE_H + style.number_scale * FACE_H * 0.5 + FACE_W * 0.2
+        )
+        suit = _symbol_mask(
+            style.suit, FACE_W / 2, cy, FACE_W * 0.15, style.circle and style.suit != "none"
+        )
+        mask = np.maximum(mask, suit)
+    # per-tile wear: ink fades unevenly; worn blue drifts towards black, others towards the body
+    fade = np.clip(style.fade + rng.normal(0, 0.08), 0, 0.9)
+    wear = fractal_noise(rng, (FACE_H // 3, FACE_W // 3), 3, 2)
+    wear = cv2.resize(wear, (FACE_W, FACE_H), interpolation=cv2.INTER_LINEAR)
+    opacity = mask * np.clip(1.0 - fade * (0.4 + 0.6 * wear), 0.15, 1.0)
+    if tile.colour == "B" and fade > 0.3:
+        ink = ink * (1.3 - fade) + np.array([40, 30, 30], np.float32) * (fade - 0.3)
+    # printed ink is slightly darker than its colour in a picture of the tile; keep it as drawn
+    face = face * (1 - opacity[..., None]) + ink[None, None, :] * opacity[..., None]
+    # scratches and dirt specks
+    specks = rng.random((FACE_H, FACE_W)) > 0.9996
+    face[specks] *= rng.uniform(0.55, 0.85)
+    face = np.clip(face, 0, 255).astype(np.uint8)
+    out = np.dstack([face, (alpha * 255).astype(np.uint8)])
+    if upside_down:
+        out = np.ascontiguousarray(out[::-1, ::-1])
+    return out

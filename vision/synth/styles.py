@@ -1,0 +1,129 @@
+"""Style pools: typefaces, inks, tile bodies, racks and tables, split into *train* and *heldout*.
+
+The held-out pool shares nothing with the training pool in typefaces, ink shades and rack textures,
+so the committed evaluation set (rendered from ``heldout``) measures how the model copes with a tile
+set it has never seen.  Backgrounds, light and camera come from the same ranges in both pools: they
+are nuisance, not identity.
+
+>>> sorted(POOLS)
+['heldout', 'train']
+>>> set(POOLS["train"].fonts) & set(POOLS["heldout"].fonts)
+set()
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+FONT_DIR = Path(__file__).with_name("fonts")
+
+Colour = tuple[int, int, int]  # BGR
+
+
+@dataclass(frozen=True)
+class InkRange:
+    """HSV-like description of one ink: hue range (OpenCV 0..180), saturation and value ranges."""
+
+    hue: tuple[float, float]
+    sat: tuple[float, float]
+    val: tuple[float, float]
+
+
+@dataclass(frozen=True)
+class RackStyle:
+    """A rack material: texture kind and the colours it may take (BGR)."""
+
+    texture: str
+    colours: tuple[Colour, ...]
+
+
+@dataclass(frozen=True)
+class StylePool:
+    name: str
+    fonts: tuple[str, ...]  # file names in FONT_DIR
+    inks: dict[str, tuple[InkRange, ...]]  # colour letter -> ranges (one chosen per set)
+    racks: tuple[RackStyle, ...]
+    suits: tuple[str, ...]  # symbol in the small circle under the number
+    joker_marks: tuple[str, ...]
+
+
+# Inks: OpenCV hue is degrees / 2.  Red wraps around 0/180.
+_TRAIN_INKS = {
+    "R": (InkRange((172, 180), (170, 240), (170, 235)), InkRange((0, 5), (180, 250), (160, 225))),
+    "Y": (
+        InkRange((12, 17), (200, 255), (210, 250)),  # orange
+        InkRange((20, 25), (190, 250), (200, 245)),  # golden yellow
+    ),
+    "B": (
+        InkRange((104, 112), (170, 240), (120, 190)),  # royal blue
+        InkRange((68, 78), (170, 240), (90, 150)),  # green sets
+    ),
+    "K": (InkRange((0, 180), (0, 40), (15, 45)),),
+}
+_HELDOUT_INKS = {
+    "R": (InkRange((165, 171), (140, 200), (170, 230)),),  # pinkish red
+    "Y": (InkRange((17, 20), (170, 220), (215, 255)),),  # amber
+    "B": (
+        InkRange((96, 103), (160, 230), (140, 200)),  # cyan-ish blue
+        InkRange((58, 66), (150, 220), (110, 160)),  # yellowish green
+    ),
+    "K": (InkRange((100, 130), (30, 80), (30, 60)),),  # navy-black
+}
+
+_TRAIN_RACKS = (
+    RackStyle(
+        "wood", ((60, 110, 170), (40, 80, 135), (30, 55, 95), (90, 150, 200), (70, 120, 160))
+    ),
+    RackStyle("painted", ((40, 40, 150), (60, 100, 40), (120, 60, 30), (230, 230, 230))),
+    RackStyle("plastic", ((25, 25, 25), (85, 85, 85), (40, 40, 45))),
+)
+_HELDOUT_RACKS = (
+    RackStyle("wood", ((100, 165, 215), (20, 40, 70))),  # pale beech, wenge
+    RackStyle("painted", ((30, 30, 110), (90, 50, 20))),  # burgundy, navy
+    RackStyle("plastic", ((130, 130, 125), (20, 60, 20))),  # light grey, dark green
+)
+
+POOLS: dict[str, StylePool] = {
+    "train": StylePool(
+        name="train",
+        fonts=(
+            "DejaVuSans-Bold.ttf",
+            "LiberationSans-Bold.ttf",
+            "FreeSansBold.ttf",
+            "NimbusSans-Bold.otf",
+            "URWBookman-Demi.otf",
+            "LiberationSerif-Bold.ttf",
+        ),
+        inks=_TRAIN_INKS,
+        racks=_TRAIN_RACKS,
+        suits=("heart", "spade", "club", "dot", "none"),
+        joker_marks=("clover", "star"),
+    ),
+    "heldout": StylePool(
+        name="heldout",
+        fonts=("URWGothic-Demi.otf", "NimbusSansNarrow-Bold.otf", "C059-Bold.otf", "P052-Bold.otf"),
+        inks=_HELDOUT_INKS,
+        racks=_HELDOUT_RACKS,
+        suits=("heart", "spade", "club", "dot", "none"),
+        joker_marks=("clover", "star", "flower"),
+    ),
+}
+
+# Tables: the same for both pools (nuisance).  Colours BGR.
+TABLES: tuple[RackStyle, ...] = (
+    RackStyle("wood", ((70, 120, 170), (40, 75, 120), (25, 45, 80), (110, 160, 200))),
+    RackStyle("marble", ((225, 228, 230), (200, 205, 210), (60, 60, 65))),
+    RackStyle("cloth", ((180, 180, 180), (60, 60, 140), (120, 90, 60), (200, 210, 220))),
+    RackStyle("felt", ((50, 110, 30), (100, 70, 20), (40, 40, 120))),
+    RackStyle("checks", ((40, 40, 190), (140, 80, 30), (50, 120, 50))),
+    RackStyle("plastic", ((170, 175, 175), (210, 210, 205), (90, 95, 100))),
+)
+
+
+def pool(name: str) -> StylePool:
+    """The style pool called ``name`` (``train`` or ``heldout``)."""
+    try:
+        return POOLS[name]
+    except KeyError:
+        raise ValueError(f"unknown style pool {name!r}; use one of: {', '.join(POOLS)}") from None
