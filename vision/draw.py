@@ -1,0 +1,161 @@
+"""Draw a scan result on its photo: boxes, readings, confidence, group brackets, the discard.
+
+>>> import numpy as np
+>>> from okey import Rules, Tile
+>>> from vision.pipeline import PlacedTile, ScanResult
+>>> tile = PlacedTile(0, Tile.parse("R5"), (10, 10, 50, 66), 0.97)
+>>> result = ScanResult([[[tile]]], [], [], Rules.classic(), None, None)
+>>> annotate(np.zeros((120, 200, 3), np.uint8), result).shape
+(120, 200, 3)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import cv2
+import numpy as np
+
+from vision.pipeline import PlacedTile, ScanResult
+
+# BGR ink per tile colour; black tiles get a light label so the text stays readable on dark racks.
+INK = {
+    "R": (40, 40, 220),
+    "Y": (0, 170, 255),
+    "B": (220, 120, 20),
+    "K": (60, 60, 60),
+    None: (60, 170, 60),  # false joker
+}
+FLAG = (0, 220, 255)
+CORRECTED = (200, 80, 200)
+DISCARD = (255, 0, 255)
+TABLE = (160, 160, 160)
+BRACKET = (80, 220, 80)
+FONT = cv2.FONT_HERSHEY_SIMPLEX
+
+
+def annotate(image_bgr: np.ndarray, result: ScanResult, *, fps: float | None = None) -> np.ndarray:
+    """A copy of the image with the scan drawn on it (text scaled to the tile size)."""
+    out = image_bgr.copy()
+    tiles = [p for g in result.groups for p in g] + list(result.table)
+    scale = _text_scale(tiles, out.shape)
+    discard = result.discard
+    for group in result.groups:
+        _bracket(out, group, scale)
+    for placed in result.table:
+        _tile(out, placed, scale, TABLE, note=_table_note(placed, result))
+    for placed in (p for g in result.groups for p in g):
+        colour = INK[placed.tile.colour]
+        if placed.flagged:
+            colour = FLAG
+        if placed.corrected:
+            colour = CORRECTED
+        _tile(out, placed, scale, colour, discard=discard is not None and placed.id == discard.id)
+    _header(out, _summary(result, fps), scale)
+    return out
+
+
+def _text_scale(tiles: list[PlacedTile], shape: tuple[int, ...]) -> float:
+    if tiles:
+        width = float(np.median([p.box[2] - p.box[0] for p in tiles]))
+        return float(np.clip(width / 80.0, 0.35, 1.2))
+    return float(np.clip(shape[1] / 1280.0, 0.4, 1.0))
+
+
+def _label(
+    image: np.ndarray, text: str, origin: tuple[int, int], scale: float, colour: tuple[int, ...]
+) -> None:
+    """Text on a filled box, kept inside the image."""
+    thickness = max(1, round(scale * 2))
+    (w, h), base = cv2.getTextSize(text, FONT, scale, thickness)
+    x = int(np.clip(origin[0], 0, max(0, image.shape[1] - w - 4)))
+    y = int(np.clip(origin[1], h + base + 4, image.shape[0] - 2))
+    cv2.rectangle(image, (x, y - h - base - 4), (x + w + 4, y), colour, cv2.FILLED)
+    light = sum(colour) / 3 < 140
+    ink = (255, 255, 255) if light else (0, 0, 0)
+    cv2.putText(image, text, (x + 2, y - base - 2), FONT, scale, ink, thickness, cv2.LINE_AA)
+
+
+def _tile(
+    image: np.ndarray,
+    placed: PlacedTile,
+    scale: float,
+    colour: tuple[int, ...],
+    *,
+    discard: bool = False,
+    note: str = "",
+) -> None:
+    x1, y1, x2, y2 = (round(v) for v in placed.box)
+    thickness = max(2, round(scale * 3))
+    if discard:
+        pad = thickness * 2
+        cv2.rectangle(image, (x1 - pad, y1 - pad), (x2 + pad, y2 + pad), DISCARD, thickness * 2)
+        _label(image, "DISCARD", (x1 - pad, y2 + pad + round(24 * scale)), scale, DISCARD)
+    cv2.rectangle(image, (x1, y1), (x2, y2), colour, thickness)
+    mark = "?" if placed.flagged else ("*" if placed.corrected else "")
+    text = f"{placed.tile}{mark} {placed.confidence:.0%}"
+    if note:
+        text = f"{note} {text}"
+    _label(image, text, (x1, y1 - 2), scale * 0.8, colour)
+
+
+def _bracket(image: np.ndarray, group: list[PlacedTile], scale: float) -> None:
+    """A bracket under the group: a line below its tiles with ticks at both ends."""
+    if not group:
+        return
+    thickness = max(2, round(scale * 3))
+    gap = max(4, round(8 * scale))
+    left, right = group[0].box, group[-1].box
+    start = (round(left[0]), round(left[3]) + gap)
+    end = (round(right[2]), round(right[3]) + gap)
+    tick = max(5, round(12 * scale))
+    cv2.line(image, start, end, BRACKET, thickness, cv2.LINE_AA)
+    cv2.line(image, start, (start[0], start[1] - tick), BRACKET, thickness, cv2.LINE_AA)
+    cv2.line(image, end, (end[0], end[1] - tick), BRACKET, thickness, cv2.LINE_AA)
+
+
+def _table_note(placed: PlacedTile, result: ScanResult) -> str:
+    if result.indicator_source == "table" and placed.tile == result.indicator:
+        return "indicator"
+    return "table"
+
+
+def _summary(result: ScanResult, fps: float | None) -> list[str]:
+    lines = []
+    hand = " ".join(str(t) for t in result.hand)
+    head = f"{len(result.hand)} tiles"
+    if result.indicator is not None:
+        head += f"  indicator {result.indicator}  okey {result.okey}"
+    if fps is not None:
+        head += f"  {fps:.1f} fps"
+    lines.append(head)
+    if hand:
+        lines.append(hand)
+    verdict = _verdict_line(result.verdict)
+    if verdict:
+        lines.append(verdict)
+    discard = result.discard
+    if discard is not None:
+        lines.append(f"discard {discard.tile}")
+    lines.extend(result.hints[:2])
+    return lines
+
+
+def _verdict_line(verdict: Any) -> str:
+    if verdict is None:
+        return ""
+    from vision.judge import is_valid
+
+    if is_valid(verdict):
+        return "valid: this hand wins"
+    reason = getattr(verdict, "reason", "") or ""
+    return f"not valid: {reason}" if reason else "not valid"
+
+
+def _header(image: np.ndarray, lines: list[str], scale: float) -> None:
+    y = 4
+    text_scale = max(0.45, scale * 0.7)
+    for line in lines:
+        (_, h), base = cv2.getTextSize(line, FONT, text_scale, 1)
+        y += h + base + 6
+        _label(image, line, (4, y), text_scale, (30, 30, 30))

@@ -1,0 +1,91 @@
+"""What the engine says about a rack read from a photo: verdict, advice, one-tile-away hints.
+
+A thin bridge from the pipeline's laid-out groups to ``okey.referee`` and ``okey.advise``, with the
+decisions a camera adds (documented in docs/pipeline.md):
+
+* a rack of ``rules.hand_size`` tiles (14 classic) is refereed as laid out: the player shows a
+  finished hand, or wants to know whether the arrangement on the rack wins;
+* with ``declare`` and one tile more (15), the tile standing alone in its own group is the
+  finishing discard, and the other groups are refereed;
+* a rack of ``hand_size`` or ``hand_size + 1`` tiles gets the engine's advice (the waits for 14, the
+  ranked discards for 15);
+* when the verdict is "not valid", each likely misreading of an uncertain tile is tried in its
+  place; one that makes the hand valid is reported: "K12 may be B12; with B12 this hand wins".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from okey import OkeyError, Rules, Tile, check_possible
+
+Groups = list[list[Tile]]
+
+
+def split_discard(groups: Groups, rules: Rules, declare: bool) -> tuple[Groups, Tile | None]:
+    """The groups to referee and the finishing discard (a lone tile, with ``declare`` and 15)."""
+    n = sum(len(g) for g in groups)
+    if not declare or n != rules.hand_size + 1:
+        return groups, None
+    lone = [k for k, g in enumerate(groups) if len(g) == 1]
+    if len(lone) != 1:
+        return groups, None
+    k = lone[0]
+    return groups[:k] + groups[k + 1 :], groups[k][0]
+
+
+def verdict(groups: Groups, indicator: Tile, rules: Rules, declare: bool) -> Any:
+    """The referee's verdict on the groups as laid out, or None when the rack is no full hand."""
+    import okey
+
+    declared, discard = split_discard(groups, rules, declare)
+    if sum(len(g) for g in declared) != rules.hand_size:
+        return None
+    return okey.referee(declared, indicator, rules, discard=discard)
+
+
+def advice(hand: Sequence[Tile], indicator: Tile, rules: Rules, seen: Sequence[Tile]) -> Any:
+    """The engine's advice for 14 or 15 tiles (21 or 22 in 101), or None for other sizes."""
+    import okey
+
+    if len(hand) not in (rules.hand_size, rules.hand_size + 1):
+        return None
+    return okey.advise(list(hand), indicator, rules, seen=tuple(seen))
+
+
+def is_valid(result: Any) -> bool:
+    for name in ("valid", "winning", "wins", "ok"):
+        value = getattr(result, name, None)
+        if isinstance(value, bool):
+            return value
+    return False
+
+
+def hints(
+    groups: Groups,
+    indicator: Tile,
+    rules: Rules,
+    declare: bool,
+    current: Any,
+    uncertain: Sequence[tuple[int, int, Tile]],
+) -> list[str]:
+    """ "K12 may be B12; with B12 this hand wins" for each single re-reading that makes it valid.
+
+    ``uncertain`` holds (group number, place in group, alternative reading) candidates.
+    """
+    if current is None or is_valid(current):
+        return []
+    found: list[str] = []
+    for g, k, alternative in uncertain:
+        trial = [list(group) for group in groups]
+        was = trial[g][k]
+        trial[g][k] = alternative
+        try:
+            check_possible([t for group in trial for t in group], indicator, rules)
+            result = verdict(trial, indicator, rules, declare)
+        except OkeyError:
+            continue
+        if result is not None and is_valid(result):
+            found.append(f"{was} may be {alternative}; with {alternative} this hand wins")
+    return found

@@ -1,0 +1,480 @@
+"""The pipeline: a photo or a video frame in, a laid-out, rule-checked, refereed hand out.
+
+This is the one API that ``istaka scan``, ``istaka live`` and the web service call::
+
+    import cv2
+    from okey import Rules, Tile
+    from vision.pipeline import Pipeline
+
+    pipeline = Pipeline.default()          # loads the shipped recogniser once
+    result = pipeline.scan(cv2.imread("examples/rack.jpg"), indicator=Tile.parse("R5"))
+    print(result.to_dict()["rows"])
+
+Stages (each a plain function over small values; see DESIGN.md): recognise the tiles
+(``vision.recognizer``), lay out the rack (``vision.layout``), read all tiles jointly under the
+set's limits (``vision.decode``), then ask the engine (``okey``) for the verdict on the declared
+groups and the discard advice.  ``read`` starts from an already recognised frame (a smoothed video
+frame from ``vision.smoothing.HandTracker``, or a test's hand-made recognition).
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from okey import ImpossibleHandError, Rules, Tile, okey_for
+from vision.decode import Decoded, decode
+from vision.layout import RackLayout, lay_out
+from vision.types import Recognition, TileReading
+
+# Verdicts and advice are cached per hand, so a live stream asks the engine again only when the
+# hand changes.
+ENGINE_CACHE_SIZE = 64
+# Only the first few alternatives of the most uncertain tiles are tried for "one tile away" hints.
+HINT_TILES = 3
+HINT_ALTERNATIVES = 2
+HINT_MIN_PROBABILITY = 0.05
+
+
+class NotAnImageError(ValueError):
+    """The input is not an image (wrong type, shape, or a file OpenCV cannot decode)."""
+
+
+class NothingFoundError(Exception):
+    """The image was read but shows no hand: ``istaka scan`` exits with 3."""
+
+
+class NoTilesError(NothingFoundError):
+    """No tile at all in the image."""
+
+
+class NoRackError(NothingFoundError):
+    """Tiles, but none standing side by side in a rack row."""
+
+
+def load_image(path: str | Path) -> np.ndarray:
+    """Read a photo as a BGR array; ``FileNotFoundError`` or ``NotAnImageError`` naming the path."""
+    import cv2
+
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file: {path}")
+    data = np.fromfile(str(path), dtype=np.uint8)
+    image = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
+    if image is None:
+        raise NotAnImageError(f"{path} is not an image (OpenCV cannot decode it)")
+    return image
+
+
+def as_bgr(image: Any) -> np.ndarray:
+    """Check an image array and bring it to 3-channel BGR uint8 (grey and BGRA are converted)."""
+    import cv2
+
+    if not isinstance(image, np.ndarray):
+        raise NotAnImageError(f"expected an image array, got {type(image).__name__}")
+    if image.size == 0 or image.ndim not in (2, 3):
+        raise NotAnImageError(f"expected an image of shape (h, w) or (h, w, 3), got {image.shape}")
+    if image.dtype != np.uint8:
+        raise NotAnImageError(f"expected 8-bit pixels (uint8), got {image.dtype}")
+    if image.ndim == 2:
+        return cv2.cvtColor(image, cv2.COLOR_GRAY2BGR)
+    if image.shape[2] == 4:
+        return cv2.cvtColor(image, cv2.COLOR_BGRA2BGR)
+    if image.shape[2] != 3:
+        raise NotAnImageError(f"expected 3 colour channels, got {image.shape[2]}")
+    return image
+
+
+@dataclass(frozen=True)
+class PlacedTile:
+    """One tile of the result: where it is, what it reads as, and how sure that is."""
+
+    id: int  # track id in a video, else the position in the recognition
+    tile: Tile
+    box: tuple[float, float, float, float]
+    confidence: float
+    flagged: bool = False
+    corrected: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "tile": str(self.tile),
+            "box": [round(float(v), 1) for v in self.box],
+            "confidence": round(float(self.confidence), 3),
+        }
+        if self.flagged:
+            out["flagged"] = True
+        if self.corrected:
+            out["corrected"] = True
+        return out
+
+
+@dataclass(frozen=True)
+class Flag:
+    """A tile whose reading is uncertain, with the readings it could be instead."""
+
+    id: int
+    tile: Tile
+    probability: float
+    reason: str
+    alternatives: tuple[tuple[Tile, float], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "tile": str(self.tile),
+            "probability": round(self.probability, 3),
+            "reason": self.reason,
+            "alternatives": [
+                {"tile": str(t), "probability": round(p, 3)} for t, p in self.alternatives
+            ],
+        }
+
+    @property
+    def text(self) -> str:
+        others = ", ".join(f"{t} {p:.0%}" for t, p in self.alternatives[:2])
+        return f"{self.tile} ({self.probability:.0%}; {self.reason}; or {others})"
+
+
+@dataclass
+class ScanResult:
+    """Everything read from one frame.  ``to_dict()`` is the ``--json`` and API object."""
+
+    rows: list[list[list[PlacedTile]]]  # top to bottom, groups left to right
+    table: list[PlacedTile]
+    flagged: list[Flag]
+    rules: Rules
+    indicator: Tile | None
+    indicator_source: str | None  # "given", "table" (the one tile off the rack) or None
+    verdict: Any = None  # okey's referee result (has to_dict) or None
+    advice: Any = None  # okey's discard advice (has to_dict) or None
+    hints: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    image_size: tuple[int, int] = (0, 0)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def groups(self) -> list[list[PlacedTile]]:
+        return [group for row in self.rows for group in row]
+
+    @property
+    def hand(self) -> list[Tile]:
+        """The rack's tiles in reading order (top row first, left to right)."""
+        return [p.tile for group in self.groups for p in group]
+
+    @property
+    def okey(self) -> Tile | None:
+        return okey_for(self.indicator) if self.indicator is not None else None
+
+    @property
+    def discard(self) -> PlacedTile | None:
+        """The rack tile the advice says to discard (the rightmost copy), if any."""
+        tile = _advised_discard(self.advice)
+        if tile is None:
+            return None
+        copies = [p for group in self.groups for p in group if p.tile == tile]
+        return copies[-1] if copies else None
+
+    def to_dict(self) -> dict[str, Any]:
+        discard = self.discard
+        return {
+            "rules": self.rules.name,
+            "indicator": str(self.indicator) if self.indicator else None,
+            "indicator_source": self.indicator_source,
+            "okey": str(self.okey) if self.okey else None,
+            "rows": [[[p.to_dict() for p in group] for group in row] for row in self.rows],
+            "hand": [str(t) for t in self.hand],
+            "table": [p.to_dict() for p in self.table],
+            "flagged": [f.to_dict() for f in self.flagged],
+            "verdict": _as_dict(self.verdict),
+            "advice": _as_dict(self.advice),
+            "discard": discard.to_dict() if discard else None,
+            "hints": list(self.hints),
+            "warnings": list(self.warnings),
+            "image_size": list(self.image_size),
+            "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
+        }
+
+
+def _as_dict(value: Any) -> Any:
+    return value.to_dict() if value is not None and hasattr(value, "to_dict") else value
+
+
+def _advised_discard(advice: Any) -> Tile | None:
+    """The advised discard of the engine's advice, whatever its exact shape."""
+    if advice is None:
+        return None
+    best = getattr(advice, "discard", None) or getattr(advice, "best", None)
+    if best is None:
+        options = getattr(advice, "options", None) or getattr(advice, "ranked", None)
+        best = options[0] if options else None
+    best = getattr(best, "discard", None) or getattr(best, "tile", None) or best
+    return best if isinstance(best, Tile) else None
+
+
+class Pipeline:
+    """Recogniser + layout + rule-aware reading + engine; load once, call per frame."""
+
+    def __init__(self, recognizer: Any, *, max_rows: int = 2, gap_fraction: float | None = None):
+        self.recognizer = recognizer
+        self.max_rows = max_rows
+        self.gap_fraction = gap_fraction
+        self._engine_cache: OrderedDict[tuple, tuple[Any, Any, list[str]]] = OrderedDict()
+
+    @classmethod
+    def default(cls, backend: str | None = None) -> Pipeline:
+        """The pipeline with the shipped recogniser (``models/recognizer.yaml``)."""
+        from vision.recognizer import Recognizer
+
+        return cls(Recognizer.default(backend))
+
+    def scan(
+        self,
+        image_bgr: Any,
+        *,
+        indicator: Tile | str | None = None,
+        rules: Rules | None = None,
+        seen: Iterable[Tile | str] = (),
+        declare: bool = False,
+        corrections: Mapping[int | str, Tile | str] | None = None,
+        rule_aware: bool = True,
+    ) -> ScanResult:
+        """Read one photo (BGR array).
+
+        Raises ``NotAnImageError``, ``NoTilesError`` or ``NoRackError``.
+        """
+        image = as_bgr(image_bgr)
+        t0 = time.perf_counter()
+        recognition = self.recognizer.recognize(image)
+        recognise_ms = (time.perf_counter() - t0) * 1000
+        result = self.read(
+            recognition,
+            indicator=indicator,
+            rules=rules,
+            seen=seen,
+            declare=declare,
+            corrections=corrections,
+            rule_aware=rule_aware,
+        )
+        result.timings_ms = {"recognise": recognise_ms, **result.timings_ms}
+        result.timings_ms["total"] = (time.perf_counter() - t0) * 1000
+        return result
+
+    def read(
+        self,
+        recognition: Recognition,
+        *,
+        indicator: Tile | str | None = None,
+        rules: Rules | None = None,
+        seen: Iterable[Tile | str] = (),
+        declare: bool = False,
+        corrections: Mapping[int | str, Tile | str] | None = None,
+        rule_aware: bool = True,
+    ) -> ScanResult:
+        """Lay out, decode and referee an already recognised frame."""
+        rules = rules or Rules.classic()
+        given = Tile.parse(indicator) if isinstance(indicator, str) else indicator
+        seen_tiles = [Tile.parse(t) if isinstance(t, str) else t for t in seen]
+        readings = recognition.tiles
+        if not readings:
+            raise NoTilesError("no tiles found in the image")
+        ids = list(getattr(recognition, "track_ids", None) or range(len(readings)))
+        fixed = _corrections_by_position(corrections, ids)
+        timings = dict(recognition.timings_ms)
+
+        t0 = time.perf_counter()
+        kwargs = {} if self.gap_fraction is None else {"gap_fraction": self.gap_fraction}
+        layout = lay_out([r.box for r in readings], max_rows=self.max_rows, **kwargs)
+        if not layout.rack:
+            raise NoRackError(
+                f"found {len(readings)} tile(s) but no rack row (two or more tiles side by side)"
+            )
+        t1 = time.perf_counter()
+        decoded, indicator_tile, source = _decode_frame(
+            readings, layout, given, rules, seen_tiles, fixed, rule_aware
+        )
+        t2 = time.perf_counter()
+        result = _assemble(readings, ids, layout, decoded, fixed, rules, indicator_tile, source)
+        result.image_size = recognition.image_size
+        _check_rack_size(result)
+        if result.indicator is None:
+            result.warnings.append("no indicator: give one (--indicator) for a verdict and advice")
+        elif not any("rack holds" in w for w in result.warnings):
+            verdict, advice, hints = self._engine(result, declare, seen_tiles, decoded, layout)
+            result.verdict, result.advice = verdict, advice
+            result.hints.extend(hints)
+        t3 = time.perf_counter()
+        timings.update(
+            {"layout": (t1 - t0) * 1000, "decode": (t2 - t1) * 1000, "engine": (t3 - t2) * 1000}
+        )
+        result.timings_ms = timings
+        return result
+
+    def _engine(
+        self,
+        result: ScanResult,
+        declare: bool,
+        seen: list[Tile],
+        decoded: Decoded,
+        layout: RackLayout,
+    ) -> tuple[Any, Any, list[str]]:
+        """Verdict, advice and one-tile-away hints, cached by hand."""
+        groups = tuple(tuple(p.tile for p in g) for g in result.groups)
+        key = (groups, result.indicator, result.rules, tuple(sorted(seen)), declare)
+        uncertain = _uncertain_alternatives(result, decoded, layout)
+        key = (*key, uncertain)
+        if key in self._engine_cache:
+            self._engine_cache.move_to_end(key)
+            return self._engine_cache[key]
+        from vision import judge
+
+        verdict = judge.verdict([list(g) for g in groups], result.indicator, result.rules, declare)
+        advice = judge.advice(list(result.hand), result.indicator, result.rules, seen)
+        hints = judge.hints(
+            [list(g) for g in groups], result.indicator, result.rules, declare, verdict, uncertain
+        )
+        value = (verdict, advice, hints)
+        self._engine_cache[key] = value
+        if len(self._engine_cache) > ENGINE_CACHE_SIZE:
+            self._engine_cache.popitem(last=False)
+        return value
+
+
+def _corrections_by_position(
+    corrections: Mapping[int | str, Tile | str] | None, ids: list[int]
+) -> dict[int, Tile]:
+    """Map the player's corrections (keyed by tile id) to positions in this frame."""
+    fixed: dict[int, Tile] = {}
+    position = {tile_id: k for k, tile_id in enumerate(ids)}
+    for key, value in (corrections or {}).items():
+        try:
+            tile_id = int(key)
+        except (TypeError, ValueError):
+            raise ValueError(f"correction key {key!r} is not a tile id") from None
+        if tile_id not in position:
+            continue  # a tile that left the view; its correction waits for it to come back
+        fixed[position[tile_id]] = Tile.parse(value) if isinstance(value, str) else value
+    return fixed
+
+
+def _decode_frame(
+    readings: list[TileReading],
+    layout: RackLayout,
+    given: Tile | None,
+    rules: Rules,
+    seen: list[Tile],
+    fixed: dict[int, Tile],
+    rule_aware: bool,
+) -> tuple[Decoded, Tile | None, str | None]:
+    """Decode all tiles; with no indicator given, a lone table tile is taken as the indicator."""
+    probs = np.stack([np.asarray(r.probs, dtype=float) for r in readings])
+    rack = set(layout.rack)
+    on_rack = [i in rack for i in range(len(readings))]
+    decoded = decode(
+        probs,
+        on_rack=on_rack,
+        indicator=given,
+        rules=rules,
+        seen=seen,
+        fixed=fixed,
+        rule_aware=rule_aware,
+    )
+    if given is not None:
+        return decoded, given, "given"
+    if len(layout.table) == 1 and not decoded.tiles[layout.table[0]].is_false_joker:
+        position = layout.table[0]
+        indicator = decoded.tiles[position]
+        try:
+            decoded = decode(
+                probs,
+                on_rack=on_rack,
+                indicator=indicator,
+                rules=rules,
+                seen=seen,
+                fixed={**fixed, position: indicator} if position not in fixed else fixed,
+                rule_aware=rule_aware,
+            )
+        except ImpossibleHandError:
+            return decoded, None, None
+        return decoded, indicator, "table"
+    return decoded, None, None
+
+
+def _assemble(
+    readings: list[TileReading],
+    ids: list[int],
+    layout: RackLayout,
+    decoded: Decoded,
+    fixed: dict[int, Tile],
+    rules: Rules,
+    indicator: Tile | None,
+    source: str | None,
+) -> ScanResult:
+    flagged_set = set(decoded.flagged)
+
+    def placed(i: int) -> PlacedTile:
+        prob = 1.0 if i in fixed else decoded.probabilities[i]
+        return PlacedTile(
+            id=int(ids[i]),
+            tile=decoded.tiles[i],
+            box=tuple(float(v) for v in readings[i].box),
+            confidence=prob * readings[i].detection_confidence,
+            flagged=i in flagged_set,
+            corrected=i in fixed,
+        )
+
+    rows = [[[placed(i) for i in group] for group in row] for row in layout.rows]
+    table = [placed(i) for i in layout.table]
+    flags = [
+        Flag(
+            id=int(ids[i]),
+            tile=decoded.tiles[i],
+            probability=decoded.probabilities[i],
+            reason=decoded.reason(i),
+            alternatives=tuple((a.tile, a.probability) for a in decoded.alternatives[i]),
+        )
+        for i in decoded.flagged
+    ]
+    return ScanResult(rows, table, flags, rules, indicator, source)
+
+
+def _check_rack_size(result: ScanResult) -> None:
+    n = len(result.hand)
+    rules = result.rules
+    if n > rules.max_rack_tiles:
+        result.warnings.append(
+            f"{n} tiles on the rack: a {rules.name} rack holds at most {rules.max_rack_tiles}"
+        )
+    elif n < rules.hand_size:
+        result.warnings.append(
+            f"{n} tiles on the rack: a {rules.name} hand has {rules.hand_size} or "
+            f"{rules.max_rack_tiles} (a tile hidden or off the rack?)"
+        )
+
+
+def _uncertain_alternatives(
+    result: ScanResult, decoded: Decoded, layout: RackLayout
+) -> tuple[tuple[int, int, Tile], ...]:
+    """(group number, place in group, alternative) for the least sure rack tiles' runner-ups."""
+    place = {}
+    for g, group in enumerate(layout.groups):
+        for k, i in enumerate(group):
+            place[i] = (g, k)
+    corrected = {i for i in place if result.groups[place[i][0]][place[i][1]].corrected}
+    candidates = sorted(
+        (i for i in decoded.flagged if i in place and i not in corrected),
+        key=lambda i: decoded.probabilities[i],
+    )[:HINT_TILES]
+    return tuple(
+        (*place[i], a.tile)
+        for i in candidates
+        for a in decoded.alternatives[i][:HINT_ALTERNATIVES]
+        if a.probability >= HINT_MIN_PROBABILITY
+    )
