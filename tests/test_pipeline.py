@@ -1,0 +1,164 @@
+"""The pipeline API on recognised frames: layout + rule-aware reading + result object."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from okey import Rules, Tile, parse_tiles
+from vision.draw import annotate
+from vision.pipeline import (
+    NoRackError,
+    NotAnImageError,
+    NoTilesError,
+    Pipeline,
+    as_bgr,
+)
+from vision.types import Recognition, TileReading
+
+W, H = 40.0, 56.0
+
+
+def reading(tile: Tile, box: tuple[float, float, float, float], p: float = 0.95) -> TileReading:
+    probs = np.full(53, (1 - p) / 52)
+    probs[tile.index] = p
+    return TileReading(box, tile, p, probs)
+
+
+def rack(rows: list[str], table: str = "") -> Recognition:
+    """A recognised rack: each row a string with groups split by '|', tiles read at 95%."""
+    tiles = []
+    for r, row in enumerate(rows):
+        x = 100.0
+        for group in row.split("|"):
+            for tile in parse_tiles(group):
+                tiles.append(reading(tile, (x, 100 + r * 1.4 * H, x + W, 100 + r * 1.4 * H + H)))
+                x += W + 2
+            x += W
+    for k, tile in enumerate(parse_tiles(table)):
+        tiles.append(reading(tile, (150 + 200 * k, 400, 150 + 200 * k + W, 400 + H)))
+    return Recognition(tiles, (1000, 600))
+
+
+def with_probs(recognition: Recognition, position: int, probs: dict[str, float]) -> Recognition:
+    row = np.full(53, 1e-4)
+    for tile, p in probs.items():
+        row[Tile.parse(tile).index] = p
+    row /= row.sum()
+    tiles = list(recognition.tiles)
+    old = tiles[position]
+    best = int(np.argmax(row))
+    tiles[position] = TileReading(old.box, Tile(best), float(row[best]), row)
+    return Recognition(tiles, recognition.image_size)
+
+
+@pytest.fixture
+def pipeline() -> Pipeline:
+    # ``read`` never calls the recogniser; scanning photos is tested with the shipped one in
+    # test_scan_cli.py.
+    return Pipeline(recognizer=None)
+
+
+def test_rows_groups_and_table_in_the_json(pipeline: Pipeline) -> None:
+    rec = rack(["R1 R2 R3 | K7 Y7 B7", "B9 B10 B11 | FJ"], table="Y4")
+    result = pipeline.read(rec, indicator=Tile.parse("R9"))
+    out = result.to_dict()
+    assert [[[t["tile"] for t in g] for g in row] for row in out["rows"]] == [
+        [["R1", "R2", "R3"], ["K7", "Y7", "B7"]],
+        [["B9", "B10", "B11"], ["FJ"]],
+    ]
+    assert out["hand"] == ["R1", "R2", "R3", "K7", "Y7", "B7", "B9", "B10", "B11", "FJ"]
+    assert [t["tile"] for t in out["table"]] == ["Y4"]
+    first = out["rows"][0][0][0]
+    assert first["box"] == [100.0, 100.0, 140.0, 156.0]
+    assert first["confidence"] == pytest.approx(0.95, abs=1e-3)
+    assert out["indicator"] == "R9" and out["okey"] == "R10"
+    json.dumps(out)  # plain JSON types throughout
+
+
+def test_a_planted_third_copy_is_read_as_its_runner_up(pipeline: Pipeline) -> None:
+    rec = rack(["K12 K12 R1 R2 R3", "K12 Y5 Y6"])
+    rec = with_probs(rec, 5, {"K12": 0.5, "B12": 0.4})
+    result = pipeline.read(rec, indicator=Tile.parse("R9"))
+    assert result.hand.count(Tile.parse("K12")) == 2
+    assert result.rows[1][0][0].tile == Tile.parse("B12")
+    (flag,) = result.flagged
+    assert flag.tile == Tile.parse("B12") and "two of each" in flag.reason
+    assert result.rows[1][0][0].flagged
+    without = pipeline.read(rec, indicator=Tile.parse("R9"), rule_aware=False)
+    assert without.hand.count(Tile.parse("K12")) == 3
+
+
+def test_corrections_override_readings_by_id(pipeline: Pipeline) -> None:
+    rec = rack(["R1 R2 R3 R4"])
+    result = pipeline.read(rec, corrections={"2": "K3", 99: "R9"})  # 99: not in view, ignored
+    placed = result.rows[0][0][2]
+    assert placed.tile == Tile.parse("K3") and placed.corrected
+    assert result.to_dict()["rows"][0][0][2]["corrected"] is True
+    assert not result.rows[0][0][0].corrected
+    with pytest.raises(ValueError, match="not a tile id"):
+        pipeline.read(rec, corrections={"left": "R1"})
+
+
+def test_a_lone_table_tile_is_taken_as_the_indicator(pipeline: Pipeline) -> None:
+    result = pipeline.read(rack(["R1 R2 R3"], table="K7"))
+    assert result.indicator == Tile.parse("K7")
+    assert result.indicator_source == "table"
+    assert result.okey == Tile.parse("K8")
+
+
+def test_without_an_indicator_there_is_no_verdict_but_a_note(pipeline: Pipeline) -> None:
+    result = pipeline.read(rack(["R1 R2 R3", "K1 K2"]))
+    assert result.indicator is None and result.verdict is None and result.advice is None
+    assert any("indicator" in w for w in result.warnings)
+
+
+def test_too_many_rack_tiles_are_reported(pipeline: Pipeline) -> None:
+    rows = ["R1 R2 R3 R4 R5 R6 R7 R8", "K1 K2 K3 K4 K5 K6 K7 K8"]
+    result = pipeline.read(rack(rows), indicator=Tile.parse("Y1"))
+    assert any("16 tiles" in w for w in result.warnings)
+    assert result.verdict is None
+    result101 = pipeline.read(rack(rows), indicator=Tile.parse("Y1"), rules=Rules.okey101())
+    assert not any("16 tiles on the rack: a okey101 rack holds" in w for w in result101.warnings)
+
+
+def test_nothing_found(pipeline: Pipeline) -> None:
+    with pytest.raises(NoTilesError):
+        pipeline.read(Recognition([], (640, 480)))
+    lonely = Recognition(
+        [
+            reading(Tile.parse("R1"), (0, 0, 40, 56)),
+            reading(Tile.parse("R2"), (300, 300, 340, 356)),
+        ],
+        (640, 480),
+    )
+    with pytest.raises(NoRackError, match="2 tile"):
+        pipeline.read(lonely)
+
+
+def test_image_checks() -> None:
+    with pytest.raises(NotAnImageError, match="image array"):
+        as_bgr([[1, 2], [3, 4]])
+    with pytest.raises(NotAnImageError, match="uint8"):
+        as_bgr(np.zeros((10, 10, 3), np.float32))
+    with pytest.raises(NotAnImageError, match="channels"):
+        as_bgr(np.zeros((10, 10, 2), np.uint8))
+    assert as_bgr(np.zeros((10, 12), np.uint8)).shape == (10, 12, 3)
+    with pytest.raises(NotAnImageError):
+        Pipeline(recognizer=None).scan("photo.jpg")
+
+
+def test_annotate_draws_boxes_and_brackets(pipeline: Pipeline) -> None:
+    result = pipeline.read(rack(["R1 R2 R3 | K7 Y7 B7", "B9 B10 B11"], table="Y4"))
+    image = np.full((600, 1000, 3), 255, np.uint8)
+    drawn = annotate(image, result)
+    assert drawn.shape == image.shape
+    assert not np.array_equal(drawn, image)
+    # Each tile box's outline is drawn: the left edge of the first tile is no longer white.
+    assert (drawn[110:150, 99:102] != 255).any()
+    # A bracket runs under the first group.
+    assert (drawn[156:175, 110:210] != 255).any()
+    # The input image is untouched.
+    assert (image == 255).all()
