@@ -125,7 +125,9 @@ class Match:
             raise OkeyError(f"the round's players {names} are not the match's {list(self.players)}")
         for name, points in score_round(summary, self.rules).items():
             self._state.scores[name] += points
-        if len(self.rounds) + 1 >= self.rules.rounds:
+        # A void round (all four opened with pairs) is replayed: it does not count.
+        played = sum(1 for r in [*self.rounds, summary] if isinstance(r, Round101) and not r.void)
+        if played >= self.rules.rounds:
             self._state.result = _lowest_wins(self._state.scores)
 
     def _apply_classic(self, summary: ClassicRound) -> None:

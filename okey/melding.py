@@ -136,12 +136,114 @@ class MeldSearch:
         """Search a hand and rebuild the melds (false jokers and okeys mapped back to the tiles)."""
         x, okeys, false_jokers = self.pack(tiles)
         value = self._solve(x, okeys)
-        melds = self._rebuild(x, okeys)
+        return self._result(value, self._rebuild(x, okeys), tiles)
+
+    def best_using(self, tiles: Sequence[Tile], tile: Tile) -> MeldSearchResult | None:
+        """The best melds among those that put ``tile`` (one copy of it) into a meld, or None when
+        no meld can hold it.  101 Okey: a player who takes the previous discard and has not opened
+        must open with it.
+
+        >>> from okey.tiles import parse_tiles
+        >>> s = MeldSearch(Tile.parse("B1"), wrap=False)
+        >>> hand = parse_tiles("R9 Y9 B9 R7 R8")  # the set of 9s (27), or R7 in R7 R8 R9 (24)
+        >>> s.best(hand).value, s.best_using(hand, Tile.parse("R7")).value
+        (27, 24)
+        """
+        if tile not in tiles:
+            raise ValueError(f"{tile} is not in the hand")
+        x, j, _ = self.pack(tiles)
+        if tile == self.okey:
+            return self._best_using_okey(tiles, x, j)
+        kind = self.okey.index if tile.is_false_joker else tile.index
+        x -= 1 << (2 * kind)
+        found = self._best_through(x, j, kind)
+        if found is None:
+            return None
+        value, nx, nj, spec = found
+        melds = [self._meld_of(spec), *self._rebuild(nx, nj)]
+        return self._result(value, melds, tiles)
+
+    def _best_using_okey(self, tiles: Sequence[Tile], x: int, j: int) -> MeldSearchResult | None:
+        # The okey stands for some tile kind: try each one as a forced real tile, then show the
+        # okey in that slot.
+        best: tuple | None = None
+        for kind in range(52):
+            if (x >> (2 * kind)) & 3 == 3:
+                continue
+            found = self._best_through(x, j - 1, kind)
+            if found is not None and (best is None or found[0] > best[0]):
+                best = (*found, kind)
+        if best is None:
+            return None
+        value, nx, nj, spec, kind = best
+        forced = self._meld_of(spec)
+        held = list(forced.tiles)
+        slot = next(
+            i
+            for i, (t, p) in enumerate(zip(held, forced.plays_as, strict=True))
+            if p.index == kind and t != self.okey
+        )
+        held[slot] = self.okey
+        melds = [Meld(forced.kind, tuple(held), forced.plays_as), *self._rebuild(nx, nj)]
+        return self._result(value, melds, tiles)
+
+    def _result(self, value: int, melds: list[Meld], tiles: Sequence[Tile]) -> MeldSearchResult:
         remaining = list(tiles)
         for meld in melds:
-            for tile in meld.tiles:
-                remaining.remove(tile)
+            for t in meld.tiles:
+                remaining.remove(t)
         return MeldSearchResult(value, tuple(melds), tuple(sorted(remaining)))
+
+    def _best_through(self, x: int, j: int, kind: int) -> tuple | None:
+        """Best (value, next x, next okeys, spec) over melds holding one more tile of ``kind``
+        (already taken out of ``x``)."""
+        best: tuple | None = None
+        for nx, nj, gain, spec in self._melds_through(x, j, kind):
+            total = gain + self._solve(nx, nj)
+            if best is None or total > best[0]:
+                best = (total, nx, nj, spec)
+        return best
+
+    def _melds_through(self, x: int, j: int, kind: int):
+        colour, n0 = divmod(kind, 13)
+        n = n0 + 1
+        weight = self._joker_value
+        # Sets: any other colours held, plus okeys for the rest.
+        others = [c for c in range(4) if c != colour and (x >> (2 * (c * 13 + n0))) & 3]
+        for mask in range(1 << len(others)):
+            chosen = [others[i] for i in range(len(others)) if mask >> i & 1]
+            real = 1 + len(chosen)
+            for jk in range(max(0, 3 - real), min(j, 4 - real) + 1):
+                nx = x
+                for c in chosen:
+                    nx -= 1 << (2 * (c * 13 + n0))
+                yield nx, j - jk, n * real + weight(n) * jk, ("set", n, (colour, *chosen), jk)
+        # Runs a..b through n, every other slot a real tile or an okey.
+        base = colour * 13 - 1
+        top = _HIGH_ONE if self.wrap else 13
+        for a in range(1, n + 1):
+            for b in range(max(n, a + 2), min(top, a + self.max_run - 1) + 1):
+                if b == _HIGH_ONE and a == 1:
+                    continue
+                yield from self._fill_slots(x, j, base, a, b, n)
+
+    def _fill_slots(self, x: int, j: int, base: int, a: int, b: int, n: int):
+        def walk(m: int, x: int, j: int, value: int, okey_slots: tuple[bool, ...]):
+            if m > b:
+                yield x, j, value, ("fill", base, a, b, okey_slots)
+                return
+            face = 1 if m == _HIGH_ONE else m
+            if m == n:
+                yield from walk(m + 1, x, j, value + face, (*okey_slots, False))
+                return
+            shift = 2 * (base + face)
+            real_here = (x >> shift) & 3
+            if real_here:
+                yield from walk(m + 1, x - (1 << shift), j, value + face, (*okey_slots, False))
+            if j and (not real_here or self.free_okeys):
+                yield from walk(m + 1, x, j - 1, value + self._joker_value(m), (*okey_slots, True))
+
+        yield from walk(a, x, j, 0, ())
 
     def _solve(self, x: int, j: int) -> int:
         key = x * 3 + j
@@ -352,6 +454,14 @@ class MeldSearch:
                 plays.append(Tile(c * 13 + n - 1))
             order = sorted(range(len(tiles)), key=lambda i: plays[i].index)
             return Meld("set", tuple(tiles[i] for i in order), tuple(plays[i] for i in order))
+        if spec[0] == "fill":
+            # A run given slot by slot: True where an okey fills it.
+            _, base, a, b, okey_slots = spec
+            for m, by_okey in zip(range(a, b + 1), okey_slots, strict=True):
+                kind = base + (1 if m == _HIGH_ONE else m)
+                plays.append(Tile(kind))
+                tiles.append(self.okey if by_okey else self._tile_as_held(kind))
+            return Meld("run", tuple(tiles), tuple(plays))
         _, base, a, b, slots = spec
         if slots and slots[0] == "high1":
             fills = dict(zip(range(a, 14), slots[1:], strict=True))

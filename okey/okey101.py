@@ -174,20 +174,31 @@ def best_opening(
     rules: Rules | None = None,
     *,
     earlier_openings: Iterable[int] = (),
+    must_use: Tile | str | None = None,
 ) -> Opening:
     """The exact best meld opening (maximum total value of melds laid at once).
 
+    ``must_use``: a tile of the hand that has to lie in a meld (a player who takes the previous
+    discard before opening must open with it); no meld for it gives 0 points.
+
     >>> best_opening("R11 R12 R13 K12 Y12 B12 FJ", "Y4", Rules.okey101()).points
     72
+    >>> best_opening("R9 Y9 B9 R7 R8", "B1", Rules.okey101(), must_use="R7").points
+    24
     """
     hand, indicator, rules = _prepare(tiles, indicator, rules)
-    result = _search(indicator, rules).best(hand)
-    return Opening(
-        result.value,
-        result.melds,
-        result.remaining,
-        opening_threshold(rules, earlier_openings),
-    )
+    threshold = opening_threshold(rules, earlier_openings)
+    search = _search(indicator, rules)
+    if must_use is None:
+        result = search.best(hand)
+    else:
+        forced = must_use if isinstance(must_use, Tile) else Tile.parse(must_use)
+        if forced not in hand:
+            raise OkeyError(f"must_use tile {forced} is not in the hand")
+        result = search.best_using(hand, forced)
+        if result is None:
+            return Opening(0, (), tuple(sorted(hand)), threshold)
+    return Opening(result.value, result.melds, result.remaining, threshold)
 
 
 def best_pairs_opening(
@@ -378,8 +389,13 @@ def lay_offs(
     table: Iterable[Meld | str | Iterable[Tile | str]],
     indicator: Tile | str,
     rules: Rules | None = None,
+    *,
+    opened: bool = True,
 ) -> list[LayOff]:
     """Every way one hand tile can go onto a table meld, including swaps for a table okey.
+
+    Only a player who has opened may add to the table: ``opened=False`` gives no options (a pairs
+    opener has opened and may add to others' melds).
 
     >>> [str(x) for x in lay_offs("K7 K3 B4", ["K4 K5 K6", "R4 Y4 B4"], "R1", Rules.okey101())]
     ['K7 onto meld 1 (end, as K7)', 'K3 onto meld 1 (start, as K3)']
@@ -392,6 +408,8 @@ def lay_offs(
     okey = okey_for(indicator)
     melds = _as_melds(table, indicator, rules)
     options: list[LayOff] = []
+    if not opened:
+        return options
     seen: set[Tile] = set()
     for tile in hand:
         if tile in seen:
@@ -593,6 +611,11 @@ class Round101:
     one_turn: bool = False
     game: Literal["okey101"] = field(default="okey101")
 
+    @property
+    def void(self) -> bool:
+        """All four players opened with pairs: the round is void and replayed."""
+        return len(self.players) == 4 and all(p.pairs for p in self.players)
+
     def to_dict(self) -> dict[str, Any]:
         return {
             "game": "okey101",
@@ -635,7 +658,7 @@ def score_round(summary: Round101, rules: Rules | None = None) -> dict[str, int]
     202.  An okey finish doubles everything; a finish of the whole hand in one turn doubles again
     (-404 / 808 with both); a pairs opener's own remainder is doubled, and so are the penalties a
     finishing pairs opener causes.  Then 101 for each okey still held by an opened player and for
-    each extra penalty event (not doubled).
+    each extra penalty event (not doubled).  A void round (all four opened with pairs) scores 0.
 
     >>> players = (PlayerRound101("A", opened=True), PlayerRound101("B", opened=True, hand_sum=30),
     ...            PlayerRound101("C", hand_sum=50), PlayerRound101("D", opened=True, pairs=True,
@@ -646,6 +669,8 @@ def score_round(summary: Round101, rules: Rules | None = None) -> dict[str, int]
     names = [p.name for p in summary.players]
     if len(set(names)) != len(names):
         raise OkeyError(f"player names repeat in the round: {names}")
+    if summary.void:
+        return dict.fromkeys(names, 0)
     by_name = {p.name: p for p in summary.players}
     finisher = by_name.get(summary.finisher) if summary.finisher is not None else None
     if summary.finisher is not None and finisher is None:
@@ -683,8 +708,9 @@ def match_totals(rounds: Sequence[Round101], rules: Rules | None = None) -> dict
     {'A': -202, 'B': 404}
     """
     rules = rules or Rules.okey101()
-    if len(rounds) > rules.rounds:
-        raise OkeyError(f"{len(rounds)} rounds recorded but the match has {rules.rounds}")
+    played = sum(1 for r in rounds if not r.void)
+    if played > rules.rounds:
+        raise OkeyError(f"{played} rounds recorded but the match has {rules.rounds}")
     totals: Counter[str] = Counter()
     for summary in rounds:
         for name, points in score_round(summary, rules).items():

@@ -68,3 +68,23 @@ def brute_best(
         return best
 
     return solve(tuple(sorted(tiles)))
+
+
+def brute_best_using(
+    tiles: list[Tile], forced: int, indicator: Tile, wrap: bool, okey_weight: int | None = None
+) -> int | None:
+    """Best value when ``tiles[forced]`` must lie in a meld, or None when no meld holds it."""
+    okey = okey_for(indicator)
+    first = tiles[forced]
+    others = [t for i, t in enumerate(tiles) if i != forced]
+    best: int | None = None
+    for size in range(2, min(12, len(others)) + 1):
+        for chosen in combinations(range(len(others)), size):
+            meld = (first, *(others[i] for i in chosen))
+            value = meld_values(meld, okey, wrap, okey_weight)
+            if value < 0:
+                continue
+            left = [t for i, t in enumerate(others) if i not in chosen]
+            total = value + brute_best(left, indicator, wrap, okey_weight)
+            best = total if best is None else max(best, total)
+    return best

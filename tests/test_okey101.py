@@ -7,10 +7,11 @@ from dataclasses import replace
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from okey_reference import brute_best, meld_values
+from okey_reference import brute_best, brute_best_using, meld_values
 
 from okey import FULL_SET, Rules, Tile, parse_tiles
 from okey.errors import ImpossibleHandError, OkeyError
+from okey.groups import group_kinds
 from okey.hand import okey_for
 from okey.melding import MeldSearch, best_melds
 from okey.okey101 import (
@@ -153,6 +154,9 @@ def test_fast_opening_search_matches_the_exhaustive_search_on_full_deals(rng):
     assert fast.value(*fast.pack(hand)[:2]) == slow.value(*slow.pack(hand)[:2])
     opening = best_opening(hand, indicator, R101)
     assert opening.points == sum(m.value for m in opening.melds)
+    # Every meld laid is a group the engine's own group reader accepts as that kind.
+    for meld in opening.melds:
+        assert meld.kind in group_kinds(meld.tiles, indicator, R101), str(meld)
 
 
 @given(small_hands())
@@ -161,6 +165,46 @@ def test_best_opening_value_is_the_sum_of_its_melds(hand_indicator):
     opening = best_opening(hand, indicator, R101)
     assert opening.points == sum(m.value for m in opening.melds)
     assert opening.points == brute_best(hand, indicator, False)
+
+
+# --- opening with a taken discard ---------------------------------------------------------------
+def test_taken_discard_must_be_in_the_opening():
+    # Best is the set of 9s (27); opening with the taken R7 forces R7 R8 R9 (24).
+    assert best_opening("R9 Y9 B9 R7 R8", "B1", R101).points == 27
+    forced = best_opening("R9 Y9 B9 R7 R8", "B1", R101, must_use="R7")
+    assert forced.points == 24
+    assert any(Tile.parse("R7") in m.tiles for m in forced.melds)
+
+
+def test_taken_discard_that_fits_no_meld_gives_no_opening():
+    opening = best_opening("R9 Y9 B9 K2", "B1", R101, must_use="K2")
+    assert opening.points == 0
+    assert opening.melds == ()
+    with pytest.raises(OkeyError, match="not in the hand"):
+        best_opening("R9 Y9 B9", "B1", R101, must_use="K2")
+
+
+def test_taken_okey_must_be_laid():
+    # Okey B2; K13 Y13 B13 set (39) without it; with it the best is the four-colour set (52).
+    opening = best_opening("K13 Y13 B13 B2", "B1", R101, must_use="B2")
+    assert opening.points == 52
+    assert Tile.parse("B2") in opening.melds[0].tiles
+
+
+@given(small_hands(), st.data())
+def test_forced_tile_search_matches_brute_force(hand_indicator, data):
+    hand, indicator = hand_indicator
+    if not hand:
+        return
+    forced = data.draw(st.integers(0, len(hand) - 1))
+    expected = brute_best_using(hand, forced, indicator, False)
+    opening = best_opening(hand, indicator, R101, must_use=hand[forced])
+    assert opening.points == (expected or 0)
+    if expected is not None:
+        assert sum(m.value for m in opening.melds) == expected
+        laid = [t for m in opening.melds for t in m.tiles]
+        assert hand[forced] in laid
+        assert sorted(laid + list(opening.remaining)) == sorted(hand)
 
 
 # --- pairs opening --------------------------------------------------------------------------------
@@ -224,6 +268,11 @@ def test_okey_in_hand_lays_off_anywhere_and_full_melds_take_nothing():
     full = ["K1 K2 K3 K4 K5 K6 K7 K8 K9 K10 K11 K12 K13", "R4 Y4 B4 K4"]
     assert lay_offs("R2 K4", full, "R1", R101) == []
     assert {o.where for o in lay_offs("R2", ["Y4 Y5 Y6"], "R1", R101)} == {"start", "end"}
+
+
+def test_only_an_opened_player_lays_off():
+    assert lay_offs("K7", ["K4 K5 K6"], "R1", R101, opened=False) == []
+    assert len(lay_offs("K7", ["K4 K5 K6"], "R1", R101, opened=True)) == 1
 
 
 def test_no_lay_off_past_13_in_101():

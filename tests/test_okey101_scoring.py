@@ -110,6 +110,20 @@ def test_round_input_errors_name_the_problem():
         PlayerRound101("B", pairs=True)
 
 
+def test_all_four_pairs_openers_void_the_round_and_it_is_replayed():
+    pairs = tuple(opened(n, 10, pairs=True) for n in "ABCD")
+    void = Round101(pairs, "A", okey_finish=True)
+    assert void.void
+    assert score_round(void) == dict.fromkeys("ABCD", 0)
+    three = Round101((*pairs[:3], opened("D", 10)), "A")
+    assert not three.void
+    match = Match(replace(Rules.okey101(), rounds=1), list("ABCD"))
+    match.record(void)
+    assert not match.over  # replayed, not counted
+    match.record(three)
+    assert match.over
+
+
 def test_match_totals_over_the_agreed_rounds():
     r1 = Round101((opened("A"), opened("B", 30)), "A")
     r2 = Round101((opened("A", 7), opened("B")), "B")
