@@ -96,6 +96,14 @@ def test_opening_rejects_an_impossible_hand():
         best_opening(too_many, "B1", R101)
 
 
+def test_101_rack_holds_21_tiles_and_the_dealer_22():
+    assert (R101.hand_size, R101.max_rack_tiles) == (21, 22)
+    deck = [f"{c}{n}" for c in "RYBK" for n in range(1, 13)]
+    assert best_opening(" ".join(deck[:22]), "K13", R101).points > 0
+    with pytest.raises(ImpossibleHandError, match="23 tiles"):
+        best_opening(" ".join(deck[:23]), "K13", R101)
+
+
 def test_threshold_and_rising_threshold():
     hand = "R10 R11 R12 R13 K13 Y13 B13 K9 K10 K11 Y1 Y2 Y3"  # 121
     assert best_opening(hand, "B2", R101).opens

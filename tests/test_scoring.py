@@ -189,6 +189,7 @@ def test_counted_round_charges_each_loser_their_rack():
     racks = {"B": parse_tiles("K9"), "C": parse_tiles("R1 R2 R3"), "D": parse_tiles("Y7 Y8")}
     summary = ClassicRound("A", indicator=Tile.parse("Y1"), racks=racks)
     assert changes(summary, COUNTED) == {"A": 0, "B": 9, "C": 0, "D": 15}
+    assert changes(replace(summary, finisher=None, racks={}), COUNTED) == dict.fromkeys(P4, 0)
     with pytest.raises(OkeyError, match="needs D's rack"):
         changes(replace(summary, racks={"B": racks["B"], "C": racks["C"]}), COUNTED)
     with pytest.raises(OkeyError, match="indicator"):
