@@ -92,7 +92,7 @@ def check_win(tiles: Sequence[Tile], indicator: Tile, rules: Rules | None = None
     melds = find_melds(faces, okeys, rules)
     if melds is not None:
         return WinResult(True, "melds", tuple(_assign(melds, tiles, okey)))
-    if rules.seven_pairs:
+    if rules.seven_pairs and len(tiles) % 2 == 0:
         pairs = find_pairs(faces, okeys, rules)
         if pairs is not None:
             return WinResult(True, "pairs", tuple(_assign(pairs, tiles, okey)))
@@ -205,6 +205,8 @@ def find_pairs(faces: list[int], okeys: int, rules: Rules) -> list[Plan] | None:
         return None
     plans.extend(("pair", (face, None)) for face in singles)
     left = okeys - len(singles)
+    if left % 2:
+        return None
     if left == 2:
         if rules.okey_pair_with_okey:
             plans.append(("pair", (None, None)))

@@ -1,0 +1,391 @@
+"""Distance to win: the fewest tiles a hand must exchange for tiles still available to win.
+
+A winning hand W of ``rules.hand_size`` tiles (14 classic) is some tiles the player keeps plus tiles
+still to come.  The distance is ``hand_size - kept`` for the W that keeps the most, counting held
+okeys as kept (an okey fills any slot).  So the search maximises the number of *faces kept* over
+every way to lay out a winning hand:
+
+* **sets** are chosen first, number by number (only sets holding at least two kept faces need
+  enumerating: a set around a single kept face costs the same two missing tiles as a run around it);
+* each colour's remaining faces then go into **runs**, solved exactly by a memoised search over the
+  colour's 13-slot count vector (``_colour_profile``): for every total run length it gives the most
+  faces kept and how many missing tiles have no copy left to draw;
+* the colours and sets are combined by a small knapsack over the number of slots used; slots left
+  over are filled by whole new groups of drawn tiles (3 or more) or by growing a group by 1-2 tiles.
+
+A missing tile must be drawable: its face must still have an unseen copy (the 106 tiles minus the
+hand, the indicator and the ``seen`` tiles), otherwise an okey (held or still unseen) stands in.
+
+The pairs form (``rules.seven_pairs``) is counted separately: full pairs, single + okey, okey +
+okey, then single + a drawn copy.
+
+>>> from okey import Rules, Tile, parse_tiles
+>>> hand = parse_tiles("R1 R2 R3 Y5 B5 K5 K9 K10 K11 K12 B7 B8 B9 R6")
+>>> distance_to_win(hand, Tile.parse("R5"), Rules.classic())
+0
+>>> distance_to_win(hand, Tile.parse("Y1"), Rules.classic())  # R6 is no longer the okey
+1
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
+from itertools import combinations, product
+
+from okey.hand import check_possible, okey_for
+from okey.rules import Rules
+from okey.solver import NUMBERED_KINDS, faces_and_okeys
+from okey.tiles import FALSE_JOKER_INDEX, Tile
+
+LONGEST_RUN = 13
+# Slot count of a colour profile entry, faces kept, missing tiles with no drawable copy.
+Entry = tuple[int, int, int]
+
+
+def distance_to_win(
+    tiles: Sequence[Tile],
+    indicator: Tile,
+    rules: Rules | None = None,
+    seen: Iterable[Tile] = (),
+) -> int:
+    """The exact number of tiles to exchange (for still-available ones) to hold a win; 0 = a win.
+
+    ``tiles`` is a hand of ``rules.hand_size`` tiles, or one more (before the discard: then the
+    answer is for the best discard).  ``seen`` are tiles known to be out of play (discards).
+    """
+    rules = rules or Rules.classic()
+    tiles = list(tiles)
+    seen = list(seen)
+    size = rules.hand_size
+    if len(tiles) not in (size, size + 1):
+        raise ValueError(
+            f"a {rules.name} hand has {size} tiles, or {size + 1} before a discard; "
+            f"got {len(tiles)}"
+        )
+    check_possible(tiles, indicator, rules, others=seen)
+    state = HandState.of(tiles, indicator, seen)
+    return state.distance(rules)
+
+
+class HandState:
+    """A hand as the distance search sees it: faces, okeys held, what can still be drawn."""
+
+    __slots__ = ("faces", "okeys", "avail", "wild_avail")
+
+    def __init__(self, faces: list[int], okeys: int, avail: list[int], wild_avail: int) -> None:
+        self.faces = faces
+        self.okeys = okeys
+        self.avail = avail
+        self.wild_avail = wild_avail
+
+    @classmethod
+    def of(cls, tiles: Sequence[Tile], indicator: Tile, seen: Iterable[Tile] = ()) -> HandState:
+        okey = okey_for(indicator)
+        faces, okeys = faces_and_okeys(tiles, okey)
+        out_faces, out_okeys = faces_and_okeys([*seen, indicator], okey)
+        avail = [max(0, 2 - faces[i] - out_faces[i]) for i in range(NUMBERED_KINDS)]
+        return cls(faces, okeys, avail, max(0, 2 - okeys - out_okeys))
+
+    def distance(self, rules: Rules) -> int:
+        size = rules.hand_size
+        best = size - max_kept_in_melds(self, rules) - self.okeys
+        if rules.seven_pairs and size % 2 == 0:
+            best = min(best, size - kept_in_pairs(self, rules))
+        return max(0, best)
+
+
+def kept_in_pairs(hand: HandState, rules: Rules) -> int:
+    """Most tiles (okeys included) kept by a hand of ``hand_size / 2`` pairs."""
+    pairs_needed = rules.hand_size // 2
+    full = sum(1 for n in hand.faces if n >= 2)
+    singles = [i for i, n in enumerate(hand.faces) if n == 1]
+    drawable_singles = sum(1 for i in singles if hand.avail[i] > 0)
+    dead_singles = len(singles) - drawable_singles
+    best = 0
+    for used_full in range(min(full, pairs_needed) + 1):
+        left = pairs_needed - used_full
+        # A full pair not kept whole gives two singles an okey can pair with (no copy left).
+        dead = dead_singles + 2 * (full - used_full)
+        with_okey = min(hand.okeys, left, dead + drawable_singles)
+        from_dead = min(with_okey, dead)
+        drawable_left = drawable_singles - (with_okey - from_dead)
+        left -= with_okey
+        okeys_left = hand.okeys - with_okey
+        okey_pairs = min(okeys_left // 2, left) if rules.okey_pair_with_okey else 0
+        left -= okey_pairs
+        okeys_left -= 2 * okey_pairs
+        okey_draws = min(okeys_left, left)
+        left -= okey_draws
+        single_draws = min(drawable_left, left)
+        kept = 2 * (used_full + with_okey + okey_pairs) + okey_draws + single_draws
+        best = max(best, kept)
+    return best
+
+
+def max_kept_in_melds(hand: HandState, rules: Rules) -> int:
+    """Most faces kept by a winning hand laid out in runs and sets (okeys not counted)."""
+    size = rules.hand_size
+    budget = hand.okeys + hand.wild_avail
+    best = 0
+    candidates = []
+    for kept_in_sets, set_items, faces, avail in _set_choices(hand):
+        profiles = [
+            _colour_profile(
+                tuple(faces[lo : lo + 13]), tuple(avail[lo : lo + 13]), rules.wrap_13_1, size
+            )
+            for lo in (0, 13, 26, 39)
+        ]
+        # No layout keeps more than every component's best at once, nor more than the hand size.
+        bound = kept_in_sets + sum(max(k for _, k, _ in p) for p in profiles)
+        candidates.append((min(bound, size), set_items, profiles))
+    candidates.sort(key=lambda c: -c[0])
+    for bound, set_items, profiles in candidates:
+        if bound <= best:
+            break
+        table: dict[tuple[int, int], int] = {(0, 0): 0}
+        for item in (*set_items, *profiles):
+            table = _add_choices(table, item, size, budget)
+        for (slots, _), kept in table.items():
+            if kept > best and (slots == size or size - slots >= 3):
+                best = kept
+        if best >= size:
+            break
+    return best
+
+
+def _set_choices(
+    hand: HandState,
+) -> Iterable[tuple[int, list[tuple[Entry, ...]], list[int], list[int]]]:
+    """Every way to take sets of two or more held faces out of the hand.
+
+    Yields (faces kept in sets, one (slots, kept, excess) option list per set, faces left,
+    availability left).  A set of two held faces is completed by one missing tile (or two for a
+    4-set); a set of three by none (or one).
+    """
+    per_number: list[list[list[tuple[tuple[int, ...], int]]]] = []
+    for number in range(13):
+        present = [c for c in range(4) if hand.faces[c * 13 + number]]
+        if len(present) >= 2:
+            per_number.append(_sets_at(number, hand.faces))
+    for choice in product(*per_number):
+        faces = list(hand.faces)
+        avail = list(hand.avail)
+        items: list[tuple[Entry, ...]] = []
+        kept_total = 0
+        for sets in choice:
+            for colours, number in sets:
+                for c in colours:
+                    faces[c * 13 + number] -= 1
+                kept_total += len(colours)
+                items.append(_set_item(colours, number, avail))
+        yield kept_total, items, faces, avail
+
+
+def _sets_at(number: int, faces: list[int]) -> list[list[tuple[tuple[int, ...], int]]]:
+    """The choices of sets (0, 1 or 2 of them) at one number, each as (kept colours, number)."""
+    counts = [faces[c * 13 + number] for c in range(4)]
+    choices: list[list[tuple[tuple[int, ...], int]]] = [[]]
+    firsts = _colour_subsets(counts)
+    for first in firsts:
+        choices.append([(first, number)])
+        rest = [n - (c in first) for c, n in enumerate(counts)]
+        for second in _colour_subsets(rest):
+            if second <= first:
+                choices.append([(first, number), (second, number)])
+    return choices
+
+
+def _colour_subsets(counts: list[int]) -> list[tuple[int, ...]]:
+    present = [c for c in range(4) if counts[c]]
+    return [s for size in (2, 3, 4) for s in combinations(present, size)]
+
+
+def _set_item(colours: tuple[int, ...], number: int, avail: list[int]) -> tuple[Entry, ...]:
+    """Slot options of one set (3 or 4 tiles); takes the drawn tiles out of ``avail``."""
+    missing = sorted(
+        (c for c in range(4) if c not in colours), key=lambda c: -avail[c * 13 + number]
+    )
+    options: list[Entry] = []
+    excess = 0
+    kept = len(colours)
+    # Fill the most available colours first; a missing tile with no copy left needs an okey.
+    for slots in range(kept, 5):
+        if slots >= 3:
+            options.append((slots, kept, excess))
+        if slots == 4:
+            break
+        face = missing[slots - kept] * 13 + number
+        if avail[face]:
+            avail[face] -= 1
+        else:
+            excess += 1
+    return tuple(options)
+
+
+@lru_cache(maxsize=1 << 17)
+def _colour_profile(
+    faces: tuple[int, ...], avail: tuple[int, ...], wrap: bool, size: int
+) -> tuple[Entry, ...]:
+    """Runs of one colour: the useful (slots, kept, excess) choices of laying its faces in runs.
+
+    ``faces`` and ``avail`` are the colour's 13 counts.  With ``wrap`` a 1 may be played high
+    (position 14, after 13): each split of the held 1s into low and high ones is tried.  Runs never
+    cross 4 or more empty positions, so faces further apart than that are solved apart (as
+    clusters, cached by their shape) and their choices added up.
+    """
+    top = 13 if wrap else 12
+    found: dict[tuple[int, int], int] = {}
+    for high in range(faces[0] + 1) if wrap else range(1):
+        line = (faces[0] - high, *faces[1:], high)
+        table: dict[tuple[int, int], int] = {(0, 0): 0}
+        for cluster in _clusters(line, avail, top):
+            table = _add_choices(table, _cluster_runs(*cluster, size), size)
+        for key, kept in table.items():
+            if found.get(key, -1) < kept:
+                found[key] = kept
+    return _useful(found)
+
+
+def _clusters(
+    line: tuple[int, ...], avail: tuple[int, ...], top: int
+) -> list[tuple[tuple[int, ...], tuple[int, ...], int, int]]:
+    """Split a colour's line into clusters: (counts, availability around them, room left, right).
+
+    The room is how many positions (0-2) a run may draw before the first face and after the last.
+    """
+    held = [p for p in range(top + 1) if line[p]]
+    out = []
+    i = 0
+    while i < len(held):
+        j = i
+        while j + 1 < len(held) and held[j + 1] - held[j] <= 4:
+            j += 1
+        lo, hi = held[i], held[j]
+        left, right = min(2, lo), min(2, top - hi)
+        window = tuple(avail[p % 13] for p in range(lo - left, hi + right + 1))
+        out.append((line[lo : hi + 1], window, left, right))
+        i = j + 1
+    return out
+
+
+@lru_cache(maxsize=1 << 17)
+def _cluster_runs(
+    counts: tuple[int, ...], window: tuple[int, ...], left: int, right: int, size: int
+) -> tuple[Entry, ...]:
+    line = (0,) * left + counts + (0,) * right
+    found = _runs(line, window, len(line) - 1, size, {})
+    return tuple((s, k, x) for (s, x), k in found.items())
+
+
+def _add_choices(
+    table: dict[tuple[int, int], int],
+    entries: tuple[Entry, ...],
+    size: int,
+    budget: int = LONGEST_RUN,
+) -> dict[tuple[int, int], int]:
+    """Knapsack step: every total (slots, excess) -> most kept, after adding one more component."""
+    out: dict[tuple[int, int], int] = {}
+    for (slots, excess), kept in table.items():
+        for e_slots, e_kept, e_excess in entries:
+            s = slots + e_slots
+            if s <= size and excess + e_excess <= budget:
+                key = (s, excess + e_excess)
+                if out.get(key, -1) < kept + e_kept:
+                    out[key] = kept + e_kept
+    return out
+
+
+def _useful(found: dict[tuple[int, int], int]) -> tuple[Entry, ...]:
+    """Keep the choices no other beats: as many faces kept, no more excess, and either the same
+    slots or 3+ fewer (three or more spare slots are always filled by a new group of drawn tiles,
+    so only choices within two slots of a better one can matter: they make the total exact)."""
+    excesses = sorted({x for _, x in found})
+    keep = []
+    for x in excesses:
+        # Best kept at each slot count over entries with at most this excess.
+        best = [-1] * (max(s for s, _ in found) + 1)
+        for (s, x2), k in found.items():
+            if x2 <= x and k > best[s]:
+                best[s] = k
+        running = -1
+        upto = []
+        for k in best:
+            running = max(running, k)
+            upto.append(running)
+        for (s, x2), k in found.items():
+            if x2 != x or k < best[s] or (s >= 3 and upto[s - 3] >= k):
+                continue
+            if any(found.get((s, x3), -1) >= k for x3 in excesses if x3 < x):
+                continue
+            keep.append((s, k, x))
+    return tuple(sorted(keep))
+
+
+def _runs(
+    line: tuple[int, ...],
+    avail: tuple[int, ...],
+    top: int,
+    size: int,
+    memo: dict[tuple[int, ...], dict[tuple[int, int], int]],
+) -> dict[tuple[int, int], int]:
+    """Every way to lay a colour's faces out in runs: (slots, excess) -> most faces kept.
+
+    ``line`` holds counts at positions 0..13 (13 = a 1 played high); the lowest held face either
+    stays out of every run or is the first kept face of a run with 0-2 drawn tiles before it.  The
+    run then takes every held face on its way (taking beats drawing the same face), ends on a kept
+    face plus 0-2 drawn tiles, and may cross gaps of up to 3 drawn tiles to reach further faces (a
+    longer gap costs at least as many slots as two separate runs).  A drawn tile whose face has no
+    copy left counts one excess (an okey must stand in).
+    """
+    cached = memo.get(line)
+    if cached is not None:
+        return cached
+    first = next((i for i, n in enumerate(line) if n), -1)
+    if first < 0:
+        memo[line] = {(0, 0): 0}
+        return memo[line]
+    rest = list(line)
+    rest[first] -= 1
+    found = dict(_runs(tuple(rest), avail, top, size, memo))
+    for lead in range(3):
+        start = first - lead
+        if start < 0:
+            break
+        left = list(rest)
+        excess = sum(1 for p in range(start, first) if not avail[p])
+        kept = 1
+        since_kept = 0
+        length = lead + 1
+        pos = first
+        while True:
+            if length >= 3 and since_kept <= 2:
+                for (slots, x), k in _runs(tuple(left), avail, top, size, memo).items():
+                    slots += length
+                    if slots <= size:
+                        key = (slots, x + excess)
+                        if found.get(key, -1) < k + kept:
+                            found[key] = k + kept
+            pos += 1
+            if pos > top or length >= LONGEST_RUN:
+                break
+            if left[pos]:
+                left[pos] -= 1
+                kept += 1
+                since_kept = 0
+            else:
+                excess += not avail[pos]
+                since_kept += 1
+                if since_kept > 3:
+                    break
+            length += 1
+    memo[line] = found
+    return found
+
+
+def unseen_counts(tiles: Iterable[Tile], indicator: Tile, seen: Iterable[Tile] = ()) -> list[int]:
+    """Copies of each of the 53 tile kinds not in the hand, not the indicator, not seen."""
+    left = [2] * (FALSE_JOKER_INDEX + 1)
+    for tile in [*tiles, indicator, *seen]:
+        left[tile.index] = max(0, left[tile.index] - 1)
+    return left
