@@ -79,6 +79,13 @@ class MeldSearchResult:
     melds: tuple[Meld, ...]
     remaining: tuple[Tile, ...]
 
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "value": self.value,
+            "melds": [m.to_dict() for m in self.melds],
+            "remaining": [str(t) for t in self.remaining],
+        }
+
 
 class MeldSearch:
     """One search context: an indicator, the run rules and the objective.  Reusable across hands

@@ -43,6 +43,17 @@ def test_opening_sums_runs_and_sets_and_reaches_101():
     assert opening.opens
     assert sum(m.value for m in opening.melds) == 121
     assert sorted(opening.remaining) == sorted(parse_tiles("B5 B7 K2 K4 R1 Y8 B9 K6"))
+    data = opening.to_dict()
+    assert (data["points"], data["opens"], data["threshold"]) == (121, True, 101)
+    assert data["melds"][1] == {
+        "kind": "set",
+        "tiles": ["R13", "Y13", "B13", "K13"],
+        "plays_as": ["R13", "Y13", "B13", "K13"],
+        "value": 52,
+    }
+    search = best_melds(parse_tiles(hand), Tile.parse("B2"), wrap=False).to_dict()
+    assert search["value"] == 121
+    assert search["remaining"] == data["remaining"]
 
 
 def test_okey_is_worth_the_tile_it_stands_for_chosen_to_maximise():
