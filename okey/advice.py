@@ -1,0 +1,210 @@
+"""Discard advice: which tile to throw from 15, or what a 14-tile hand waits for.
+
+Every distinct discard is ranked by the distance to win after it, then by how many unseen tile
+copies would lower that distance (unseen = the 106 tiles minus the hand, the indicator and the
+``seen`` discards).  An okey is never advised as a discard unless throwing it wins.
+
+>>> from okey import Rules, Tile, parse_tiles
+>>> hand = parse_tiles("R1 R2 R3 Y5 B5 K5 K9 K10 K11 K12 B7 B8 B9 R6 Y13")
+>>> advice = advise(hand, Tile.parse("R5"), Rules.classic())  # okey R6
+>>> advice.best.discard, advice.best.distance
+(Tile.parse('Y13'), 0)
+>>> advice.best.sentence
+'Discard Y13: the other 14 tiles win.'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from okey.distance import HandState, unseen_counts
+from okey.hand import check_possible, okey_for
+from okey.rules import Rules
+from okey.tiles import ALL_KINDS, Tile
+
+
+@dataclass(frozen=True, slots=True)
+class DiscardOption:
+    """One candidate discard: the distance after it and the unseen tiles that would lower it."""
+
+    discard: Tile
+    distance: int
+    improving: tuple[tuple[Tile, int], ...]  # (tile, unseen copies), most copies first
+    is_okey: bool
+    advised: bool
+    sentence: str
+
+    @property
+    def improving_copies(self) -> int:
+        return sum(n for _, n in self.improving)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "discard": str(self.discard),
+            "distance": self.distance,
+            "improving": [{"tile": str(t), "unseen": n} for t, n in self.improving],
+            "improving_copies": self.improving_copies,
+            "is_okey": self.is_okey,
+            "advised": self.advised,
+            "sentence": self.sentence,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Advice:
+    """What to do with a hand: ranked discards (15 tiles) or the waits (14 tiles)."""
+
+    kind: str  # "discard" or "waits"
+    distance: int  # distance to win of the hand as it is (15 tiles: after the best discard)
+    options: tuple[DiscardOption, ...] = field(default=())
+    waits: tuple[tuple[Tile, int], ...] = field(default=())  # tiles that win, unseen copies
+    sentence: str = ""
+
+    @property
+    def best(self) -> DiscardOption | None:
+        return self.options[0] if self.options else None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind,
+            "distance": self.distance,
+            "options": [o.to_dict() for o in self.options],
+            "waits": [{"tile": str(t), "unseen": n} for t, n in self.waits],
+            "sentence": self.sentence,
+        }
+
+
+def advise(
+    tiles: Sequence[Tile], indicator: Tile, rules: Rules | None = None, seen: Iterable[Tile] = ()
+) -> Advice:
+    """Rank the discards of a 15-tile hand, or list the waits of a 14-tile hand (21/22 in 101)."""
+    rules = rules or Rules.classic()
+    tiles = list(tiles)
+    seen = list(seen)
+    size = rules.hand_size
+    if len(tiles) not in (size, size + 1):
+        raise ValueError(
+            f"advice takes {size} tiles (the waits) or {size + 1} (the discard) in "
+            f"{rules.name}; got {len(tiles)}"
+        )
+    check_possible(tiles, indicator, rules, others=seen)
+    unseen = unseen_counts(tiles, indicator, seen)
+    if len(tiles) == size:
+        return _waits(tiles, indicator, rules, seen, unseen)
+    okey = okey_for(indicator)
+    options = [
+        _option(tiles, discard, indicator, rules, seen, unseen, okey)
+        for discard in sorted(set(tiles))
+    ]
+    options.sort(key=lambda o: (not o.advised, o.distance, -o.improving_copies, o.discard))
+    best = options[0]
+    return Advice("discard", best.distance, tuple(options), sentence=best.sentence)
+
+
+def _distance(tiles: list[Tile], indicator: Tile, rules: Rules, seen: list[Tile]) -> int:
+    return HandState.of(tiles, indicator, seen).distance(rules)
+
+
+def _option(
+    tiles: list[Tile],
+    discard: Tile,
+    indicator: Tile,
+    rules: Rules,
+    seen: list[Tile],
+    unseen: list[int],
+    okey: Tile,
+) -> DiscardOption:
+    rest = list(tiles)
+    rest.remove(discard)
+    distance = _distance(rest, indicator, rules, [*seen, discard])
+    improving = _improving(rest, distance, indicator, rules, [*seen, discard], unseen, discard)
+    is_okey = discard == okey
+    advised = not is_okey or distance == 0
+    return DiscardOption(
+        discard,
+        distance,
+        improving,
+        is_okey,
+        advised,
+        _sentence(discard, distance, improving, is_okey, advised, rules.hand_size),
+    )
+
+
+def _improving(
+    rest: list[Tile],
+    distance: int,
+    indicator: Tile,
+    rules: Rules,
+    seen: list[Tile],
+    unseen: list[int],
+    discard: Tile,
+) -> tuple[tuple[Tile, int], ...]:
+    """Unseen tiles that, drawn next, lower the distance (for a win: none needed)."""
+    if distance == 0:
+        return ()
+    found = []
+    for tile in ALL_KINDS:
+        # The discarded copy lies on the table now: it is not unseen any more.
+        copies = unseen[tile.index] - (tile == discard)
+        if copies <= 0:
+            continue
+        if _distance([*rest, tile], indicator, rules, seen) < distance:
+            found.append((tile, copies))
+    found.sort(key=lambda tc: (-tc[1], tc[0]))
+    return tuple(found)
+
+
+def _waits(
+    tiles: list[Tile], indicator: Tile, rules: Rules, seen: list[Tile], unseen: list[int]
+) -> Advice:
+    distance = _distance(tiles, indicator, rules, seen)
+    waits = []
+    if distance <= 1:
+        for tile in ALL_KINDS:
+            if unseen[tile.index] > 0 and _distance([*tiles, tile], indicator, rules, seen) == 0:
+                waits.append((tile, unseen[tile.index]))
+    waits.sort(key=lambda tc: (-tc[1], tc[0]))
+    if distance == 0:
+        sentence = "This hand already wins: draw, then discard a tile you do not need."
+    elif waits:
+        copies = sum(n for _, n in waits)
+        sentence = f"1 tile from a win; {copies} unseen tiles complete it: {_tile_list(waits)}."
+    else:
+        sentence = f"{distance} tiles from a win."
+    return Advice("waits", distance, waits=tuple(waits), sentence=sentence)
+
+
+def _tile_list(tiles: Sequence[tuple[Tile, int]], limit: int = 8) -> str:
+    shown = ", ".join(f"{t} x{n}" if n > 1 else str(t) for t, n in tiles[:limit])
+    more = len(tiles) - limit
+    return shown + (f" and {more} more" if more > 0 else "")
+
+
+def _sentence(
+    discard: Tile,
+    distance: int,
+    improving: tuple[tuple[Tile, int], ...],
+    is_okey: bool,
+    advised: bool,
+    size: int,
+) -> str:
+    if not advised:
+        return f"Keep {discard}: it is the okey, and throwing it does not win."
+    if distance == 0:
+        if is_okey:
+            return (
+                f"Discard {discard}, the okey: the other {size} tiles win, "
+                "and an okey finish counts double."
+            )
+        return f"Discard {discard}: the other {size} tiles win."
+    away = "1 tile" if distance == 1 else f"{distance} tiles"
+    copies = sum(n for _, n in improving)
+    if not improving:
+        return f"Discard {discard}: {away} from a win; no unseen tile brings it closer."
+    verb = "complete it" if distance == 1 else "bring it closer"
+    return (
+        f"Discard {discard}: {away} from a win; {copies} unseen tiles {verb}: "
+        f"{_tile_list(improving)}."
+    )
