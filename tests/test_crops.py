@@ -100,3 +100,15 @@ def test_split_set_jitters_train_only_and_is_seeded(tmp_path: Path) -> None:
     for p in (tmp_path / "a" / "train" / "04_R5").iterdir():
         other = tmp_path / "b" / "train" / "04_R5" / p.name
         assert np.array_equal(cv2.imread(str(p)), cv2.imread(str(other)))
+
+
+def test_flat_rendered_set_goes_to_train(tmp_path: Path) -> None:
+    image = _labelled_set(tmp_path / "synth", "train")
+    flat = tmp_path / "synth"
+    (flat / "images" / "train" / "a.png").rename(flat / "images" / "a.png")
+    (flat / "labels" / "train" / "a.txt").rename(flat / "labels" / "a.txt")
+    assert not image.exists()
+    (flat / "images" / "train").rmdir()
+    result = export_split_set([flat], tmp_path / "out", copies=1, size=24)
+    assert result == {"train": {4: 1, 52: 1}, "val": {}}
+    assert (tmp_path / "out" / "train" / "52_FJ" / "synth_a_001_0.jpg").exists()

@@ -159,13 +159,16 @@ def export_split_set(
 ) -> dict[str, dict[int, int]]:
     """Export ``train`` (jittered copies) and ``val`` (exact boxes) of each YOLO set in ``sources``.
 
-    Each source holds ``images/train`` and ``images/val``; its folder name prefixes the crop
+    Each source holds ``images/train`` and ``images/val``, or only a flat ``images/`` (a rendered
+    synthetic set), which all goes to ``train``.  The source's folder name prefixes the crop
     files so sets never overwrite each other.
     """
     result: dict[str, dict[int, int]] = {"train": {}, "val": {}}
     for i, src in enumerate(sources):
         for split in ("train", "val"):
             folder = Path(src) / "images" / split
+            if split == "train" and not folder.is_dir():
+                folder = Path(src) / "images"
             if not folder.is_dir():
                 continue
             counts = export_crops(
@@ -183,12 +186,18 @@ def export_split_set(
 
 
 def export_default() -> dict[str, dict[int, int]]:
-    """The crops of the recipe in ``models/tile_classifier.yaml``: real photos (+ synthetic)."""
-    sources = [REPO_ROOT / "datasets" / "build" / "real"]
+    """The crops of ``models/tile_classifier.yaml``: real photos x3 (jittered), synthetic x1.
+
+    The same as ``python -m vision.crops --src datasets/build/real --copies 3`` followed by
+    ``python -m vision.crops --src datasets/build/synth --copies 1 --seed 1``.
+    """
+    result = export_split_set([REPO_ROOT / "datasets" / "build" / "real"], DEFAULT_OUT, copies=3)
     synth = REPO_ROOT / "datasets" / "build" / "synth"
-    if (synth / "images" / "train").is_dir():
-        sources.append(synth)
-    return export_split_set(sources, DEFAULT_OUT)
+    if (synth / "images").is_dir():
+        extra = export_split_set([synth], DEFAULT_OUT, copies=1, seed=1)
+        for cls, n in extra["train"].items():
+            result["train"][cls] = result["train"].get(cls, 0) + n
+    return result
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -143,7 +143,7 @@ class _TorchNet:
         from ultralytics import YOLO
 
         self.torch = torch
-        self.module = YOLO(str(path)).model.float().fuse().eval()
+        self.module = YOLO(str(path)).model.float().fuse(verbose=False).eval()
 
     def __call__(self, batch: np.ndarray) -> np.ndarray:
         with self.torch.inference_mode():

@@ -132,7 +132,7 @@ def prepare(steps: list[str]) -> None:
             if not (REPO_ROOT / "datasets" / "build" / "synth").is_dir():
                 raise FileNotFoundError(
                     "datasets/build/synth is missing: render it first with "
-                    "istaka synth --n 2000 --seed 1 --out datasets/build/synth --workers 2"
+                    "istaka synth --n 350 --seed 1 --out datasets/build/synth --workers 2"
                 )
         else:
             raise ValueError(f"unknown prepare step {step!r} (use real, crops or synth)")

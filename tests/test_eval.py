@@ -1,0 +1,144 @@
+"""Evaluation figures: matching, identity accuracy, confusions, exact images; the card's figures."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from okey import Tile
+from vision.evaluate import (
+    EvalReport,
+    Sample,
+    evaluate,
+    format_report,
+    iou,
+    load_samples,
+    match,
+    score_image,
+    write_confusion_png,
+)
+from vision.types import Recognition, TileReading
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def _reading(tile: str, box: tuple[float, float, float, float]) -> TileReading:
+    t = Tile.parse(tile)
+    probs = np.zeros(53, np.float32)
+    probs[t.index] = 1.0
+    return TileReading(box=box, tile=t, confidence=1.0, probs=probs)
+
+
+def _recognition(*readings: TileReading) -> Recognition:
+    return Recognition(tiles=list(readings), image_size=(100, 100), timings_ms={"total": 5.0})
+
+
+def test_iou() -> None:
+    assert iou((0, 0, 10, 10), (0, 0, 10, 10)) == 1.0
+    assert iou((0, 0, 10, 10), (20, 20, 30, 30)) == 0.0
+    assert iou((0, 0, 10, 10), (5, 0, 15, 10)) == pytest.approx(1 / 3)
+
+
+def test_match_is_one_to_one_and_prefers_the_best_overlap() -> None:
+    truth = [(0, 0, 10, 10), (10, 0, 20, 10)]
+    predicted = [(1, 0, 11, 10), (0, 0, 10, 10), (50, 50, 60, 60)]
+    # Prediction 0 overlaps truth 0 well (IoU 0.82) but prediction 1 is exact: it wins, and
+    # prediction 0 may not take truth 1 (IoU 0.05).
+    assert match(truth, predicted) == [(0, 1)]
+    assert match([(0, 0, 10, 10)], [(6, 0, 16, 10)]) == []  # IoU 0.25 < 0.5
+
+
+def test_scores_recall_precision_identity_and_exact() -> None:
+    report = EvalReport()
+    truth = [(Tile.parse("R5").index, (0, 0, 10, 10)), (52, (20, 0, 30, 10))]
+    sample = Sample(Path("a.jpg"), truth)
+    # Image 1: both found, both right.
+    score_image(
+        report,
+        sample,
+        _recognition(_reading("R5", (0, 0, 10, 10)), _reading("FJ", (20, 0, 30, 10))),
+    )
+    # Image 2: FJ read as K5, one extra box, R5 right.
+    score_image(
+        report,
+        Sample(Path("b.jpg"), truth),
+        _recognition(
+            _reading("R5", (0, 0, 10, 10)),
+            _reading("K5", (20, 0, 30, 10)),
+            _reading("B1", (60, 60, 70, 70)),
+        ),
+    )
+    # Image 3: FJ missed.
+    score_image(report, Sample(Path("c.jpg"), truth), _recognition(_reading("R5", (0, 0, 10, 10))))
+    assert (report.truth_tiles, report.predicted_tiles, report.matched) == (6, 6, 5)
+    assert report.recall == pytest.approx(5 / 6)
+    assert report.precision == pytest.approx(5 / 6)
+    assert report.identity_accuracy == pytest.approx(4 / 5)
+    assert report.exact_match == pytest.approx(1 / 3)
+    colour = report.colour_confusion()
+    assert colour[4, 3] == 1 and colour[0, 0] == 3 and colour.sum() == 5
+    number = report.number_confusion()
+    assert number[13, 4] == 1 and number[4, 4] == 3
+    assert report.failures[0] == {"image": "b.jpg", "misread": ["FJ->K5"], "missed": 0, "extra": 1}
+    text = format_report(report)
+    assert "identity accuracy (matched) 80.00%" in text
+    assert "image-level exact match     33.33%  (1/3)" in text
+
+
+def test_confusion_png(tmp_path: Path) -> None:
+    report = EvalReport()
+    report.confusion[3, 3] = 5
+    report.confusion[3, 4] = 1
+    report.matched, report.correct = 6, 5
+    path = write_confusion_png(report, tmp_path / "cm.png")
+    assert cv2.imread(str(path)) is not None
+
+
+def test_load_samples_layouts_and_errors(tmp_path: Path) -> None:
+    (tmp_path / "images").mkdir()
+    (tmp_path / "labels").mkdir()
+    cv2.imwrite(str(tmp_path / "images" / "x.jpg"), np.zeros((50, 100, 3), np.uint8))
+    (tmp_path / "labels" / "x.txt").write_text("52 0.5 0.5 0.2 0.4\n")
+    (sample,) = load_samples(tmp_path)
+    assert sample.truth == [(52, pytest.approx((40, 15, 60, 35)))]
+    (tmp_path / "labels" / "x.txt").unlink()
+    with pytest.raises(ValueError, match="no YOLO label for"):
+        load_samples(tmp_path)
+    with pytest.raises(FileNotFoundError, match="no evaluation data"):
+        load_samples(tmp_path / "nowhere")
+
+
+def test_evaluate_runs_a_recogniser_over_samples(tmp_path: Path) -> None:
+    cv2.imwrite(str(tmp_path / "x.png"), np.zeros((100, 100, 3), np.uint8))
+    sample = Sample(tmp_path / "x.png", [(0, (0.0, 0.0, 10.0, 10.0))])
+    report = evaluate(lambda image: _recognition(_reading("R1", (0, 0, 10, 10))), [sample])
+    assert report.exact_match == 1.0 and report.times_ms == [5.0]
+
+
+CARD = REPO / "models" / "MODEL_CARD.md"
+REAL_VAL = REPO / "datasets" / "real_val"
+
+
+def _card_figures() -> dict[str, float]:
+    """The real-val row of the card's shipped-model table (marked ``<!-- eval:real_val -->``)."""
+    row = next(line for line in CARD.read_text().splitlines() if "<!-- eval:real_val -->" in line)
+    values = [float(v) for v in re.findall(r"(\d+\.\d+)%", row)]
+    keys = ("recall", "precision", "identity_accuracy", "exact_match")
+    return dict(zip(keys, (v / 100 for v in values[:4]), strict=True))
+
+
+@pytest.mark.slow
+def test_istaka_eval_reproduces_the_model_card(tmp_path: Path) -> None:
+    from istaka.cli import main
+
+    out = tmp_path / "eval.json"
+    assert main(["eval", str(REAL_VAL), "--png", str(tmp_path / "cm.png"), "--json", str(out)]) == 0
+    got = json.loads(out.read_text())
+    for key, value in _card_figures().items():
+        assert got[key] == pytest.approx(value, abs=0.00051), key
+    assert (tmp_path / "cm.png").exists()
