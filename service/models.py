@@ -139,31 +139,54 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 
 
 class TileOut(BaseModel):
-    """One tile read from the image.  Extra keys of the pipeline (alternatives, track id) pass
-    through unchanged."""
+    """One tile read from the image."""
 
     model_config = ConfigDict(extra="allow")
 
+    id: int = Field(description="position in the recognition (a scan) or track id (a stream)")
     tile: str
-    box: list[float] | None = Field(default=None, description="[x1, y1, x2, y2] in image pixels")
-    confidence: float | None = None
+    box: list[float] = Field(description="[x1, y1, x2, y2] in image pixels")
+    confidence: float
+    flagged: bool = Field(default=False, description="the reading may be wrong")
     corrected: bool = Field(default=False, description="the player corrected this reading")
+
+
+class AlternativeOut(BaseModel):
+    tile: str
+    probability: float
+
+
+class FlagOut(BaseModel):
+    id: int
+    tile: str
+    probability: float
+    reason: str
+    alternatives: list[AlternativeOut]
 
 
 Row = list[list[TileOut]]  # groups, left to right
 
 
 class ScanOut(BaseModel):
-    """A rack read from an image: the pipeline's result plus the image's size."""
+    """A rack read from an image (``vision.pipeline.ScanResult.to_dict()``)."""
 
     model_config = ConfigDict(extra="allow")
 
+    rules: str
+    indicator: str | None = Field(description="given, or read from the lone tile off the rack")
+    indicator_source: str | None = Field(description='"given", "table" or null')
+    okey: str | None
     rows: list[Row] = Field(description="rows top to bottom; each row its groups left to right")
-    table: list[TileOut] = Field(default_factory=list, description="tiles lying off the rack")
-    flagged: list[Any] = Field(default_factory=list, description="readings that may be wrong")
-    verdict: dict[str, Any] | None = Field(default=None, description="referee of the groups")
-    advice: dict[str, Any] | None = Field(default=None, description="discard advice")
+    hand: list[str] = Field(description="the rack's tiles in reading order")
+    table: list[TileOut] = Field(description="tiles lying off the rack")
+    flagged: list[FlagOut] = Field(description="readings that may be wrong")
+    verdict: dict[str, Any] | None = Field(description="okey.referee(...) of the laid-out groups")
+    advice: dict[str, Any] | None = Field(description="okey.advise(...) for 14 or 15 tiles")
+    discard: TileOut | None = Field(description="the rack tile the advice says to discard")
+    hints: list[str] = Field(description='"K12 may be B12; with B12 this hand wins"')
+    warnings: list[str]
     image_size: tuple[int, int] = Field(description="(width, height) of the image read")
+    timings_ms: dict[str, float]
     annotated_jpeg: str | None = Field(default=None, description="annotated photo, base64 JPEG")
 
     @classmethod

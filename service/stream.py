@@ -61,7 +61,7 @@ class StreamSettings:
 
 @dataclass
 class StreamSession:
-    """One camera connection: its settings, its tracker and the player's corrections by track."""
+    """One camera connection: its settings, its tracker and the player's corrections by tile id."""
 
     settings: StreamSettings = field(default_factory=StreamSettings)
     tracker: Any = None  # vision.smoothing.HandTracker, created on the inference thread

@@ -79,9 +79,9 @@ def test_stream_messages_update_the_session() -> None:
     assert str(session.settings.indicator) == "R4"
     assert session.settings.rules.name == "okey101"
     assert session.settings.table == "t1"
-    apply_message(session, '{"type": "correct", "track": 3, "tile": "B12"}')
+    apply_message(session, '{"type": "correct", "id": 3, "tile": "B12"}')
     assert {k: str(v) for k, v in session.corrections.items()} == {3: "B12"}
-    apply_message(session, '{"type": "correct", "track": 3, "tile": null}')
+    apply_message(session, '{"type": "correct", "id": 3, "tile": null}')
     assert session.corrections == {}
 
 
@@ -93,8 +93,8 @@ def test_stream_messages_update_the_session() -> None:
         ('{"type": "settings", "indicator": "Q2"}', "Q2"),
         ('{"type": "settings", "rules": "chess"}', "chess"),
         ('{"type": "settings", "table": "a b"}', "table"),
-        ('{"type": "correct", "track": -1, "tile": "R1"}', "track"),
-        ('{"type": "correct", "track": 1, "tile": "R14"}', "R14"),
+        ('{"type": "correct", "id": -1, "tile": "R1"}', "id"),
+        ('{"type": "correct", "id": 1, "tile": "R14"}', "R14"),
     ],
 )
 def test_bad_stream_messages_name_the_problem(text: str, needle: str) -> None:

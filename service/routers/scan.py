@@ -51,7 +51,7 @@ def parse_rules_query(text: str) -> Any:
 
 
 def parse_corrections(text: str | None) -> dict[int, Any]:
-    """``corrections={"3": "R5"}``: the tile at reading-order position 3 is really R5."""
+    """``corrections={"3": "R5"}``: the tile with ``"id": 3`` in the answer is really R5."""
     if not text:
         return {}
     try:
@@ -91,7 +91,7 @@ async def scan(
     declare: Annotated[bool, Query(description="referee the rack's groups as declared")] = False,
     annotate: Annotated[bool, Query(description="add the annotated photo (JPEG, base64)")] = False,
     corrections: Annotated[
-        str | None, Query(max_length=2000, description='{"3": "R5"}: tile 3 is really R5')
+        str | None, Query(max_length=2000, description='{"3": "R5"}: tile id 3 is really R5')
     ] = None,
 ) -> ScanOut:
     """Send the photo as the multipart field ``image`` or as the raw body (JPEG or PNG).  The
@@ -105,14 +105,20 @@ async def scan(
     runner.require()  # after the checks of the request, so bad input is a 4xx with or without model
 
     def work(pipeline: Any) -> tuple[dict[str, Any], bytes | None]:
-        result = pipeline.scan(
-            image,
-            indicator=indicator_tile,
-            rules=game_rules,
-            seen=seen_tiles,
-            declare=declare,
-            corrections=fixes or None,
-        )
+        from vision.pipeline import NoRackError, NothingFoundError
+
+        try:
+            result = pipeline.scan(
+                image,
+                indicator=indicator_tile,
+                rules=game_rules,
+                seen=seen_tiles,
+                declare=declare,
+                corrections=fixes or None,
+            )
+        except NothingFoundError as exc:
+            code = "no_rack" if isinstance(exc, NoRackError) else "no_tiles"
+            raise ApiError(422, code, str(exc)) from exc
         drawn = None
         if annotate:
             from vision.draw import annotate as draw

@@ -2,11 +2,11 @@
 
 Client messages: binary = one JPEG (or PNG) frame; text = JSON, either
 ``{"type": "settings", "indicator": "R4", "rules": "classic", "seen": "K3 K3", "declare": false,
-"table": "home"}`` or ``{"type": "correct", "track": 7, "tile": "B12"}`` (``"tile": null`` undoes
-it).
+"table": "home"}`` or ``{"type": "correct", "id": 7, "tile": "B12"}`` (``"tile": null`` undoes
+it; ``id`` is the tile's track id from the states).
 
 Server messages: ``{"type": "ready", ...}`` once, then ``{"type": "state", ...}`` for every frame
-read (rows of groups of tiles with boxes, track ids and ``corrected``; flagged; verdict; advice;
+read (rows of groups of tiles with boxes, track ``id`` and ``corrected``; flagged; verdict; advice;
 counts of frames received and dropped), and ``{"type": "error", "code", "message"}`` for a message
 it could not use (the connection stays open).
 
@@ -27,6 +27,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, WebSocket, WebSocketDisconnect
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from okey import okey_for
 from okey.errors import OkeyError
 from service.deps import get_runner, get_settings, get_tables
 from service.errors import ApiError
@@ -58,7 +59,7 @@ class SettingsMessage(BaseModel):
 class CorrectMessage(BaseModel):
     model_config = ConfigDict(extra="forbid")
     type: str = "correct"
-    track: int = Field(ge=0)
+    id: int = Field(ge=0, description="the tile's id in the states (its track id)")
     tile: str | None = Field(default=None, max_length=20)
 
 
@@ -83,9 +84,9 @@ def apply_message(session: StreamSession, text: str) -> None:
         elif kind == "correct":
             fix = CorrectMessage.model_validate(data)
             if fix.tile is None:
-                session.corrections.pop(fix.track, None)
+                session.corrections.pop(fix.id, None)
             else:
-                session.corrections[fix.track] = tile_of(fix.tile, "tile")
+                session.corrections[fix.id] = tile_of(fix.tile, "tile")
         else:
             raise ApiError(422, "invalid_message", 'type must be "settings" or "correct"')
     except ValidationError as exc:
@@ -97,6 +98,7 @@ def apply_message(session: StreamSession, text: str) -> None:
 def read_frame(pipeline: Any, *, session: StreamSession, image: Any) -> dict[str, Any]:
     """One frame through the pipeline with this stream's tracker and corrections (runs on the
     worker's inference thread)."""
+    from vision.pipeline import NothingFoundError
     from vision.smoothing import HandTracker
 
     if session.tracker is None:
@@ -104,15 +106,38 @@ def read_frame(pipeline: Any, *, session: StreamSession, image: Any) -> dict[str
     settings = session.settings
     recognition = pipeline.recognizer.recognize(image)
     smoothed = session.tracker.update(recognition)
-    result = pipeline.read(
-        smoothed,
-        indicator=settings.indicator,
-        rules=settings.rules,
-        seen=settings.seen,
-        declare=settings.declare,
-        corrections=dict(session.corrections) or None,
-    )
+    try:
+        result = pipeline.read(
+            smoothed,
+            indicator=settings.indicator,
+            rules=settings.rules,
+            seen=settings.seen,
+            declare=settings.declare,
+            corrections=dict(session.corrections) or None,
+        )
+    except NothingFoundError as exc:
+        # An empty frame (the camera turned away, a hand over the rack) is a state, not an error.
+        return empty_state(settings, str(exc))
     return result.to_dict()
+
+
+def empty_state(settings: StreamSettings, warning: str) -> dict[str, Any]:
+    """The state of a frame without a rack."""
+    indicator = settings.indicator
+    return {
+        "rules": settings.rules.name,
+        "indicator": str(indicator) if indicator else None,
+        "okey": str(okey_for(indicator)) if indicator else None,
+        "rows": [],
+        "hand": [],
+        "table": [],
+        "flagged": [],
+        "verdict": None,
+        "advice": None,
+        "discard": None,
+        "hints": [],
+        "warnings": [warning],
+    }
 
 
 async def _send_error(websocket: WebSocket, error: ApiError) -> None:
@@ -172,9 +197,9 @@ async def _process(
             # Only the player's corrections can make a reading impossible (a third R5): undo the
             # newest one and say why, rather than ending the stream.
             if session.corrections:
-                track = next(reversed(session.corrections))
-                undone = session.corrections.pop(track)
-                message = f"correction of track {track} to {undone} undone: {exc}"
+                tile_id = next(reversed(session.corrections))
+                undone = session.corrections.pop(tile_id)
+                message = f"correction of tile {tile_id} to {undone} undone: {exc}"
             else:
                 message = str(exc)
             await _send_error(websocket, ApiError(422, "invalid_correction", message))

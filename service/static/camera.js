@@ -50,17 +50,15 @@
     if (!state || !state.image_size) return;
     const sx = w / state.image_size[0];
     const sy = h / state.image_size[1];
-    const discard = Istaka.suggestedDiscard(state.advice);
-    let discardLeft = discard ? 1 : 0;
+    const discard = Istaka.discardTarget(state.rows, Istaka.suggestedDiscard(state));
     ctx.font = "bold 15px DejaVu Sans, Arial, sans-serif";
     for (const t of allTiles(state)) {
       if (!t.box) continue;
       const [x1, y1, x2, y2] = t.box;
       let colour = t.corrected ? "#00b0ff" : t.flagged ? "#ff9100" : "#00e676";
       if (t.offRack) colour = "#bdbdbd";
-      if (discardLeft > 0 && t.tile === discard && !t.offRack) {
+      if (discard && t.id === discard.id && !t.offRack) {
         colour = "#ff1744";
-        discardLeft -= 1;
         ctx.lineWidth = 4;
       } else {
         ctx.lineWidth = 2;
@@ -80,9 +78,10 @@
     const hand = $("hand");
     hand.replaceChildren();
     if (!state) return;
-    const discard = Istaka.suggestedDiscard(state.advice);
+    const discard = Istaka.suggestedDiscard(state);
     hand.appendChild(Istaka.rack(state.rows, { okey: state.okey, discard }));
     $("advice").textContent = Istaka.adviceText(state.advice);
+    $("hints").textContent = [...(state.hints || []), ...(state.warnings || [])].join(" · ");
     $("verdict").textContent = Istaka.verdictText(state.verdict);
     $("verdict").className = Istaka.verdictClass(state.verdict);
     $("stats").textContent =
@@ -91,8 +90,8 @@
   }
 
   function openPicker(entry) {
-    if (entry.track === undefined || entry.track === null) {
-      message("This tile has no track yet; hold the camera still for a moment and tap again.");
+    if (entry.id === undefined || entry.id === null || entry.id === "") {
+      message("This tile has no id yet; hold the camera still for a moment and tap again.");
       return;
     }
     picking = entry;
@@ -102,7 +101,7 @@
 
   function correct(tile) {
     if (picking && ws && ws.readyState === WebSocket.OPEN) {
-      ws.send(JSON.stringify({ type: "correct", track: Number(picking.track), tile }));
+      ws.send(JSON.stringify({ type: "correct", id: Number(picking.id), tile }));
       message(tile ? `Corrected ${picking.tile} to ${tile}.` : `Correction of ${picking.tile} undone.`);
     }
     picking = null;
@@ -144,7 +143,7 @@
   });
   $("hand").addEventListener("click", (event) => {
     const el = event.target.closest(".tile");
-    if (el) openPicker({ tile: el.dataset.tile, track: el.dataset.track });
+    if (el) openPicker({ tile: el.dataset.tile, id: el.dataset.id });
   });
 
   function sendFrame() {

@@ -19,7 +19,7 @@
       verdict.textContent = "";
       return;
     }
-    const discard = Istaka.suggestedDiscard(state.advice);
+    const discard = Istaka.suggestedDiscard(state);
     hand.appendChild(Istaka.rack(state.rows, { okey: state.okey, discard }));
     advice.textContent = Istaka.adviceText(state.advice);
     verdict.textContent = Istaka.verdictText(state.verdict);

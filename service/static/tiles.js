@@ -13,11 +13,11 @@ const Istaka = (() => {
     const { colour, number } = parts(entry.tile);
     el.className = "tile " + colour;
     el.dataset.tile = entry.tile;
-    if (entry.track !== undefined && entry.track !== null) el.dataset.track = entry.track;
+    if (entry.id !== undefined && entry.id !== null) el.dataset.id = entry.id;
     if (entry.corrected) el.classList.add("corrected");
     if (entry.flagged) el.classList.add("flagged");
     if (opts.okey && entry.tile === opts.okey) el.classList.add("okey");
-    if (opts.discard && entry.tile === opts.discard) el.classList.add("discard");
+    if (opts.discard) el.classList.add("discard");
     const num = document.createElement("span");
     num.className = "num";
     num.textContent = number;
@@ -30,11 +30,12 @@ const Istaka = (() => {
     return el;
   }
 
-  // The rack: rows of groups of tiles.
+  // The rack: rows of groups of tiles.  ``opts.discard`` is the suggested discard: a tile dict
+  // with an id (that very tile is outlined) or a tile name (its last copy is outlined).
   function rack(rows, opts = {}) {
     const el = document.createElement("div");
     el.className = "rack";
-    let discardLeft = opts.discard ? 1 : 0; // highlight one copy of the suggested discard only
+    const target = discardTarget(rows, opts.discard);
     for (const row of rows || []) {
       const rowEl = document.createElement("div");
       rowEl.className = "rack-row";
@@ -42,9 +43,7 @@ const Istaka = (() => {
         const groupEl = document.createElement("div");
         groupEl.className = "group";
         for (const entry of group) {
-          const mark = discardLeft > 0 && entry.tile === opts.discard;
-          if (mark) discardLeft -= 1;
-          groupEl.appendChild(face(entry, { okey: opts.okey, discard: mark ? opts.discard : null }));
+          groupEl.appendChild(face(entry, { okey: opts.okey, discard: entry === target }));
         }
         rowEl.appendChild(groupEl);
       }
@@ -53,8 +52,24 @@ const Istaka = (() => {
     return el;
   }
 
-  // The suggested discard of a state's advice (the best-ranked candidate), or null.
-  function suggestedDiscard(advice) {
+  function discardTarget(rows, discard) {
+    if (!discard) return null;
+    const tiles = [];
+    for (const row of rows || []) for (const group of row) for (const t of group) tiles.push(t);
+    if (typeof discard === "object" && discard.id !== undefined) {
+      const same = tiles.find((t) => t.id === discard.id);
+      if (same) return same;
+    }
+    const name = typeof discard === "object" ? discard.tile : discard;
+    const copies = tiles.filter((t) => t.tile === name);
+    return copies.length ? copies[copies.length - 1] : null;
+  }
+
+  // The suggested discard of a state: the tile the pipeline marked, else the advice's best.
+  function suggestedDiscard(state) {
+    if (!state) return null;
+    if (state.discard) return state.discard;
+    const advice = state.advice;
     if (!advice) return null;
     if (typeof advice.discard === "string") return advice.discard;
     const ranked = advice.discards || advice.ranked || [];
@@ -93,5 +108,5 @@ const Istaka = (() => {
     return valid ? "win" : "nowin";
   }
 
-  return { face, rack, suggestedDiscard, adviceText, verdictText, verdictClass };
+  return { face, rack, discardTarget, suggestedDiscard, adviceText, verdictText, verdictClass };
 })();
