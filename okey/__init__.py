@@ -5,30 +5,49 @@
 'R5'
 """
 
+from okey.advice import Advice, DiscardOption, advise
+from okey.distance import distance_to_win
 from okey.errors import ImpossibleHandError, OkeyError, TileParseError
+from okey.groups import GroupReading, explain_group, group_kinds
 from okey.hand import check_possible, counts, okey_for
 from okey.match import Match
 from okey.okey101 import PlayerRound101, Round101
+from okey.referee import GroupVerdict, RefereeVerdict, parse_groups, referee
 from okey.rules import Rules
 from okey.scoring import ClassicRound
+from okey.solver import Group, WinResult, check_win
 from okey.tiles import ALL_KINDS, COLOURS, FULL_SET, Tile, format_tiles, parse_tiles
 
 __all__ = [
     "ALL_KINDS",
+    "Advice",
     "COLOURS",
     "ClassicRound",
+    "DiscardOption",
     "FULL_SET",
+    "Group",
+    "GroupReading",
+    "GroupVerdict",
     "ImpossibleHandError",
     "Match",
     "OkeyError",
     "PlayerRound101",
+    "RefereeVerdict",
     "Round101",
     "Rules",
     "Tile",
     "TileParseError",
+    "WinResult",
+    "advise",
     "check_possible",
+    "check_win",
     "counts",
+    "distance_to_win",
+    "explain_group",
     "format_tiles",
+    "group_kinds",
     "okey_for",
+    "parse_groups",
     "parse_tiles",
+    "referee",
 ]

@@ -1,0 +1,266 @@
+"""Referee a declared hand: the groups as laid out on the rack, left to right, plus the discard.
+
+The verdict says whether the declaration is valid, and if not, the first bad group and why in plain
+words, and whether another arrangement of the same tiles wins.  A valid finish gets its type and the
+classic points of RULES.md section 5.
+
+>>> from okey import Rules, Tile, parse_tiles
+>>> groups = [parse_tiles(g) for g in ("R1 R2 R3", "K12 Y12 K12", "B5 B6 B7 B8", "Y9 Y10 Y11 Y12")]
+>>> verdict = referee(groups, Tile.parse("R9"), Rules.classic())
+>>> verdict.valid, verdict.reason
+(False, 'group 2, K12 Y12 K12: a set may not repeat a colour')
+>>> groups = [parse_tiles(g) for g in ("R1 R2 R3", "K5 Y5 B5", "B9 B10 B11 B12", "Y9 Y10 Y11 Y12")]
+>>> verdict = referee(groups, Tile.parse("R9"), Rules.classic(), discard=Tile.parse("R10"))
+>>> verdict.valid, verdict.finish, verdict.okey_discard, verdict.points
+(True, 'normal', True, 4)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from okey.errors import OkeyError
+from okey.groups import explain_group
+from okey.hand import check_possible, okey_for
+from okey.rules import Rules
+from okey.solver import Group, WinResult, check_win
+from okey.tiles import Tile, format_tiles, parse_tiles
+
+# Base points of each finish type (RULES.md 5): the 000/001 "others lose" system and seed 003
+# agree on 2 and 4; the online penalty table (seed 002) charges 20 and 40.
+BASE_POINTS = {
+    "others_lose": {"normal": 2, "seven_pairs": 4},
+    "turkish": {"normal": 2, "seven_pairs": 4},
+    "counted": {"normal": 2, "seven_pairs": 4},
+    "penalty_table": {"normal": 20, "seven_pairs": 40},
+}
+FINISH_WORDS = {
+    "normal": "a normal finish",
+    "seven_pairs": "a seven-pairs finish",
+    "colour": "a colour finish",
+    "colour_ordered": "an ordered colour finish (1 to 13 of one colour)",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class GroupVerdict:
+    """One declared group: what it can be, the faces it plays as, or why it is no group."""
+
+    tiles: tuple[Tile, ...]
+    kinds: frozenset[str]
+    stands_for: tuple[Tile, ...]
+    reason: str
+
+    @property
+    def valid(self) -> bool:
+        return bool(self.kinds)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tiles": [str(t) for t in self.tiles],
+            "valid": self.valid,
+            "kinds": sorted(self.kinds),
+            "stands_for": [str(t) for t in self.stands_for],
+            "reason": self.reason,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class RefereeVerdict:
+    """The referee's answer.  ``finish``, ``okey_discard`` and ``points`` feed the scoring."""
+
+    valid: bool
+    groups: tuple[GroupVerdict, ...]
+    reason: str  # why the declaration fails ("" when valid)
+    first_bad_group: int | None  # 1-based position of the first bad group, if one is bad
+    other_arrangement_wins: bool  # another arrangement of the same tiles wins
+    arrangement: WinResult | None  # that arrangement (or the declared one when valid)
+    finish: str | None  # "normal", "seven_pairs", "colour", "colour_ordered"; None if invalid
+    okey_discard: bool
+    double_okey: bool
+    points: int
+    ends_game: bool = False  # the ordered colour finish of seed 003 ends the game
+    discard: Tile | None = None
+    sentence: str = field(default="")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "valid": self.valid,
+            "groups": [g.to_dict() for g in self.groups],
+            "reason": self.reason,
+            "first_bad_group": self.first_bad_group,
+            "other_arrangement_wins": self.other_arrangement_wins,
+            "arrangement": self.arrangement.to_dict() if self.arrangement else None,
+            "finish": self.finish,
+            "okey_discard": self.okey_discard,
+            "double_okey": self.double_okey,
+            "points": self.points,
+            "ends_game": self.ends_game,
+            "discard": str(self.discard) if self.discard else None,
+            "sentence": self.sentence,
+        }
+
+
+def parse_groups(text: str) -> list[list[Tile]]:
+    """Groups written ``"R1 R2 R3 | K5 Y5 B5 | ..."``; an empty group is an error."""
+    parts = [p.strip() for p in text.split("|")]
+    groups = []
+    for i, part in enumerate(parts, start=1):
+        if not part:
+            raise OkeyError(f"group {i} is empty (two '|' in a row, or one at an end)")
+        groups.append(parse_tiles(part))
+    return groups
+
+
+def referee(
+    groups: Sequence[Sequence[Tile | str]],
+    indicator: Tile | str,
+    rules: Rules | None = None,
+    discard: Tile | str | None = None,
+    *,
+    second_okey: bool = False,
+) -> RefereeVerdict:
+    """Referee a declared hand: ``groups`` as laid out, left to right, and the finishing discard.
+
+    ``second_okey`` marks a finish by discarding the second okey after a "tur" (double okey, only
+    counted where ``rules.double_okey``).
+    """
+    rules = rules or Rules.classic()
+    indicator = indicator if isinstance(indicator, Tile) else Tile.parse(indicator)
+    groups = [parse_tiles(g) for g in groups]
+    if discard is not None and not isinstance(discard, Tile):
+        discard = Tile.parse(discard)
+    tiles = [t for g in groups for t in g]
+    check_possible(tiles + ([discard] if discard else []), indicator, rules)
+    verdicts = tuple(_group_verdict(g, indicator, rules) for g in groups)
+    okey = okey_for(indicator)
+    okey_discard = discard == okey
+    reason, bad = _declaration_fault(verdicts, len(tiles), rules)
+    other = check_win(tiles, indicator, rules) if len(tiles) == rules.hand_size else None
+    if reason:
+        return RefereeVerdict(
+            valid=False,
+            groups=verdicts,
+            reason=reason,
+            first_bad_group=bad,
+            other_arrangement_wins=bool(other and other.winning),
+            arrangement=other if other and other.winning else None,
+            finish=None,
+            okey_discard=okey_discard,
+            double_okey=False,
+            points=0,
+            discard=discard,
+            sentence=_invalid_sentence(reason, other),
+        )
+    pairs = all(g.kinds == frozenset({"pair"}) for g in verdicts)
+    finish = "seven_pairs" if pairs else "normal"
+    colour = _colour_finish(verdicts, rules)
+    if colour:
+        finish = colour
+    double = okey_discard and second_okey and rules.double_okey
+    points, ends_game = _points(finish, okey_discard, double, rules)
+    declared = WinResult(
+        True, "pairs" if pairs else "melds", tuple(_as_group(g, pairs) for g in verdicts)
+    )
+    return RefereeVerdict(
+        valid=True,
+        groups=verdicts,
+        reason="",
+        first_bad_group=None,
+        other_arrangement_wins=True,
+        arrangement=declared,
+        finish=finish,
+        okey_discard=okey_discard,
+        double_okey=double,
+        points=points,
+        ends_game=ends_game,
+        discard=discard,
+        sentence=_valid_sentence(finish, okey_discard, double, points, ends_game),
+    )
+
+
+def _group_verdict(group: list[Tile], indicator: Tile, rules: Rules) -> GroupVerdict:
+    reading = explain_group(group, indicator, rules)
+    return GroupVerdict(reading.tiles, reading.kinds, reading.stands_for, reading.reason)
+
+
+def _declaration_fault(
+    verdicts: tuple[GroupVerdict, ...], count: int, rules: Rules
+) -> tuple[str, int | None]:
+    """The first reason the declaration fails, and the 1-based bad group (None if not one group)."""
+    for i, g in enumerate(verdicts, start=1):
+        if not g.valid:
+            return f"group {i}, {g.reason}", i
+    if count != rules.hand_size:
+        return (
+            f"{count} tiles declared: a winning {rules.name} hand lays out {rules.hand_size}",
+            None,
+        )
+    only_pair = [i for i, g in enumerate(verdicts, start=1) if g.kinds == frozenset({"pair"})]
+    if only_pair and len(only_pair) != len(verdicts):
+        i = only_pair[0]
+        return (
+            f"group {i}, {format_tiles(verdicts[i - 1].tiles)}: a pair counts only in a hand of "
+            "pairs; the other groups are runs and sets",
+            i,
+        )
+    if only_pair and not rules.seven_pairs:
+        return f"a hand of pairs does not win under the {rules.name} rules", None
+    return "", None
+
+
+def _colour_finish(verdicts: tuple[GroupVerdict, ...], rules: Rules) -> str | None:
+    """``colour`` or ``colour_ordered`` when every tile plays as one colour the rules reward."""
+    if rules.colour_finish == "off":
+        return None
+    faces = [t for g in verdicts for t in g.stands_for]
+    colours = {t.colour for t in faces}
+    if len(colours) != 1 or colours.pop() not in rules.colour_finish_colours:
+        return None
+    if any(g.kinds == frozenset({"set"}) for g in verdicts):
+        return None
+    ordered = {t.number for t in faces} == set(range(1, 14))
+    return "colour_ordered" if ordered and rules.colour_finish == "turkish_003" else "colour"
+
+
+def _points(finish: str, okey_discard: bool, double: bool, rules: Rules) -> tuple[int, bool]:
+    """Classic points (RULES.md 5) and whether the finish ends the game."""
+    base_table = BASE_POINTS.get(rules.scoring, BASE_POINTS["others_lose"])
+    if finish == "colour_ordered":
+        # Seed 003: everyone else drops to zero and the game is over.
+        return rules.start_points, True
+    if finish == "colour":
+        base = 8 if rules.colour_finish == "turkish_003" else 4
+    else:
+        base = base_table[finish]
+    if double:
+        return base * 4, False
+    return (base * 2 if okey_discard else base), False
+
+
+def _as_group(g: GroupVerdict, pairs: bool) -> Group:
+    kind = "pair" if pairs else next(k for k in ("run", "set") if k in g.kinds)
+    return Group(kind, g.tiles, g.stands_for)
+
+
+def _invalid_sentence(reason: str, other: WinResult | None) -> str:
+    if other is not None and other.winning:
+        layout = " | ".join(g.text for g in other.groups)
+        return f"Not valid as laid out ({reason}); the same tiles win as {layout}."
+    return f"Not a win: {reason}."
+
+
+def _valid_sentence(
+    finish: str, okey_discard: bool, double: bool, points: int, ends_game: bool
+) -> str:
+    words = FINISH_WORDS[finish]
+    if double:
+        words += " with the second okey discarded (double okey)"
+    elif okey_discard:
+        words += " with an okey discarded"
+    if ends_game:
+        return f"Valid: {words}; everyone else drops to zero and the game ends."
+    return f"Valid: {words}, worth {points} points."
+
