@@ -35,6 +35,13 @@ MeldKind = Literal["run", "set"]
 _HIGH_ONE = 14  # a run position after 13: the tile 1 played high (12-13-1), classic only
 
 
+def _shift(colour: int, number: int) -> int:
+    """Bit offset of a tile kind in the packed counts.  Kinds are packed number-major (R1 Y1 B1
+    K1 R2 ...) so that the search, which always decides the lowest kind left, meets the four
+    colours of a number together: sets stay local and only runs reach ahead."""
+    return 8 * (number - 1) + 2 * colour
+
+
 @dataclass(frozen=True, slots=True)
 class Meld:
     """A run or set as laid: ``tiles`` as held (an okey is the okey tile, a false joker is FJ) and
@@ -131,7 +138,7 @@ class MeldSearch:
             if index == FALSE_JOKER_INDEX:
                 false_jokers += 1
                 index = self.okey.index  # a false joker plays as the okey's face
-            x += 1 << (2 * index)
+            x += 1 << _shift(index // 13, index % 13 + 1)
         return x, okeys, false_jokers
 
     # -- search ----------------------------------------------------------------------------------
@@ -162,7 +169,7 @@ class MeldSearch:
         if tile == self.okey:
             return self._best_using_okey(tiles, x, j)
         kind = self.okey.index if tile.is_false_joker else tile.index
-        x -= 1 << (2 * kind)
+        x -= 1 << _shift(kind // 13, kind % 13 + 1)
         found = self._best_through(x, j, kind)
         if found is None:
             return None
@@ -175,7 +182,7 @@ class MeldSearch:
         # okey in that slot.
         best: tuple | None = None
         for kind in range(52):
-            if (x >> (2 * kind)) & 3 == 3:
+            if (x >> _shift(kind // 13, kind % 13 + 1)) & 3 == 3:
                 continue
             found = self._best_through(x, j - 1, kind)
             if found is not None and (best is None or found[0] > best[0]):
@@ -195,6 +202,8 @@ class MeldSearch:
         return self._result(value, melds, tiles)
 
     def _result(self, value: int, melds: list[Meld], tiles: Sequence[Tile]) -> MeldSearchResult:
+        # Melds listed in tile order of their first slot (R before Y before B before K).
+        melds = sorted(melds, key=lambda m: (m.plays_as[0].index, m.kind))
         remaining = list(tiles)
         for meld in melds:
             for t in meld.tiles:
@@ -216,14 +225,14 @@ class MeldSearch:
         n = n0 + 1
         weight = self._joker_value
         # Sets: any other colours held, plus okeys for the rest.
-        others = [c for c in range(4) if c != colour and (x >> (2 * (c * 13 + n0))) & 3]
+        others = [c for c in range(4) if c != colour and (x >> _shift(c, n)) & 3]
         for mask in range(1 << len(others)):
             chosen = [others[i] for i in range(len(others)) if mask >> i & 1]
             real = 1 + len(chosen)
             for jk in range(max(0, 3 - real), min(j, 4 - real) + 1):
                 nx = x
                 for c in chosen:
-                    nx -= 1 << (2 * (c * 13 + n0))
+                    nx -= 1 << _shift(c, n)
                 yield nx, j - jk, n * real + weight(n) * jk, ("set", n, (colour, *chosen), jk)
         # Runs a..b through n, every other slot a real tile or an okey.
         base = colour * 13 - 1
@@ -243,7 +252,7 @@ class MeldSearch:
             if m == n:
                 yield from walk(m + 1, x, j, value + face, (*okey_slots, False))
                 return
-            shift = 2 * (base + face)
+            shift = _shift((base + 1) // 13, face)
             real_here = (x >> shift) & 3
             if real_here:
                 yield from walk(m + 1, x - (1 << shift), j, value + face, (*okey_slots, False))
@@ -262,12 +271,12 @@ class MeldSearch:
             self._memo[key] = (0, None)
             return 0
         low = (x & -x).bit_length() - 1
-        k = low >> 1
+        n0, colour = divmod(low >> 1, 4)
         # Leave the lowest kind in hand (every copy: the lowest set bit of a count of 2 is its
         # high bit; keeping one copy and melding the other is reached through a meld option).
         best = self._solve(x - (1 << low), j)
         choice: tuple | None = (x - (1 << low), j, None)
-        for nx, nj, gain, spec in self._options(x, j, k):
+        for nx, nj, gain, spec in self._options(x, j, colour, n0 + 1):
             total = gain + self._solve(nx, nj)
             if total > best:
                 best, choice = total, (nx, nj, spec)
@@ -288,7 +297,7 @@ class MeldSearch:
             return 0
         solve = self._solve_opening
         low = (x & -x).bit_length() - 1
-        colour, n0 = divmod(low >> 1, 13)
+        n0, colour = divmod(low >> 1, 4)
         n = n0 + 1
         # Leaving this kind in hand leaves every copy of it: keeping one copy and melding the
         # other is reached through the meld options below.
@@ -299,7 +308,7 @@ class MeldSearch:
         # every such real tile is in.
         others = []
         for c in range(colour + 1, 4):
-            shift = 2 * (c * 13 + n0)
+            shift = _shift(c, n)
             if (x >> shift) & 3:
                 others.append((c, 1 << shift))
         full = (1 << len(others)) - 1
@@ -338,7 +347,7 @@ class MeldSearch:
                 q = p + 1
                 if q > 13 or length >= max_run:
                     break
-                shift = 2 * (base + q)
+                shift = _shift(colour, q)
                 if (cx >> shift) & 3:
                     cx -= 1 << shift
                     slots.append(False)
@@ -357,15 +366,13 @@ class MeldSearch:
             return self.okey_weight
         return 1 if number == _HIGH_ONE else number
 
-    def _options(self, x: int, j: int, k: int):
-        """Melds through tile kind ``k`` (the lowest left): (next x, next okeys, gain, spec)."""
-        colour, n = divmod(k, 13)
-        n += 1
+    def _options(self, x: int, j: int, colour: int, n: int):
+        """Melds through the lowest kind left: (next x, next okeys, gain, spec)."""
         yield from self._sets(x, j, colour, n)
         yield from self._runs(x, j, colour, n)
 
     def _sets(self, x: int, j: int, colour: int, n: int):
-        others = [c for c in range(colour + 1, 4) if (x >> (2 * (c * 13 + n - 1))) & 3]
+        others = [c for c in range(colour + 1, 4) if (x >> _shift(c, n)) & 3]
         jv = self._joker_value(n)
         for mask in range(1 << len(others)):
             chosen = [others[i] for i in range(len(others)) if mask >> i & 1]
@@ -374,16 +381,16 @@ class MeldSearch:
             for jk in range(min(j, 4 - real) + 1):
                 if real + jk < 3 or (jk and not all_real and not self.free_okeys):
                     continue
-                nx = x - (1 << (2 * (colour * 13 + n - 1)))
+                nx = x - (1 << _shift(colour, n))
                 for c in chosen:
-                    nx -= 1 << (2 * (c * 13 + n - 1))
+                    nx -= 1 << _shift(c, n)
                 spec = ("set", n, (colour, *chosen), jk)
                 yield nx, j - jk, n * real + jv * jk, spec
 
     def _runs(self, x: int, j: int, colour: int, n: int):
         base = colour * 13 - 1  # kind index of number m in this colour is base + m
         top = _HIGH_ONE if self.wrap else 13
-        start_x = x - (1 << (2 * (base + n)))
+        start_x = x - (1 << _shift(colour, n))
         for before in range(min(j, n - 1) + 1):
             a = n - before
             value = sum(self._joker_value(m) for m in range(a, n)) + n
@@ -400,10 +407,11 @@ class MeldSearch:
         p = b + 1
         if p > top or length >= self.max_run or (p == _HIGH_ONE and a == 1):
             return
-        real_here = p != _HIGH_ONE and (x >> (2 * (base + p))) & 3
+        shift = _shift((base + 1) // 13, p) if p != _HIGH_ONE else 0
+        real_here = p != _HIGH_ONE and (x >> shift) & 3
         if real_here:
             yield from self._extend(
-                x - (1 << (2 * (base + p))), j, value + p, a, p, top, base, (*slots, False)
+                x - (1 << shift), j, value + p, a, p, top, base, (*slots, False)
             )
         if j and (not real_here or self.free_okeys):
             yield from self._extend(
@@ -413,7 +421,7 @@ class MeldSearch:
     def _high_one_runs(self, x, j, colour, base):
         """Runs a..13 followed by this colour's 1 played high (12-13-1); the 1 is the lowest kind,
         so every other slot may hold a real tile."""
-        x1 = x - (1 << (2 * (base + 1)))
+        x1 = x - (1 << _shift(colour, 1))
         for a in range(12, max(1, 14 - self.max_run), -1):
             yield from self._fill(x1, j, a, 13, base, colour)
 
@@ -423,9 +431,10 @@ class MeldSearch:
             if p > b:
                 yield x, j, value + 1, ("run", base, a, _HIGH_ONE, ("high1", *slots))
                 return
-            real_here = (x >> (2 * (base + p))) & 3
+            shift = _shift(colour, p)
+            real_here = (x >> shift) & 3
             if real_here:
-                yield from walk(p + 1, x - (1 << (2 * (base + p))), j, value + p, (*slots, False))
+                yield from walk(p + 1, x - (1 << shift), j, value + p, (*slots, False))
             if j and (not real_here or self.free_okeys):
                 yield from walk(p + 1, x, j - 1, value + self._joker_value(p), (*slots, True))
 
