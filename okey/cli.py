@@ -1,0 +1,170 @@
+"""``istaka hand`` and ``istaka referee``: the engine on the command line.
+
+    istaka hand "R1 R2 R3 ..." --indicator K7 [--seen "..."] [--rules classic|okey101] [--json]
+    istaka referee "R1 R2 R3 | K5 Y5 B5 | ..." --indicator K7 [--discard R9] [--rules ...] [--json]
+
+Bad input raises ``ValueError`` (a one-line message, exit 2, printed by ``istaka.cli``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from okey.advice import advise
+from okey.distance import distance_to_win
+from okey.hand import check_possible, okey_for
+from okey.referee import RefereeVerdict, parse_groups, referee
+from okey.rules import PRESETS, Rules
+from okey.solver import check_win
+from okey.tiles import Tile, parse_tiles
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    hand = subparsers.add_parser(
+        "hand",
+        help="arrangement, discard advice or waits for a hand",
+        description="14 tiles: the win check and the waits; 15 tiles: every discard ranked.",
+    )
+    hand.add_argument("tiles", help='the hand, e.g. "R1 R2 R3 K5 Y5 B5 ..." (FJ = false joker)')
+    _common(hand)
+    hand.add_argument("--seen", default="", help="tiles seen in the discard piles")
+    hand.set_defaults(func=run_hand)
+
+    ref = subparsers.add_parser(
+        "referee",
+        help="referee a declared hand (groups split by |)",
+        description="Check a declared hand group by group, as laid out, and score the finish.",
+    )
+    ref.add_argument("groups", help='groups split by "|", e.g. "R1 R2 R3 | K5 Y5 B5 | ..."')
+    _common(ref)
+    ref.add_argument("--discard", default=None, help="the finishing discard (e.g. an okey)")
+    ref.add_argument(
+        "--second-okey",
+        action="store_true",
+        help="the discard is the second okey after a tur (double okey rules)",
+    )
+    ref.set_defaults(func=run_referee)
+
+
+def _common(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--indicator", required=True, help="the face-up indicator tile, e.g. K7")
+    parser.add_argument("--rules", default="classic", choices=sorted(PRESETS), help="rule preset")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of text")
+
+
+def _indicator(text: str) -> Tile:
+    try:
+        return Tile.parse(text)
+    except ValueError as exc:
+        raise ValueError(f"--indicator: {exc}") from exc
+
+
+def run_hand(args: argparse.Namespace) -> int:
+    rules = Rules.preset(args.rules)
+    indicator = _indicator(args.indicator)
+    tiles = parse_tiles(args.tiles)
+    seen = parse_tiles(args.seen) if args.seen else []
+    if rules.game == "okey101":
+        report = _okey101_report(tiles, indicator, rules)
+        if report is not None:
+            return _print(args, *report)
+    check_possible(tiles, indicator, rules, others=seen)
+    allowed = (rules.hand_size, rules.hand_size + 1)
+    if len(tiles) not in allowed:
+        raise ValueError(
+            f"a {rules.name} hand has {allowed[0]} tiles, or {allowed[1]} before the discard; "
+            f"got {len(tiles)}"
+        )
+    data, text = hand_report(tiles, indicator, rules, seen)
+    return _print(args, data, text)
+
+
+def hand_report(
+    tiles: list[Tile], indicator: Tile, rules: Rules, seen: list[Tile]
+) -> tuple[dict[str, Any], str]:
+    """The JSON data and the text ``istaka hand`` prints for a checked hand."""
+    okey = okey_for(indicator)
+    data: dict[str, Any] = {
+        "rules": rules.name,
+        "tiles": [str(t) for t in tiles],
+        "indicator": str(indicator),
+        "okey": str(okey),
+        "distance_to_win": distance_to_win(tiles, indicator, rules, seen),
+    }
+    lines = [f"indicator {indicator}, okey {okey}; {len(tiles)} tiles"]
+    if len(tiles) == rules.hand_size:
+        win = check_win(tiles, indicator, rules)
+        data["arrangement"] = win.to_dict()
+        if win.winning:
+            layout = " | ".join(g.text for g in win.groups)
+            lines.append(f"wins ({'seven pairs' if win.kind == 'pairs' else 'runs and sets'}):")
+            lines.append(f"  {layout}")
+            okeys = [g for g in win.groups if okey in g.tiles]
+            for g in okeys:
+                faces = " ".join(
+                    f"{t}={f}" for t, f in zip(g.tiles, g.stands_for, strict=True) if t == okey
+                )
+                lines.append(f"  okey plays as: {faces}")
+    advice = advise(tiles, indicator, rules, seen)
+    data["advice"] = advice.to_dict()
+    if advice.kind == "waits":
+        if advice.distance:
+            lines.append(advice.sentence)
+    else:
+        lines.append(f"best discard: {advice.sentence}")
+        for option in advice.options[1:6]:
+            lines.append(f"  then: {option.sentence}")
+        if len(advice.options) > 6:
+            lines.append(f"  ({len(advice.options) - 6} more discards rank lower)")
+    return data, "\n".join(lines)
+
+
+def _okey101_report(
+    tiles: list[Tile], indicator: Tile, rules: Rules
+) -> tuple[dict[str, Any], str] | None:
+    """The 101 hand report, where ``okey.okey101`` provides it (None otherwise)."""
+    try:
+        from okey import okey101
+    except ImportError:
+        return None
+    describe = getattr(okey101, "describe_hand", None)
+    fmt = getattr(okey101, "format_hand_report", None)
+    if describe is None or fmt is None:
+        return None
+    report = describe(tiles, indicator, rules)
+    return report, fmt(report)
+
+
+def run_referee(args: argparse.Namespace) -> int:
+    rules = Rules.preset(args.rules)
+    indicator = _indicator(args.indicator)
+    groups = parse_groups(args.groups)
+    discard = None
+    if args.discard:
+        try:
+            discard = Tile.parse(args.discard)
+        except ValueError as exc:
+            raise ValueError(f"--discard: {exc}") from exc
+    verdict = referee(groups, indicator, rules, discard, second_okey=args.second_okey)
+    return _print(args, verdict.to_dict(), referee_text(verdict))
+
+
+def referee_text(verdict: RefereeVerdict) -> str:
+    """The referee's verdict as a few lines of text."""
+    lines = []
+    for i, g in enumerate(verdict.groups, start=1):
+        tiles = " ".join(str(t) for t in g.tiles)
+        if g.valid:
+            kind = next(k for k in ("run", "set", "pair") if k in g.kinds)
+            lines.append(f"  {i}. {tiles}: {kind}")
+        else:
+            lines.append(f"  {i}. {tiles}: NOT a group")
+    lines.append(verdict.sentence)
+    return "\n".join(lines)
+
+
+def _print(args: argparse.Namespace, data: dict[str, Any], text: str) -> int:
+    print(json.dumps(data, indent=2, ensure_ascii=False) if args.json else text)
+    return 0
