@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import combinations
 from typing import Literal
 
 from okey.hand import okey_for
@@ -257,7 +258,12 @@ class MeldSearch:
             if real_here:
                 yield from walk(m + 1, x - (1 << shift), j, value + face, (*okey_slots, False))
             if j and (not real_here or self.free_okeys):
-                yield from walk(m + 1, x, j - 1, value + self._joker_value(m), (*okey_slots, True))
+                # An okey over a real tile in hand: that tile stays in hand for good (were it
+                # laid elsewhere, swapping the two would give the same value).
+                rest = x - (1 << shift) if real_here else x
+                yield from walk(
+                    m + 1, rest, j - 1, value + self._joker_value(m), (*okey_slots, True)
+                )
 
         yield from walk(a, x, j, 0, ())
 
@@ -377,15 +383,22 @@ class MeldSearch:
         for mask in range(1 << len(others)):
             chosen = [others[i] for i in range(len(others)) if mask >> i & 1]
             real = 1 + len(chosen)
-            all_real = len(chosen) == len(others)
+            unchosen = [c for c in others if c not in chosen]
+            empty = 3 - len(others)  # colours no real tile in hand can fill
             for jk in range(min(j, 4 - real) + 1):
-                if real + jk < 3 or (jk and not all_real and not self.free_okeys):
+                if real + jk < 3 or (jk and unchosen and not self.free_okeys):
                     continue
                 nx = x - (1 << _shift(colour, n))
                 for c in chosen:
                     nx -= 1 << _shift(c, n)
                 spec = ("set", n, (colour, *chosen), jk)
-                yield nx, j - jk, n * real + jv * jk, spec
+                # Okeys beyond the empty colours stand over real tiles in hand, which then stay
+                # in hand for good (laid elsewhere, a swap would give the same value).
+                for over in combinations(unchosen, max(0, jk - empty)):
+                    rest = nx
+                    for c in over:
+                        rest -= 1 << _shift(c, n)
+                    yield rest, j - jk, n * real + jv * jk, spec
 
     def _runs(self, x: int, j: int, colour: int, n: int):
         base = colour * 13 - 1  # kind index of number m in this colour is base + m
@@ -414,8 +427,10 @@ class MeldSearch:
                 x - (1 << shift), j, value + p, a, p, top, base, (*slots, False)
             )
         if j and (not real_here or self.free_okeys):
+            # An okey over a real tile in hand: that tile stays in hand for good (see _fill_slots).
+            rest = x - (1 << shift) if real_here else x
             yield from self._extend(
-                x, j - 1, value + self._joker_value(p), a, p, top, base, (*slots, True)
+                rest, j - 1, value + self._joker_value(p), a, p, top, base, (*slots, True)
             )
 
     def _high_one_runs(self, x, j, colour, base):
@@ -436,7 +451,8 @@ class MeldSearch:
             if real_here:
                 yield from walk(p + 1, x - (1 << shift), j, value + p, (*slots, False))
             if j and (not real_here or self.free_okeys):
-                yield from walk(p + 1, x, j - 1, value + self._joker_value(p), (*slots, True))
+                rest = x - (1 << shift) if real_here else x
+                yield from walk(p + 1, rest, j - 1, value + self._joker_value(p), (*slots, True))
 
         yield from walk(a, x, j, 0, ())
 
