@@ -1,0 +1,129 @@
+"""Referee of declared hands: first bad group and why, other arrangements, finishes and points."""
+
+from dataclasses import replace
+
+import pytest
+
+from okey import Rules, Tile, parse_groups, referee
+
+CLASSIC = Rules.classic()
+INDICATOR = Tile.parse("R9")  # okey R10
+
+
+def judge(text, discard=None, rules=CLASSIC, indicator=INDICATOR, **kw):
+    return referee(parse_groups(text), indicator, rules, discard=discard, **kw)
+
+
+def test_first_bad_group_with_plain_reason():
+    verdict = judge("R1 R2 R3 | K12 Y12 K12 | B5 B6 B7 B8 | Y9 Y10 Y11 Y12")
+    assert not verdict.valid
+    assert verdict.first_bad_group == 2
+    assert verdict.reason == "group 2, K12 Y12 K12: a set may not repeat a colour"
+    assert verdict.points == 0 and verdict.finish is None
+
+
+def test_bad_layout_of_tiles_that_win_another_way():
+    # Y4 B4 K9 is no group, but R1 R2 R3 | R4 Y4 B4 | K9 K10 K11 K12 | ... wins.
+    verdict = judge("R1 R2 R3 R4 | Y4 B4 K9 | K10 K11 K12 | B9 B10 B11 B12")
+    assert not verdict.valid and verdict.first_bad_group == 2
+    assert verdict.other_arrangement_wins
+    assert verdict.arrangement is not None and verdict.arrangement.winning
+
+
+def test_bad_layout_that_no_arrangement_saves():
+    verdict = judge("R1 R2 R4 | K5 Y5 B5 | B9 B10 B11 B12 | Y1 Y2 Y3 Y4")
+    assert not verdict.valid and not verdict.other_arrangement_wins
+    assert "Not a win" in verdict.sentence
+
+
+def test_normal_finish_scores_2():
+    verdict = judge("R1 R2 R3 | K5 Y5 B5 | B9 B10 B11 B12 | Y9 Y10 Y11 Y12", discard="K1")
+    assert (verdict.valid, verdict.finish, verdict.okey_discard, verdict.points) == (
+        True,
+        "normal",
+        False,
+        2,
+    )
+
+
+def test_okey_discard_doubles():
+    verdict = judge("R1 R2 R3 | K5 Y5 B5 | B9 B10 B11 B12 | Y9 Y10 Y11 Y12", discard="R10")
+    assert verdict.okey_discard and verdict.points == 4
+
+
+def test_seven_pairs_scores_4_and_8_with_an_okey_discard():
+    pairs = "R4 R4 | K2 K2 | B9 B9 | Y5 Y5 | R13 R13 | K7 K7 | B4 B4"
+    assert judge(pairs, discard="K1").finish == "seven_pairs"
+    assert judge(pairs, discard="K1").points == 4
+    assert judge(pairs, discard="R10").points == 8
+
+
+def test_pairs_with_an_okey_in_a_pair():
+    verdict = judge("R4 R4 | K2 K2 | B9 B9 | Y5 Y5 | R13 R13 | K7 K7 | B4 R10")
+    assert verdict.valid and verdict.finish == "seven_pairs"
+
+
+def test_pairs_mixed_with_melds_is_not_a_win():
+    verdict = judge("R1 R2 R3 | K5 Y5 B5 | B9 B10 B11 B12 | Y9 Y9 | Y11 Y11")
+    assert not verdict.valid and verdict.first_bad_group == 4
+    assert "pair counts only in a hand of pairs" in verdict.reason
+
+
+def test_wrong_tile_count():
+    verdict = judge("R1 R2 R3 | K5 Y5 B5")
+    assert not verdict.valid and "6 tiles declared" in verdict.reason
+
+
+def test_colour_finish_only_where_the_rules_have_it():
+    text = "R1 R2 R3 R4 | R4 R5 R6 R7 | R8 R9 R10 | R11 R12 R13"
+    indicator = Tile.parse("K9")  # okey K10, no okey here
+    assert judge(text, indicator=indicator).finish == "normal"
+    variant = replace(CLASSIC, colour_finish="variant_000")
+    assert judge(text, rules=variant, indicator=indicator).points == 4
+    turkish = replace(CLASSIC, colour_finish="turkish_003")
+    verdict = judge(text, rules=turkish, indicator=indicator)
+    assert verdict.finish == "colour_ordered" and verdict.ends_game
+    unordered = "R1 R2 R3 | R3 R4 R5 | R6 R7 R8 | R8 R9 R10 | R12 R12"
+    assert not judge(unordered, rules=turkish, indicator=indicator).valid
+
+
+def test_unordered_colour_finish_scores_8_in_seed003():
+    text = "R1 R2 R3 R4 | R4 R5 R6 | R7 R8 R9 | R11 R12 R13 R1"
+    turkish = replace(CLASSIC, colour_finish="turkish_003")
+    verdict = judge(text, rules=turkish, indicator=Tile.parse("K9"))
+    assert verdict.finish == "colour" and verdict.points == 8
+
+
+def test_double_okey_quadruples_only_with_the_switch():
+    text = "R1 R2 R3 | K5 Y5 B5 | B9 B10 B11 B12 | Y9 Y10 Y11 Y12"
+    assert judge(text, discard="R10", second_okey=True).points == 4
+    rules = replace(CLASSIC, double_okey=True)
+    verdict = judge(text, discard="R10", rules=rules, second_okey=True)
+    assert verdict.double_okey and verdict.points == 8
+
+
+def test_penalty_table_scoring():
+    rules = replace(CLASSIC, scoring="penalty_table")
+    assert judge("R1 R2 R3 | K5 Y5 B5 | B9 B10 B11 B12 | Y9 Y10 Y11 Y12", rules=rules).points == 20
+
+
+def test_impossible_declaration_raises():
+    with pytest.raises(ValueError, match="3 copies of R1"):
+        judge("R1 R1 R1 | K5 Y5 B5")
+
+
+def test_empty_group_raises():
+    with pytest.raises(ValueError, match="group 2 is empty"):
+        parse_groups("R1 R2 R3 || K5")
+
+
+def test_to_dict_exposes_what_scoring_reuses():
+    data = judge("R1 R2 R3 | K5 Y5 B5 | B9 B10 B11 B12 | Y9 Y10 Y11 Y12", discard="R10").to_dict()
+    assert {"valid", "finish", "points", "okey_discard", "reason", "groups"} <= set(data)
+    assert data["discard"] == "R10"
+
+
+def test_13_1_2_reason_names_the_rule():
+    verdict = judge("K13 K1 K2 | K5 Y5 B5 | B9 B10 B11 B12 | Y9 Y10 Y11 Y12")
+    assert verdict.first_bad_group == 1
+    assert "13-1-2 is not a run" in verdict.reason
