@@ -138,8 +138,13 @@ def small_hands(draw):
     pool = [t for t in [*_POOL_KINDS, Tile.false_joker()] for _ in range(2)]
     if indicator in pool:
         pool.remove(indicator)  # the other copy lies face up
-    picks = draw(st.lists(st.sampled_from(range(len(pool))), max_size=8, unique=True))
-    return [pool[i] for i in picks], indicator
+    # Okeys are rare in a uniform draw; put 0-2 of them in on purpose.
+    okey = okey_for(indicator)
+    okeys = draw(st.integers(0, 2))
+    for _ in range(okeys):
+        pool.remove(okey)
+    picks = draw(st.lists(st.sampled_from(range(len(pool))), max_size=8 - okeys, unique=True))
+    return [pool[i] for i in picks] + [okey] * okeys, indicator
 
 
 @given(small_hands(), st.booleans(), st.sampled_from([None, 101, 7]))
