@@ -9,6 +9,7 @@ arguments and where the shipped weights go::
     data: datasets/real.yaml       # detection data YAML, or a classification folder
     prepare: [real]                # build steps run first when their output is missing
     output: models/tile_detector.pt
+    weights: models/other.pt       # optional: start from a local checkpoint's matching layers
     train: {epochs: 60, imgsz: 320, hsv_h: 0.0, fliplr: 0.0, ...}
 
 Example::
@@ -64,6 +65,7 @@ class TrainConfig:
     output: Path
     train: dict[str, Any] = field(default_factory=dict)
     prepare: list[str] = field(default_factory=list)
+    weights: Path | None = None  # local checkpoint whose matching layers initialise the model
 
     @classmethod
     def load(cls, path: Path | str) -> TrainConfig:
@@ -91,6 +93,7 @@ class TrainConfig:
             output=output if output.is_absolute() else REPO_ROOT / output,
             train=dict(raw.get("train") or {}),
             prepare=list(raw.get("prepare") or []),
+            weights=REPO_ROOT / raw["weights"] if raw.get("weights") else None,
         )
 
     def data_path(self) -> Path:
@@ -157,6 +160,11 @@ def train(config: TrainConfig, resume: bool = False, **overrides: Any) -> Path:
         if data.suffix in (".yaml", ".yml"):
             data = resolve_data_yaml(data, RUNS_DIR / "data")
         model = YOLO(config.model, task=config.task)
+        if config.weights is not None:
+            if not config.weights.is_file():
+                raise FileNotFoundError(f"{config.name}: no initial weights at {config.weights}")
+            model.load(str(config.weights))  # layers of the same shape only: never a download
+            args["pretrained"] = str(config.weights)
         model.train(
             data=str(data),
             project=str(RUNS_DIR),
