@@ -3,6 +3,8 @@
 
     .venv/bin/python benchmarks/okey101.py            # 1,000 deals, seed 0
     .venv/bin/python benchmarks/okey101.py --deals 5000 --seed 7
+    .venv/bin/python benchmarks/okey101.py --advice 200   # also time discard advice (22 tiles)
+    .venv/bin/python benchmarks/okey101.py --deals 0 --grid   # a hand-built set-heavy worst case
 
 Each deal shuffles the 106-tile set, turns up the first numbered tile as the indicator and deals
 the next 22 tiles.  Times are wall-clock per call (parsing excluded: tiles are passed as ``Tile``).
@@ -15,8 +17,13 @@ import random
 import statistics
 import time
 
-from okey import FULL_SET, Rules
-from okey.okey101 import best_opening
+from okey import FULL_SET, Rules, Tile, parse_tiles
+from okey.okey101 import advise_discard, best_opening, min_leftover
+
+# 20 tiles forming a 4-colour grid of 1..5 plus both okeys (indicator K6): every tile fits a set
+# and a run, the hardest shape for the search.
+GRID_HAND = " ".join(f"{c}{n}" for c in "RYBK" for n in range(1, 6)) + " K7 K7"
+GRID_INDICATOR = "K6"
 
 
 def deals(count: int, seed: int):
@@ -33,8 +40,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--deals", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--advice", type=int, default=0, help="deals to time advise_discard on")
+    parser.add_argument("--grid", action="store_true", help="time the set-heavy grid hand")
     args = parser.parse_args()
     rules = Rules.okey101()
+    if args.grid:
+        time_grid(rules)
+    if not args.deals:
+        return
     times: list[float] = []
     points: list[int] = []
     for hand, indicator in deals(args.deals, args.seed):
@@ -50,6 +63,31 @@ def main() -> None:
     print(f"p95    {p95 * 1e3:.3f} ms")
     print(f"max    {times[-1] * 1e3:.3f} ms")
     print(f"mean opening {statistics.mean(points):.1f} points; {opens} deals open at 101")
+    if args.advice:
+        advice_times = []
+        for hand, indicator in deals(args.advice, args.seed + 1):
+            start = time.perf_counter()
+            advise_discard(hand, indicator, rules)
+            advice_times.append(time.perf_counter() - start)
+        advice_times.sort()
+        p95 = advice_times[min(len(advice_times) - 1, int(0.95 * len(advice_times)))]
+        print(f"advise_discard over {args.advice} deals (seed {args.seed + 1}): ", end="")
+        print(f"median {statistics.median(advice_times) * 1e3:.1f} ms, p95 {p95 * 1e3:.1f} ms")
+
+
+def time_grid(rules: Rules) -> None:
+    hand, indicator = parse_tiles(GRID_HAND), Tile.parse(GRID_INDICATOR)
+    for name, call in (
+        ("best_opening", best_opening),
+        ("min_leftover", min_leftover),
+        ("advise_discard", advise_discard),
+    ):
+        runs = []
+        for _ in range(5):
+            start = time.perf_counter()
+            call(hand, indicator, rules)
+            runs.append(time.perf_counter() - start)
+        print(f"grid hand {name}: median of 5 runs {statistics.median(runs) * 1e3:.1f} ms")
 
 
 if __name__ == "__main__":

@@ -191,6 +191,17 @@ def test_best_opening_value_is_the_sum_of_its_melds(hand_indicator):
     assert opening.points == brute_best(hand, indicator, False)
 
 
+def test_set_heavy_grid_hand():
+    # Every tile fits a set and a run; okeys K7 extend two runs to 6 and 7 (60 + 13).
+    hand = " ".join(f"{c}{n}" for c in "RYBK" for n in range(1, 6)) + " K7 K7"
+    opening = best_opening(hand, "K6", R101)
+    assert opening.points == 73
+    assert opening.remaining == ()
+    slow = MeldSearch(Tile.parse("K6"), wrap=False, exhaustive=True)
+    assert slow.value(*slow.pack(parse_tiles(hand))[:2]) == 73
+    assert min_leftover(hand, "K6", R101).penalty == 0
+
+
 # --- opening with a taken discard ---------------------------------------------------------------
 def test_taken_discard_must_be_in_the_opening():
     # Best is the set of 9s (27); opening with the taken R7 forces R7 R8 R9 (24).
