@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from okey.errors import OkeyError
@@ -586,6 +586,7 @@ class PlayerRound101:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> PlayerRound101:
+        _known_keys(data, _PLAYER_KEYS, "101 player")
         remaining = data.get("remaining")
         return cls(
             name=str(data["name"]),
@@ -609,7 +610,6 @@ class Round101:
     indicator: Tile | None = None
     okey_finish: bool = False
     one_turn: bool = False
-    game: Literal["okey101"] = field(default="okey101")
 
     @property
     def void(self) -> bool:
@@ -628,6 +628,7 @@ class Round101:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Round101:
+        _known_keys(data, _ROUND_KEYS, "101 round")
         indicator = data.get("indicator")
         return cls(
             players=tuple(PlayerRound101.from_dict(p) for p in data["players"]),
@@ -636,6 +637,20 @@ class Round101:
             okey_finish=bool(data.get("okey_finish", False)),
             one_turn=bool(data.get("one_turn", False)),
         )
+
+
+_PLAYER_KEYS = {"name", "opened", "pairs", "remaining", "hand_sum", "okeys_held", "penalties"}
+_ROUND_KEYS = {"game", "finisher", "indicator", "okey_finish", "one_turn", "players"}
+
+
+def _known_keys(data: dict[str, Any], known: set[str], what: str) -> None:
+    unknown = set(data) - known
+    if unknown:
+        raise OkeyError(f"unknown {what} fields: {', '.join(sorted(unknown))}")
+    if what == "101 round" and "players" not in data:
+        raise OkeyError("a 101 round needs 'players'")
+    if what == "101 player" and "name" not in data:
+        raise OkeyError("a 101 player needs a 'name'")
 
 
 def _player_hand(player: PlayerRound101, indicator: Tile | None) -> tuple[int, int]:

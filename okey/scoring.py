@@ -67,7 +67,8 @@ class ClassicRound:
     gosterge: tuple[str, ...] = ()
     colour: str | None = None
     indicator: Tile | None = None
-    racks: Mapping[str, tuple[Tile, ...]] = field(default_factory=dict)
+    # Not hashed (a mapping); rounds compare equal field by field.
+    racks: Mapping[str, tuple[Tile, ...]] = field(default_factory=dict, hash=False)
 
     def __post_init__(self) -> None:
         if self.finish not in FINISHES:

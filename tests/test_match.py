@@ -156,6 +156,12 @@ def test_bad_match_files_say_what_is_wrong():
         Match.from_dict(bad_round)
     with pytest.raises(OkeyError, match="unknown round fields: winner"):
         Match.from_dict({"rules": "classic", "players": P4, "rounds": [{"winner": "A"}]})
+    bad_101 = {"rules": "okey101", "players": ["A", "B"], "rounds": [{"finisher": "A"}]}
+    with pytest.raises(OkeyError, match="round 1: a 101 round needs 'players'"):
+        Match.from_dict(bad_101)
+    bad_101["rounds"] = [{"finisher": "A", "players": [{"name": "A", "score": 3}]}]
+    with pytest.raises(OkeyError, match="unknown 101 player fields: score"):
+        Match.from_dict(bad_101)
 
 
 # --- CLI ------------------------------------------------------------------------------------------
