@@ -1,0 +1,74 @@
+"""Training configs, data YAML resolution, and one tiny offline training step."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+import yaml
+
+from vision.train import REPO_ROOT, TrainConfig, resolve_data_yaml, train
+
+
+def _write(path: Path, data: dict) -> Path:
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_shipped_configs_load() -> None:
+    for name in ("tile_detector", "tile_classifier", "tile_detector53"):
+        config = TrainConfig.load(REPO_ROOT / "models" / f"{name}.yaml")
+        assert config.name == name
+        assert config.model.endswith(".yaml")
+        assert config.train["hsv_h"] == 0.0 and config.train["fliplr"] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"task": "detect", "model": "yolo11n.pt", "data": "x"}, "architecture YAML"),
+        ({"task": "segment", "model": "yolo11n.yaml", "data": "x"}, "detect or classify"),
+        ({"task": "detect", "model": "yolo11n.yaml"}, r"missing keys \['data'\]"),
+    ],
+)
+def test_bad_configs_are_named(tmp_path: Path, data: dict, message: str) -> None:
+    with pytest.raises(ValueError, match=message):
+        TrainConfig.load(_write(tmp_path / "c.yaml", data))
+
+
+def test_missing_config_file() -> None:
+    with pytest.raises(FileNotFoundError, match="no training config"):
+        TrainConfig.load("models/nope.yaml")
+
+
+def test_data_yaml_path_is_resolved_against_the_yaml(tmp_path: Path) -> None:
+    (tmp_path / "sets").mkdir()
+    src = _write(tmp_path / "sets" / "d.yaml", {"path": "build/real", "train": "a", "val": "b"})
+    out = resolve_data_yaml(src, tmp_path / "out")
+    assert yaml.safe_load(out.read_text())["path"] == str(tmp_path / "sets" / "build/real")
+
+
+@pytest.mark.slow
+def test_a_tiny_classifier_trains_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two colours, a few crops each, one epoch: the whole path runs without a network."""
+    rng = np.random.default_rng(0)
+    for split in ("train", "val"):
+        for folder, colour in (("00_R1", (0, 0, 220)), ("26_B1", (220, 0, 0))):
+            (tmp_path / "crops" / split / folder).mkdir(parents=True)
+            for k in range(6):
+                image = np.full((32, 32, 3), colour, np.uint8)
+                image += rng.integers(0, 30, image.shape, dtype=np.uint8)
+                cv2.imwrite(str(tmp_path / "crops" / split / folder / f"{k}.png"), image)
+    config = TrainConfig(
+        name="tiny",
+        task="classify",
+        model="yolo11n-cls.yaml",
+        data=str(tmp_path / "crops"),
+        output=tmp_path / "tiny.pt",
+        train={"epochs": 1, "imgsz": 32, "batch": 4, "workers": 0},
+    )
+    monkeypatch.setattr("vision.train.RUNS_DIR", tmp_path / "runs")
+    out = train(config)
+    assert out.exists() and out.stat().st_size > 100_000
