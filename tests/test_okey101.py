@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 
 import pytest
@@ -9,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from okey_reference import brute_best, brute_best_using, meld_values
 
+from istaka.cli import main
 from okey import FULL_SET, Rules, Tile, parse_tiles
 from okey.errors import ImpossibleHandError, OkeyError
 from okey.groups import group_kinds
@@ -381,3 +383,15 @@ def test_describe_hand_and_format():
     assert "best opening: 133 points (opens)" in text
     assert "B9: opening" in text
     assert "smallest leftover" in text
+
+
+def test_istaka_hand_with_okey101_rules_prints_the_report(capsys):
+    assert main(["hand", HAND22, "--indicator", "B2", "--rules", "okey101"]) == 0
+    text = capsys.readouterr().out
+    assert "best opening: 133 points (opens)" in text
+    assert "pairs opening: 0 pairs (needs 5)" in text
+    assert "B9: opening 133 (opens), leftover 33" in text
+    assert main(["hand", HAND22, "--indicator", "B2", "--rules", "okey101", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["opening"]["points"] == 133
+    assert data["leftover"]["penalty"] == 42
