@@ -1,0 +1,152 @@
+"""Property tests of the engine (hypothesis): built wins win, order never matters, distance 0
+exactly when winning, and the fast distance agrees with a brute-force reference on small hands."""
+
+import random
+from collections import Counter
+from dataclasses import replace
+
+from engine_reference import brute_distance
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from okey import (
+    FULL_SET,
+    Rules,
+    Tile,
+    check_win,
+    distance_to_win,
+    group_kinds,
+    okey_for,
+)
+
+CLASSIC = Rules.classic()
+# Seeded generators: hypothesis picks the seed (a whole shuffled deck per example is too much data
+# for its shrinker).
+RANDOMS = st.integers(min_value=0, max_value=2**32).map(random.Random)
+SIZES = [(3, 3, 4, 4), (3, 3, 3, 5), (3, 4, 7), (4, 5, 5), (3, 3, 8), (3, 11), (4, 4, 6), (14,)]
+
+
+def random_group(rnd, size, rules):
+    """A random valid run (any size 3..13) or set (size 3..4) as tile faces."""
+    if size <= 4 and rnd.random() < 0.4:
+        number = rnd.randint(1, 13)
+        return [Tile.of(c, number) for c in rnd.sample("RYBK", size)]
+    colour = rnd.choice("RYBK")
+    top = 14 if rules.wrap_13_1 else 13
+    start = rnd.randint(1, top - size + 1)
+    return [Tile.of(colour, (n - 1) % 13 + 1) for n in range(start, start + size)]
+
+
+def possible(tiles, indicator):
+    tally = Counter(tiles)
+    return all(n <= 2 for n in tally.values()) and tally[indicator] <= 1
+
+
+def winning_hand(rnd, rules=CLASSIC):
+    """14 tiles laid out as random valid groups; some tiles become okeys or false jokers."""
+    while True:
+        indicator = Tile(rnd.randrange(52))
+        okey = okey_for(indicator)
+        tiles = [t for size in rnd.choice(SIZES) for t in random_group(rnd, size, rules)]
+        # The okey's face can only be played by a false joker (the real one is wild).
+        tiles = [Tile.false_joker() if t == okey else t for t in tiles]
+        for i in rnd.sample(range(14), rnd.choice([0, 0, 1, 2])):
+            tiles[i] = okey
+        if possible(tiles, indicator):
+            rnd.shuffle(tiles)
+            return tiles, indicator
+
+
+def random_hand(rnd, size=14):
+    pool = list(FULL_SET)
+    rnd.shuffle(pool)
+    indicator = next(t for t in pool if not t.is_false_joker)
+    pool.remove(indicator)
+    return pool[:size], indicator
+
+
+@settings(max_examples=150)
+@given(RANDOMS)
+def test_a_hand_built_from_valid_groups_wins(rnd):
+    tiles, indicator = winning_hand(rnd)
+    result = check_win(tiles, indicator, CLASSIC)
+    assert result.winning
+    assert sorted(t for g in result.groups for t in g.tiles) == sorted(tiles)
+    for g in result.groups:
+        assert g.kind in group_kinds(g.tiles, indicator, CLASSIC)
+    assert distance_to_win(tiles, indicator, CLASSIC) == 0
+
+
+@settings(max_examples=60)
+@given(RANDOMS)
+def test_tile_order_never_matters(rnd):
+    tiles, indicator = random_hand(rnd) if rnd.random() < 0.5 else winning_hand(rnd)
+    shuffled = list(tiles)
+    rnd.shuffle(shuffled)
+    assert check_win(tiles, indicator, CLASSIC).winning == check_win(
+        shuffled, indicator, CLASSIC
+    ).winning
+    assert distance_to_win(tiles, indicator, CLASSIC) == distance_to_win(
+        shuffled, indicator, CLASSIC
+    )
+
+
+@settings(max_examples=80)
+@given(RANDOMS, st.booleans())
+def test_distance_is_zero_exactly_when_winning(rnd, near):
+    if near:
+        # A win with one tile swapped for a random one: often still 0 or 1 away.
+        tiles, indicator = winning_hand(rnd)
+        tiles[rnd.randrange(14)] = Tile(rnd.randrange(53))
+        if not possible(tiles, indicator):
+            return
+    else:
+        tiles, indicator = random_hand(rnd)
+    winning = check_win(tiles, indicator, CLASSIC).winning
+    assert (distance_to_win(tiles, indicator, CLASSIC) == 0) == winning
+
+
+def narrow_hand(rnd, size):
+    """A small hand from two colours and a window of numbers, so groups are likely."""
+    colours = rnd.sample("RYBK", 2)
+    low = rnd.randint(1, 9)
+    numbers = list(range(low, low + 5)) + ([1, 12, 13] if rnd.random() < 0.3 else [])
+    pool = [Tile.of(c, n) for c in colours for n in numbers] * 2 + [Tile.false_joker()] * 2
+    indicator = Tile.of(rnd.choice("RYBK"), rnd.choice(numbers))
+    pool.append(okey_for(indicator))
+    rnd.shuffle(pool)
+    hand = []
+    for tile in pool:
+        if len(hand) == size:
+            break
+        if possible([*hand, tile], indicator):
+            hand.append(tile)
+    seen = [t for t in pool if t not in hand and rnd.random() < 0.2]
+    if not possible([*hand, *seen, indicator], indicator) or len(hand) < size:
+        seen = []
+    return hand, indicator, seen
+
+
+@settings(max_examples=40)
+@given(RANDOMS, st.sampled_from([5, 6, 7]), st.booleans())
+def test_distance_agrees_with_brute_force_on_small_hands(rnd, size, wrap):
+    rules = replace(CLASSIC, hand_size=size, wrap_13_1=wrap)
+    tiles, indicator, seen = narrow_hand(rnd, size)
+    if len(tiles) < size:
+        return
+    fast = distance_to_win(tiles, indicator, rules, seen)
+    slow = brute_distance(tiles, indicator, rules, tuple(seen), limit=2)
+    assert fast == slow if slow is not None else fast > 2
+
+
+@settings(max_examples=25)
+@given(RANDOMS)
+def test_distance_agrees_with_brute_force_near_a_win(rnd):
+    tiles, indicator = winning_hand(rnd)
+    for i in rnd.sample(range(14), 2):
+        tiles[i] = Tile(rnd.randrange(53))
+    if not possible(tiles, indicator):
+        return
+    fast = distance_to_win(tiles, indicator, CLASSIC)
+    slow = brute_distance(tiles, indicator, CLASSIC, limit=1)
+    assert fast == slow if slow is not None else fast > 1
