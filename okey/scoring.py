@@ -273,11 +273,11 @@ def _penalty_table(summary, players, rules, changes) -> None:
             raise OkeyError(
                 "the penalty table scores normal, seven-pairs and okey-discard finishes only"
             )
-        penalty = PENALTY_FINISH
-        if summary.finish == "pairs":
-            penalty = PENALTY_PAIRS
+        penalty = PENALTY_PAIRS if summary.finish == "pairs" else PENALTY_FINISH
         if summary.okey_discard:
-            penalty = max(penalty, PENALTY_OKEY_DISCARD)
+            # 40 = 2 x 20: the okey discard doubles, as in every other system, so seven pairs
+            # with an okey discard costs 80 (the table names no combination; the referee agrees).
+            penalty *= PENALTY_OKEY_DISCARD // PENALTY_FINISH
         for name in players:
             if name != summary.finisher:
                 changes[name] += penalty

@@ -139,6 +139,9 @@ def test_penalty_table_values_20_10_40_40_10():
     assert changes(ClassicRound(None), TABLE) == dict.fromkeys(P4, 10)
     assert changes(ClassicRound("A", "pairs"), TABLE)["B"] == 40
     assert changes(ClassicRound("A", okey_discard=True), TABLE)["B"] == 40
+    assert changes(ClassicRound("A", "pairs", okey_discard=True), TABLE)["B"] == 80
+    with pytest.raises(OkeyError, match="penalty table scores"):
+        changes(ClassicRound("A", "colour"), TABLE)
     # B held the indicator's twin: every opponent of B pays 10 more.
     assert changes(ClassicRound("A", gosterge=("B",)), TABLE) == {
         "A": 10,
