@@ -99,22 +99,88 @@ class HealthOut(BaseModel):
     pending_scans: int
 
 
+class EngineOut(BaseModel):
+    # Engine results pass any field the engine adds later straight through.
+    model_config = ConfigDict(extra="allow")
+
+
+class WinGroupOut(EngineOut):
+    kind: str = Field(description='"run", "set" or "pair"')
+    tiles: list[str]
+    stands_for: list[str] = Field(description="the tile each one plays as (okeys filled in)")
+
+
+class WinOut(EngineOut):
+    """``okey.check_win(...).to_dict()``."""
+
+    winning: bool
+    kind: str | None = Field(description='"melds" or "pairs" when winning')
+    groups: list[WinGroupOut]
+
+
+class TileCountOut(EngineOut):
+    tile: str
+    unseen: int = Field(description="copies not in the hand, not the indicator, not seen")
+
+
+class DiscardOptionOut(EngineOut):
+    discard: str
+    distance: int = Field(description="distance to win after this discard")
+    improving: list[TileCountOut] = Field(description="unseen tiles that would lower it")
+    improving_copies: int
+    is_okey: bool
+    advised: bool = Field(description="false for an okey that does not win")
+    sentence: str
+
+
+class AdviceOut(EngineOut):
+    """``okey.advise(...).to_dict()``: ranked discards (15 tiles) or the waits (14)."""
+
+    kind: str = Field(description='"discard" or "waits"')
+    distance: int
+    options: list[DiscardOptionOut] = Field(description="every discard, best first")
+    waits: list[TileCountOut] = Field(description="tiles that would win a 14-tile hand")
+    sentence: str
+
+
+class GroupVerdictOut(EngineOut):
+    tiles: list[str]
+    valid: bool
+    kinds: list[str]
+    stands_for: list[str]
+    reason: str
+
+
+class VerdictOut(EngineOut):
+    """``okey.referee(...).to_dict()``."""
+
+    valid: bool
+    groups: list[GroupVerdictOut]
+    reason: str = Field(description="why the declaration fails; empty when valid")
+    first_bad_group: int | None = Field(description="1-based")
+    other_arrangement_wins: bool
+    arrangement: WinOut | None
+    finish: str | None = Field(description='"normal", "seven_pairs", "colour", ...')
+    okey_discard: bool
+    double_okey: bool
+    points: int
+    ends_game: bool
+    discard: str | None
+    sentence: str
+
+
 class HandOut(BaseModel):
     tiles: list[str] = Field(description="the hand, sorted")
     indicator: str
     okey: str = Field(description="the wild tile for this indicator")
     rules: str
     distance_to_win: int = Field(description="fewest tiles to exchange to reach a winning hand")
-    arrangement: dict[str, Any] | None = Field(
-        default=None, description="win check of a 14-tile hand (okey.check_win(...).to_dict())"
-    )
-    advice: dict[str, Any] = Field(
-        description="okey.advise(...).to_dict(): ranked discards for 15 tiles, waits for 14"
-    )
+    arrangement: WinOut | None = Field(default=None, description="win check of a 14-tile hand")
+    advice: AdviceOut
 
 
 class RefereeOut(BaseModel):
-    verdict: dict[str, Any] = Field(description="okey.referee(...).to_dict()")
+    verdict: VerdictOut
 
 
 class ErrorBody(BaseModel):
@@ -180,8 +246,8 @@ class ScanOut(BaseModel):
     hand: list[str] = Field(description="the rack's tiles in reading order")
     table: list[TileOut] = Field(description="tiles lying off the rack")
     flagged: list[FlagOut] = Field(description="readings that may be wrong")
-    verdict: dict[str, Any] | None = Field(description="okey.referee(...) of the laid-out groups")
-    advice: dict[str, Any] | None = Field(description="okey.advise(...) for 14 or 15 tiles")
+    verdict: VerdictOut | None = Field(description="the referee on the groups as laid out")
+    advice: AdviceOut | None = Field(description="the engine's advice for 14 or 15 tiles")
     discard: TileOut | None = Field(description="the rack tile the advice says to discard")
     hints: list[str] = Field(description='"K12 may be B12; with B12 this hand wins"')
     warnings: list[str]

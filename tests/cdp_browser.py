@@ -17,7 +17,7 @@ import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +57,10 @@ class Page:
     """One browser tab: send DevTools commands, evaluate JavaScript, take screenshots."""
 
     def __init__(self, ws_url: str) -> None:
-        self._ws = connect(ws_url, max_size=64 * 1024 * 1024, open_timeout=30)
+        self._stack = ExitStack()
+        self._ws = self._stack.enter_context(
+            connect(ws_url, max_size=64 * 1024 * 1024, open_timeout=30)
+        )
         self._ids = itertools.count(1)
         self.console: list[str] = []
 
@@ -114,7 +117,7 @@ class Page:
         path.write_bytes(base64.b64decode(data))
 
     def close(self) -> None:
-        self._ws.close()
+        self._stack.close()
 
 
 @contextmanager

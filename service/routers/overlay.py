@@ -15,6 +15,7 @@ from fastapi import APIRouter, Depends, Path, WebSocket, WebSocketDisconnect
 from pydantic import BaseModel, ConfigDict, Field
 
 import okey
+from okey import Rules, Tile
 from service.deps import get_tables
 from service.models import ERRORS, TileList
 from service.routers.engine import analyse_hand, rules_of, tile_of, tiles_of
@@ -65,6 +66,19 @@ def _group_texts(group: TileList) -> list[str]:
     return group.split() if isinstance(group, str) else list(group)
 
 
+def split_discard(
+    groups: list[list[Tile]], discard: Tile | None, rules: Rules
+) -> tuple[list[list[Tile]], Tile | None]:
+    """The declared groups and the finishing discard: with one tile over the hand size and no
+    discard named, the one tile standing alone is the discard (as the camera pipeline does)."""
+    total = sum(len(g) for g in groups)
+    lone = [k for k, g in enumerate(groups) if len(g) == 1]
+    if discard is not None or total != rules.hand_size + 1 or len(lone) != 1:
+        return groups, discard
+    k = lone[0]
+    return groups[:k] + groups[k + 1 :], groups[k][0]
+
+
 def state_of_push(push: TablePush) -> dict[str, Any]:
     """The overlay state of a pushed hand: its rows plus the engine's advice and verdict."""
     rules = rules_of(push.rules)
@@ -80,7 +94,9 @@ def state_of_push(push: TablePush) -> dict[str, Any]:
     verdict = None
     if push.declare:
         groups = [group for row in rows for group in row if group]
+        groups, discard = split_discard(groups, discard, rules)
         verdict = okey.referee(groups, indicator, rules, discard=discard).to_dict()
+    best = analysis["advice"]["options"][0] if analysis["advice"]["options"] else None
     return {
         "source": "push",
         "rows": [[[{"tile": str(t)} for t in group] for group in row] for row in rows],
@@ -90,6 +106,7 @@ def state_of_push(push: TablePush) -> dict[str, Any]:
         "advice": analysis["advice"],
         "distance_to_win": analysis["distance_to_win"],
         "verdict": verdict,
+        "discard": {"tile": best["discard"]} if best and best["advised"] else None,
     }
 
 

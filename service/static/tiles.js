@@ -70,42 +70,28 @@ const Istaka = (() => {
     if (!state) return null;
     if (state.discard) return state.discard;
     const advice = state.advice;
-    if (!advice) return null;
-    if (typeof advice.discard === "string") return advice.discard;
-    const ranked = advice.discards || advice.ranked || [];
-    if (ranked.length && ranked[0].tile) return ranked[0].tile;
-    return null;
+    if (!advice || advice.kind !== "discard" || !advice.options || !advice.options.length) return null;
+    return advice.options[0].discard;
   }
 
   function adviceText(advice) {
     if (!advice) return "";
-    if (advice.summary) return advice.summary;
-    const ranked = advice.discards || advice.ranked || [];
-    if (ranked.length && ranked[0].sentence) return ranked[0].sentence;
-    if (ranked.length && ranked[0].text) return ranked[0].text;
-    if (advice.waits && advice.waits.length) {
-      return "Waiting on " + advice.waits.map((w) => w.tile + (w.unseen !== undefined ? " (" + w.unseen + " left)" : "")).join(", ");
+    if (advice.kind === "waits" && advice.waits && advice.waits.length) {
+      const waits = advice.waits.slice(0, 8).map((w) => `${w.tile} (${w.unseen} left)`).join(", ");
+      return `${advice.sentence || ""} Waiting on ${waits}${advice.waits.length > 8 ? ", …" : ""}`.trim();
     }
-    return "";
+    return advice.sentence || "";
   }
 
   function verdictText(verdict) {
     if (!verdict) return "";
-    if (verdict.summary) return verdict.summary;
-    const valid = verdict.valid !== undefined ? verdict.valid : verdict.winning;
-    if (valid) {
-      let text = "Valid win";
-      if (verdict.finish) text += " (" + verdict.finish.replace(/_/g, " ") + ")";
-      if (verdict.points !== undefined && verdict.points !== null) text += ", " + verdict.points + " points";
-      return text;
-    }
-    return "Not a win" + (verdict.reason ? ": " + verdict.reason : "");
+    if (verdict.sentence) return verdict.sentence;
+    return verdict.valid ? "Valid win" : "Not a win" + (verdict.reason ? ": " + verdict.reason : "");
   }
 
   function verdictClass(verdict) {
     if (!verdict) return "";
-    const valid = verdict.valid !== undefined ? verdict.valid : verdict.winning;
-    return valid ? "win" : "nowin";
+    return verdict.valid ? "win" : "nowin";
   }
 
   return { face, rack, discardTarget, suggestedDiscard, adviceText, verdictText, verdictClass };

@@ -1,0 +1,195 @@
+"""``WS /api/v1/stream`` against a real uvicorn server with the shipped model, fed with a rendered
+rack video (``vision.synth.render_video``): states come back with tracked tiles, a burst of frames
+is read newest-first with the rest dropped, corrections stick to their track, bad messages get an
+error without ending the stream, and a vanished client leaves the server idle."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from collections.abc import Iterator
+
+import cv2
+import httpx
+import pytest
+from conftest_service import LiveServer, live_server, require_model
+from websockets.sync.client import connect
+
+from service.settings import Settings
+
+pytestmark = pytest.mark.slow
+
+SEED, FRAMES = 7, 12
+
+
+@pytest.fixture(scope="module")
+def video() -> tuple[list[bytes], list[dict]]:
+    from vision.synth.video import render_video
+
+    frames, truths = render_video(SEED, FRAMES)
+    encoded = []
+    for frame in frames:
+        ok, buffer = cv2.imencode(".jpg", frame, [cv2.IMWRITE_JPEG_QUALITY, 90])
+        assert ok
+        encoded.append(buffer.tobytes())
+    return encoded, truths
+
+
+@pytest.fixture(scope="module")
+def server() -> Iterator[LiveServer]:
+    require_model()
+    with live_server(Settings(max_stream_fps=20)) as live:
+        health = httpx.get(f"{live.url}/api/v1/health").json()
+        assert health["recognition"], health
+        yield live
+
+
+def receive(ws, kind: str = "state", timeout: float = 60) -> dict:  # noqa: ANN001
+    """The next message of ``kind`` (errors are returned too, so tests can check them)."""
+    while True:
+        message = json.loads(ws.recv(timeout=timeout))
+        if message["type"] in (kind, "error"):
+            return message
+
+
+def all_tiles(state: dict) -> list[dict]:
+    return [tile for row in state["rows"] for group in row for tile in group]
+
+
+def truth_tiles(truth: dict) -> list[str]:
+    return [t["tile"] for t in truth["tiles"] if t["on_rack"] and t["labelled"]]
+
+
+def test_frames_in_states_out(server: LiveServer, video: tuple[list[bytes], list[dict]]) -> None:
+    frames, truths = video
+    with connect(f"{server.ws_url}/api/v1/stream", max_size=2**24) as ws:
+        ready = receive(ws, "ready")
+        assert ready["max_fps"] == 20
+        ws.send(json.dumps({"type": "settings", "indicator": truths[0].get("indicator")}))
+        states = []
+        for frame in frames:
+            ws.send(frame)
+            states.append(receive(ws))
+    assert all(s["type"] == "state" for s in states), states[-1]
+    last = states[-1]
+    tiles = all_tiles(last)
+    assert tiles, "no tile read on the rendered rack"
+    assert all(isinstance(t.get("id"), int) for t in tiles)
+    assert [s["frame"] for s in states] == list(range(1, len(frames) + 1))
+    # The readings are the model's: most of the rendered rack is read right.
+    read = Counter(t["tile"] for t in tiles)
+    truth = Counter(truth_tiles(truths[-1]))
+    overlap = sum((read & truth).values())
+    assert overlap >= 0.6 * sum(truth.values()), (read, truth)
+
+
+def test_a_burst_is_read_newest_first(
+    server: LiveServer, video: tuple[list[bytes], list[dict]]
+) -> None:
+    frames, _ = video
+    burst = [frames[i % len(frames)] for i in range(40)]
+    with connect(f"{server.ws_url}/api/v1/stream", max_size=2**24) as ws:
+        receive(ws, "ready")
+        for frame in burst:
+            ws.send(frame)
+        ws.send(json.dumps({"type": "settings"}))  # a marker: sent after every frame
+        states = [receive(ws)]
+        while states[-1]["received"] < len(burst) or states[-1]["dropped"] == 0:
+            states.append(receive(ws))
+    last = states[-1]
+    assert last["received"] == len(burst)
+    # Far fewer frames were read than sent: the rest were dropped, never queued.
+    assert last["frame"] < len(burst)
+    assert last["dropped"] > 0
+
+
+def test_correction_sticks_to_its_track(
+    server: LiveServer, video: tuple[list[bytes], list[dict]]
+) -> None:
+    frames, _ = video
+    with connect(f"{server.ws_url}/api/v1/stream", max_size=2**24) as ws:
+        receive(ws, "ready")
+        ws.send(frames[0])
+        state = receive(ws)
+        target = all_tiles(state)[0]
+        new = "FJ" if target["tile"] != "FJ" else "R1"
+        ws.send(json.dumps({"type": "correct", "id": target["id"], "tile": new}))
+        for frame in frames[1:4]:
+            ws.send(frame)
+            state = receive(ws)
+        fixed = [t for t in all_tiles(state) if t["id"] == target["id"]]
+        assert fixed and fixed[0]["tile"] == new and fixed[0].get("corrected") is True
+        assert state["corrections"] == {str(target["id"]): new}
+        others = [t for t in all_tiles(state) if t["id"] != target["id"]]
+        assert not any(t.get("corrected") for t in others)
+        ws.send(json.dumps({"type": "correct", "id": target["id"], "tile": None}))
+        ws.send(frames[4])
+        state = receive(ws)
+        assert state["corrections"] == {}
+
+
+def test_bad_messages_get_errors_and_the_stream_goes_on(
+    server: LiveServer, video: tuple[list[bytes], list[dict]]
+) -> None:
+    frames, _ = video
+    with connect(f"{server.ws_url}/api/v1/stream", max_size=2**24) as ws:
+        receive(ws, "ready")
+        ws.send("{oops")
+        assert receive(ws)["code"] == "invalid_message"
+        ws.send(json.dumps({"type": "settings", "indicator": "X9"}))
+        error = receive(ws)
+        assert error["type"] == "error" and "X9" in error["message"]
+        ws.send(b"GIF89a not a frame")
+        assert receive(ws)["code"] == "unsupported_media_type"
+        ws.send(frames[0])
+        assert receive(ws)["type"] == "state"
+
+
+def test_a_vanished_client_leaves_the_server_idle(
+    server: LiveServer, video: tuple[list[bytes], list[dict]]
+) -> None:
+    frames, _ = video
+    for _ in range(3):
+        with connect(f"{server.ws_url}/api/v1/stream", max_size=2**24) as ws:
+            receive(ws, "ready")
+            for frame in frames:
+                ws.send(frame)
+        # ... and gone without reading a single state
+    deadline = time.monotonic() + 60
+    while httpx.get(f"{server.url}/api/v1/health").json()["pending_scans"]:
+        assert time.monotonic() < deadline, "inference still pending long after the clients left"
+        time.sleep(0.1)
+    # And the next client is served as usual.
+    with connect(f"{server.ws_url}/api/v1/stream", max_size=2**24) as ws:
+        receive(ws, "ready")
+        ws.send(frames[0])
+        assert receive(ws)["type"] == "state"
+
+
+def test_stream_without_model_says_why() -> None:
+    with (
+        live_server(Settings(load_pipeline=False)) as bare,
+        connect(f"{bare.ws_url}/api/v1/stream") as ws,
+    ):
+        error = json.loads(ws.recv(timeout=30))
+        assert error["type"] == "error" and error["code"] == "no_model"
+
+
+def test_stream_feeds_the_overlay(
+    server: LiveServer, video: tuple[list[bytes], list[dict]]
+) -> None:
+    frames, _ = video
+    with (
+        connect(f"{server.ws_url}/api/v1/overlay/cam") as overlay,
+        connect(f"{server.ws_url}/api/v1/stream", max_size=2**24) as ws,
+    ):
+        assert json.loads(overlay.recv(timeout=30))["version"] == 0
+        receive(ws, "ready")
+        ws.send(json.dumps({"type": "settings", "table": "cam"}))
+        ws.send(frames[0])
+        state = receive(ws)
+        pushed = json.loads(overlay.recv(timeout=60))
+    assert pushed["version"] >= 1
+    assert pushed["state"]["source"] == "camera"
+    assert pushed["state"]["rows"] == state["rows"]
