@@ -98,7 +98,16 @@ def advise(
         _option(tiles, discard, indicator, rules, seen, unseen, okey)
         for discard in sorted(set(tiles))
     ]
-    options.sort(key=lambda o: (not o.advised, o.distance, -o.improving_copies, o.discard))
+    # A winning okey discard scores double, so it beats any other winning discard.
+    options.sort(
+        key=lambda o: (
+            not o.advised,
+            o.distance,
+            not (o.distance == 0 and o.is_okey),
+            -o.improving_copies,
+            o.discard,
+        )
+    )
     best = options[0]
     return Advice("discard", best.distance, tuple(options), sentence=best.sentence)
 
