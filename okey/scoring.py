@@ -130,6 +130,36 @@ class ClassicRound:
         )
 
 
+def round_from_verdict(
+    verdict: Any,
+    finisher: str,
+    *,
+    gosterge: Iterable[str] = (),
+    colour: str | None = None,
+) -> ClassicRound:
+    """The round a valid referee verdict (``okey.referee.referee``) describes, ready to score.
+
+    >>> from okey import Tile, parse_tiles
+    >>> from okey.referee import referee
+    >>> groups = [parse_tiles(g) for g in ("R1 R1", "K5 K5", "B9 B9", "Y2 Y2", "R7 R7", "K8 K8",
+    ...                                    "B3 B3")]
+    >>> round_from_verdict(referee(groups, Tile.parse("Y11"), discard=Tile.parse("K1")), "A")
+    ClassicRound(finisher='A', finish='pairs', okey_discard=False, double_okey=False, \
+gosterge=(), colour=None, indicator=None, racks={})
+    """
+    if not verdict.valid or verdict.finish is None:
+        raise OkeyError(f"the declared hand is not a valid finish: {verdict.reason}")
+    finish = "pairs" if verdict.finish == "seven_pairs" else verdict.finish
+    return ClassicRound(
+        finisher,
+        finish,
+        okey_discard=verdict.okey_discard,
+        double_okey=verdict.double_okey,
+        gosterge=tuple(gosterge),
+        colour=colour,
+    )
+
+
 # --- countdown systems (000/001/003) --------------------------------------------------------------
 def finish_value(summary: ClassicRound, rules: Rules) -> int:
     """Points a finish is worth in the countdown systems.
