@@ -191,3 +191,16 @@ def test_cli_bad_input_exit_2(capsys, tmp_path):
     bad.write_text('{"rules": "classic", "players": ["A", "B"], "rounds": [{"finisher": "Q"}]}')
     assert main(["match", str(bad)]) == 2
     assert "round 1" in capsys.readouterr().err
+
+
+def test_counted_match_keeps_racks_and_indicator_through_json():
+    rules = replace(Rules.preset("counted"), rounds=2)
+    racks = {"B": tuple(parse_tiles("K9 Y11")), "C": tuple(parse_tiles("R1 R2 R3"))}
+    summary = ClassicRound("A", indicator=Tile.parse("R4"), racks=racks)  # red: x2
+    match = play(Match(rules, ["A", "B", "C"]), summary)
+    assert match.scores == {"A": 0, "B": 40, "C": 0}
+    again = Match.from_json(match.to_json())
+    assert again.rounds == match.rounds
+    again.record(replace(summary, finish="pairs"))  # x2 x2
+    assert again.scores == {"A": 0, "B": 120, "C": 0}
+    assert again.result.winners == ("A", "C")
