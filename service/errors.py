@@ -46,10 +46,13 @@ async def _api_error(_: Request, exc: Exception) -> JSONResponse:
 
 async def _validation_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, RequestValidationError)
+    errors = sorted(exc.errors(), key=lambda err: -len(err.get("loc", ())))
     problems = [
         {"field": _location(err.get("loc", ())), "message": str(err.get("msg", ""))}
-        for err in exc.errors()
+        for err in errors
     ]
+    # The deepest location first: for a field that takes one of several shapes (rules: a preset
+    # name or an object), the error inside the object says more than "not a string".
     first = problems[0] if problems else {"field": "body", "message": "invalid request"}
     message = f"{first['field']}: {first['message']}"
     return _response(ApiError(422, "invalid_request", message, problems=problems))

@@ -6,6 +6,8 @@ fast while scans are running.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends
@@ -57,7 +59,7 @@ def analyse_hand(
     tiles: list[Tile], indicator: Tile, rules: Rules, seen: list[Tile]
 ) -> dict[str, Any]:
     """Distance to win, the win check (14 tiles) and the advice, as plain JSON values."""
-    allowed = (rules.hand_size, rules.max_rack_tiles)
+    allowed = (rules.hand_size, rules.hand_size + 1)
     if len(tiles) not in allowed:
         raise ApiError(
             422,
@@ -65,15 +67,26 @@ def analyse_hand(
             f"tiles: a {rules.name} hand has {allowed[0]} tiles, or {allowed[1]} before a"
             f" discard; got {len(tiles)}",
         )
-    okey.check_possible(tiles, indicator, rules, others=seen)
-    result: dict[str, Any] = {
-        "distance_to_win": okey.distance_to_win(tiles, indicator, rules),
-        "advice": okey.advise(tiles, indicator, rules, seen=seen).to_dict(),
-        "arrangement": None,
-    }
-    if len(tiles) == rules.hand_size:
-        result["arrangement"] = okey.check_win(tiles, indicator, rules).to_dict()
+    with engine_errors():
+        okey.check_possible(tiles, indicator, rules, others=seen)
+        result: dict[str, Any] = {
+            "distance_to_win": okey.distance_to_win(tiles, indicator, rules),
+            "advice": okey.advise(tiles, indicator, rules, seen=seen).to_dict(),
+            "arrangement": None,
+        }
+        if len(tiles) == rules.hand_size:
+            result["arrangement"] = okey.check_win(tiles, indicator, rules).to_dict()
     return result
+
+
+@contextmanager
+def engine_errors() -> Iterator[None]:
+    """The engine raises ``ValueError`` for input it cannot take (its documented contract for bad
+    input): that is the request's fault, so a 422 naming the problem."""
+    try:
+        yield
+    except ValueError as exc:
+        raise ApiError(422, "invalid_hand", str(exc)) from exc
 
 
 @router.post("/hand", response_model=HandOut, summary="Arrangement or discard advice for a hand")
@@ -103,7 +116,8 @@ def referee(request: RefereeRequest) -> RefereeOut:
     if not groups:
         raise ApiError(422, "invalid_request", "groups: declare at least one group")
     discard = tile_of(request.discard, "discard") if request.discard else None
-    verdict = okey.referee(groups, indicator, rules, discard=discard)
+    with engine_errors():
+        verdict = okey.referee(groups, indicator, rules, discard=discard)
     return RefereeOut(verdict=verdict.to_dict())
 
 

@@ -18,7 +18,7 @@ import okey
 from okey import Rules, Tile
 from service.deps import get_tables
 from service.models import ERRORS, TileList
-from service.routers.engine import analyse_hand, rules_of, tile_of, tiles_of
+from service.routers.engine import analyse_hand, engine_errors, rules_of, tile_of, tiles_of
 from service.rules_model import RulesSpec
 from service.tables import TableHub
 
@@ -95,7 +95,8 @@ def state_of_push(push: TablePush) -> dict[str, Any]:
     if push.declare:
         groups = [group for row in rows for group in row if group]
         groups, discard = split_discard(groups, discard, rules)
-        verdict = okey.referee(groups, indicator, rules, discard=discard).to_dict()
+        with engine_errors():
+            verdict = okey.referee(groups, indicator, rules, discard=discard).to_dict()
     best = analysis["advice"]["options"][0] if analysis["advice"]["options"] else None
     return {
         "source": "push",
