@@ -208,21 +208,47 @@ def _face_geometry() -> tuple[np.ndarray, np.ndarray]:
     return alpha, bevel
 
 
+@lru_cache(maxsize=1)
+def _noise_bank() -> tuple[np.ndarray, np.ndarray]:
+    """Fixed banks of mottle and wear fields (a constant seed keeps renders deterministic); each
+    tile picks one and flips it, which is far cheaper than fresh noise per tile."""
+    rng = np.random.default_rng(20261130)
+    mottles, wears = [], []
+    for _ in range(24):
+        m = fractal_noise(rng, (FACE_H // 4, FACE_W // 4), 2, 2)
+        mottles.append(cv2.resize(m, (FACE_W, FACE_H), interpolation=cv2.INTER_LINEAR))
+        wr = fractal_noise(rng, (FACE_H // 3, FACE_W // 3), 3, 2)
+        wears.append(cv2.resize(wr, (FACE_W, FACE_H), interpolation=cv2.INTER_LINEAR))
+    return np.stack(mottles), np.stack(wears)
+
+
+@lru_cache(maxsize=32)
+def _body_base(body: Colour) -> np.ndarray:
+    """The cream face without ink: vertical light falloff, bevel darkening, bright top rim."""
+    _, bevel = _face_geometry()
+    ys = np.linspace(0, 1, FACE_H, dtype=np.float32)[:, None]
+    shade = 1.0 - 0.05 * ys - 0.22 * bevel
+    face = np.asarray(body, np.float32)[None, None, :] * shade[..., None]
+    # a thin bright rim on the top bevel, where the light catches the rounded edge
+    face += (bevel * (1.0 - ys) * 0.15 * 255 * 0.5)[..., None]
+    return face
+
+
+def _pick(rng: np.random.Generator, bank: np.ndarray) -> np.ndarray:
+    field = bank[int(rng.integers(len(bank)))]
+    flip = int(rng.integers(4))
+    return field[:: 1 if flip & 1 else -1, :: 1 if flip & 2 else -1]
+
+
 def draw_face(
     rng: np.random.Generator, tile: Tile, style: SetStyle, upside_down: bool = False
 ) -> np.ndarray:
     """One tile face as BGRA ``uint8`` (FACE_H x FACE_W x 4), front view, upright unless asked."""
-    alpha, bevel = _face_geometry()
+    alpha, _ = _face_geometry()
+    mottles, wears = _noise_bank()
     body = np.asarray(style.body, np.float32)
-    # cream body: soft mottling, a vertical light falloff and the bevel darkening towards the rim
-    mottle = fractal_noise(rng, (FACE_H // 4, FACE_W // 4), 2, 2)
-    mottle = cv2.resize(mottle, (FACE_W, FACE_H), interpolation=cv2.INTER_LINEAR)
-    ys = np.linspace(0, 1, FACE_H, dtype=np.float32)[:, None]
-    shade = 1.0 - 0.05 * ys - 0.04 * (mottle - 0.5) - 0.22 * bevel
-    face = body[None, None, :] * shade[..., None]
-    # a thin bright rim on the top-left bevel, where the light catches the rounded edge
-    rim = bevel * (1.0 - ys) * 0.15
-    face += rim[..., None] * 255 * 0.5
+    # cream body with soft mottling
+    face = _body_base(style.body) - (0.04 * (_pick(rng, mottles) - 0.5))[..., None] * body
 
     if tile.is_false_joker:
         ink = np.asarray(style.joker_ink, np.float32)
@@ -238,19 +264,19 @@ def draw_face(
         )
         mask = np.maximum(mask, suit)
     # per-tile wear: ink fades unevenly; worn blue drifts towards black, others towards the body
-    fade = np.clip(style.fade + rng.normal(0, 0.08), 0, 0.9)
-    wear = fractal_noise(rng, (FACE_H // 3, FACE_W // 3), 3, 2)
-    wear = cv2.resize(wear, (FACE_W, FACE_H), interpolation=cv2.INTER_LINEAR)
-    opacity = mask * np.clip(1.0 - fade * (0.4 + 0.6 * wear), 0.15, 1.0)
+    fade = float(np.clip(style.fade + rng.normal(0, 0.08), 0, 0.9))
+    opacity = mask * np.clip(1.0 - fade * (0.4 + 0.6 * _pick(rng, wears)), 0.15, 1.0)
     if tile.colour == "B" and fade > 0.3:
         ink = ink * (1.3 - fade) + np.array([40, 30, 30], np.float32) * (fade - 0.3)
-    # printed ink is slightly darker than its colour in a picture of the tile; keep it as drawn
-    face = face * (1 - opacity[..., None]) + ink[None, None, :] * opacity[..., None]
-    # scratches and dirt specks
-    specks = rng.random((FACE_H, FACE_W)) > 0.9996
-    face[specks] *= rng.uniform(0.55, 0.85)
-    face = np.clip(face, 0, 255).astype(np.uint8)
-    out = np.dstack([face, (alpha * 255).astype(np.uint8)])
+    face = face + opacity[..., None] * (ink[None, None, :] - face)
+    # dirt specks
+    n_specks = int(rng.poisson(8))
+    ys = rng.integers(0, FACE_H, n_specks)
+    xs = rng.integers(0, FACE_W, n_specks)
+    face[ys, xs] *= rng.uniform(0.55, 0.85)
+    out = np.empty((FACE_H, FACE_W, 4), np.uint8)
+    out[..., :3] = np.clip(face, 0, 255)
+    out[..., 3] = (alpha * 255).astype(np.uint8)
     if upside_down:
         out = np.ascontiguousarray(out[::-1, ::-1])
     return out

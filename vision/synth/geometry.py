@@ -122,10 +122,8 @@ def paste_texture(
     )
     mask = polygon_mask(quad, roi)
     if texture.shape[2] == 4:
-        alpha = cv2.warpPerspective(
-            texture[..., 3], H, (x1 - x0, y1 - y0), flags=cv2.INTER_LINEAR, borderValue=0
-        )
-        mask = mask * (alpha.astype(np.float32) / 255.0)
+        # the polygon bounds the face; the alpha inside it rounds the corners
+        mask = mask * (warped[..., 3].astype(np.float32) / 255.0)
         warped = warped[..., :3]
     region = canvas[y0:y1, x0:x1].astype(np.float32)
     colour = warped.astype(np.float32) * (np.asarray(shade, np.float32))

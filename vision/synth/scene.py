@@ -32,6 +32,7 @@ from vision.synth.geometry import (
     visible,
 )
 from vision.synth.hand import deal_hand
+from vision.synth.hands import draw_hand
 from vision.synth.styles import TABLES, pool
 from vision.synth.textures import fractal_noise, make_texture
 
@@ -76,6 +77,7 @@ class Finger:
     angle: float  # direction from the tip towards the hand, degrees in the image (90 = down)
     width: float  # relative to the tile's width in pixels
     skin: tuple[int, int, int]
+    curled: int = 1  # curled fingers drawn beside the pointing one
 
 
 @dataclass
@@ -111,7 +113,7 @@ class Scene:
     rack: Rack
     table: np.ndarray
     table_origin: tuple[float, float]
-    wall: tuple[int, int, int]
+    wall: np.ndarray  # small BGR image of the room, stretched over the frame
     camera: Camera
     camera_params: dict
     light: Light
@@ -253,8 +255,7 @@ def _sample_camera(
             float(rng.uniform(lo + TILE_W, hi - TILE_W)) if hi - lo > 3 * TILE_W else (lo + hi) / 2
         )
     distance = f * TILE_W / tile_px
-    tilt = float(rng.uniform(0, 60) if rng.random() < 0.8 else rng.uniform(35, 60))
-    phi = float(rng.uniform(20, 160) if rng.random() < 0.85 else rng.uniform(-60, 20))
+    tilt, phi = _sample_view(rng, rack.lean)
     return {
         "hfov": hfov,
         "distance": float(distance),
@@ -266,11 +267,31 @@ def _sample_camera(
     }
 
 
+def _view_direction(lean: float, tilt: float, phi: float) -> np.ndarray:
+    """Unit vector from the tiles towards the camera: ``tilt`` away from the face normal, towards
+    ``phi`` (0 = along the rack to the right, 90 = up the board)."""
+    ex, et, en = _board_axes(lean)
+    t, p = np.deg2rad(tilt), np.deg2rad(phi)
+    return np.cos(t) * en + np.sin(t) * (np.cos(p) * ex + np.sin(p) * et)
+
+
+def _sample_view(rng: np.random.Generator, lean: float) -> tuple[float, float]:
+    """Tilt and direction of the view: 0-60 degrees from the faces, from the player's side (the
+    yaw along the rack stays within 25 degrees mostly, 45 at most) and above the table."""
+    max_yaw = 25.0 if rng.random() < 0.7 else 45.0
+    for _ in range(50):
+        tilt = float(rng.uniform(0, 60))
+        phi = float(rng.uniform(-180, 180))
+        d = _view_direction(lean, tilt, phi)
+        yaw = np.degrees(np.arctan2(d[0], -d[1]))
+        if abs(yaw) <= max_yaw and d[2] >= np.sin(np.deg2rad(3)):
+            return tilt, phi
+    return float(rng.uniform(0, 20)), 90.0
+
+
 def make_camera(params: dict, rack: Rack, size: tuple[int, int]) -> Camera:
     """The camera of ``params`` (see ``_sample_camera``) around the rack."""
-    ex, et, en = _board_axes(rack.lean)
-    tilt, phi = np.deg2rad(params["tilt"]), np.deg2rad(params["phi"])
-    direction = np.cos(tilt) * en + np.sin(tilt) * (np.cos(phi) * ex + np.sin(phi) * et)
+    direction = _view_direction(rack.lean, params["tilt"], params["phi"])
     if direction[2] < np.sin(np.deg2rad(4)):  # keep the camera above the table
         direction[2] = np.sin(np.deg2rad(4))
         direction /= np.linalg.norm(direction)
@@ -425,10 +446,15 @@ def sample_scene(
                 ),
                 width=float(rng.uniform(0.6, 0.9)),
                 skin=SKINS[int(rng.integers(len(SKINS)))],
+                curled=int(rng.integers(0, 4)),
             )
         )
     table = _sample_table(rng)
-    wall = tuple(int(v) for v in rng.uniform(30, 200) * rng.uniform(0.8, 1.1, 3))
+    # the room beyond the table: blurred blotches of a dull colour (walls, furniture, windows)
+    wall_colour = rng.uniform(30, 200) * rng.uniform(0.8, 1.1, 3)
+    blotches = fractal_noise(rng, (24, 32), 2, 3)
+    wall = np.clip(wall_colour[None, None, :] * (0.6 + 0.8 * blotches[..., None]), 0, 255)
+    wall = wall.astype(np.uint8)
     return Scene(
         size=size,
         pool=pool_name,
@@ -439,7 +465,7 @@ def sample_scene(
         rack=rack,
         table=table,
         table_origin=(float(rng.uniform(-200, 0)), float(rng.uniform(-200, 0))),
-        wall=wall,  # type: ignore[arg-type]
+        wall=wall,
         camera=camera,
         camera_params=cam_params,
         light=_sample_light(rng),
@@ -452,43 +478,62 @@ def sample_scene(
 
 
 def _draw_table(canvas: np.ndarray, scene: Scene) -> None:
+    """The table plane under the camera, softer with distance, and the room beyond ~3 m."""
     cam = scene.camera
     w, h = scene.size
     ox, oy = scene.table_origin
     s = 1.0 / TABLE_PX_PER_CM
     tex_to_world = np.array([[s, 0, ox], [0, s, oy], [0, 0, 1]])
     H = cam.plane_homography() @ tex_to_world
-    table = cv2.warpPerspective(
-        scene.table, H, (w, h), flags=cv2.INTER_LINEAR, borderMode=cv2.BORDER_WRAP
+    flags, border = cv2.INTER_LINEAR, cv2.BORDER_WRAP
+    sharp = cv2.warpPerspective(scene.table, H, (w, h), flags=flags, borderMode=border)
+    # a quarter-size texture warped the same way stands in for the far, out-of-focus table and
+    # keeps fine weaves from turning into moire near the horizon
+    small = cv2.resize(scene.table, None, fx=0.25, fy=0.25, interpolation=cv2.INTER_AREA)
+    H_small = H @ np.diag([4.0, 4.0, 1.0])
+    soft = cv2.warpPerspective(small, H_small, (w, h), flags=flags, borderMode=border)
+    # distance from the camera to the table along each pixel's ray, on a coarse grid
+    step = 8
+    gu, gv = np.meshgrid(
+        np.arange(0, w + step, step, dtype=np.float64),
+        np.arange(0, h + step, step, dtype=np.float64),
     )
-    a, b, c = cam.ray_z()
-    us, vs = np.meshgrid(np.arange(w, dtype=np.float32), np.arange(h, dtype=np.float32))
-    dz = a * us + b * vs + c
-    # distance along the ray to the table; beyond ~3 m (or above the horizon) we see the room
-    depth = np.where(dz < -1e-6, cam.C[2] / np.maximum(-dz, 1e-6), np.inf)
-    ray_len = np.sqrt(
-        ((np.stack([us, vs, np.ones_like(us)], -1) @ (cam.R.T @ np.linalg.inv(cam.K)).T) ** 2).sum(
-            -1
-        )
+    m = cam.R.T @ np.linalg.inv(cam.K)
+    rays = np.stack([gu, gv, np.ones_like(gu)], -1) @ m.T
+    dz = rays[..., 2]
+    dist = np.where(dz < -1e-9, cam.C[2] / np.maximum(-dz, 1e-9), 1e9) * np.linalg.norm(
+        rays, axis=-1
     )
-    dist = depth * ray_len
-    on_table = np.clip((300.0 - dist) / 30.0, 0, 1).astype(np.float32)
-    wall = np.empty_like(canvas)
-    wall[:] = scene.wall
-    grad = np.linspace(0.7, 1.1, h, dtype=np.float32)[:, None, None]
-    wall = np.clip(wall * grad, 0, 255)
-    canvas[:] = (wall * (1 - on_table[..., None]) + table * on_table[..., None]).astype(np.uint8)
+    dist = cv2.resize(dist.astype(np.float32), (w, h), interpolation=cv2.INTER_LINEAR)
+    focus = float(scene.camera_params["distance"])
+    soft_w = np.clip((dist - focus * 1.2) / (focus * 1.5), 0, 1)[..., None]
+    table = sharp.astype(np.float32) * (1 - soft_w) + soft.astype(np.float32) * soft_w
+    on_table = np.clip((300.0 - dist) / 30.0, 0, 1)[..., None]
+    if on_table.min() < 1:
+        wall = cv2.resize(scene.wall, (w, h), interpolation=cv2.INTER_CUBIC).astype(np.float32)
+        table = wall * (1 - on_table) + table * on_table
+    canvas[:] = table.astype(np.uint8)
 
 
 def _shadow(canvas: np.ndarray, polys: list[np.ndarray], sigma: float, strength: float) -> None:
+    """Darken the image under soft-edged polygons (blurred by ``sigma`` pixels)."""
     if strength <= 0 or not polys:
         return
     h, w = canvas.shape[:2]
-    m = np.zeros((h, w), np.float32)
+    pts = np.vstack(polys)
+    pad = int(3 * sigma) + 2
+    x0 = max(0, int(pts[:, 0].min()) - pad)
+    y0 = max(0, int(pts[:, 1].min()) - pad)
+    x1 = min(w, int(pts[:, 0].max()) + pad + 1)
+    y1 = min(h, int(pts[:, 1].max()) + pad + 1)
+    if x1 <= x0 or y1 <= y0:
+        return
+    m = np.zeros((y1 - y0, x1 - x0), np.float32)
     for p in polys:
-        cv2.fillPoly(m, [np.round(p).astype(np.int32)], 1.0, cv2.LINE_AA)
+        cv2.fillPoly(m, [np.round(p - [x0, y0]).astype(np.int32)], 1.0, cv2.LINE_AA)
     m = cv2.GaussianBlur(m, (0, 0), max(0.5, sigma))
-    canvas[:] = (canvas.astype(np.float32) * (1 - strength * m[..., None])).astype(np.uint8)
+    region = canvas[y0:y1, x0:x1].astype(np.float32)
+    canvas[y0:y1, x0:x1] = (region * (1 - strength * m[..., None])).astype(np.uint8)
 
 
 def _project_ok(cam: Camera, pts: np.ndarray) -> np.ndarray | None:
@@ -555,7 +600,7 @@ def _draw_tile(
         if uv is None:
             continue
         nn = normal / np.linalg.norm(normal)
-        shade = 0.5 + 0.45 * max(0.0, float(np.dot(nn, light_dir)))
+        shade = 0.72 + 0.3 * max(0.0, float(np.dot(nn, light_dir)))
         res = fill_quad(canvas, uv, body * shade)
         if res is not None:
             (x0, y0, x1, y1), mask = res
@@ -595,74 +640,46 @@ def _draw_finger(
     uv, z = cam.project(finger.tip[None, :])
     if z[0] < 1:
         return
-    h, w = canvas.shape[:2]
-    tip = uv[0]
-    ang = np.deg2rad(finger.angle)
-    d = np.array([np.cos(ang), np.sin(ang)])
-    base = tip + d * (w + h) * 1.5
-    radius = max(3.0, finger.width * tile_px * 0.55)
-    # the shadow first, offset and soft
-    shadow = np.zeros((h, w), np.float32)
-    off = np.array([radius * 0.6, radius * 0.4])
-    cv2.line(
-        shadow,
-        tuple(np.round(tip + off).astype(int)),
-        tuple(np.round(base + off).astype(int)),
-        1.0,
-        int(radius * 2),
-        cv2.LINE_AA,
-    )
-    shadow = cv2.GaussianBlur(shadow, (0, 0), radius * 0.6)
-    canvas[:] = (canvas * (1 - 0.45 * shadow[..., None])).astype(np.uint8)
-    # the finger: a capsule shaded like a cylinder, with a nail near the tip
-    us, vs = np.meshgrid(np.arange(w, dtype=np.float32), np.arange(h, dtype=np.float32))
-    rel_u, rel_v = us - tip[0], vs - tip[1]
-    along = rel_u * d[0] + rel_v * d[1]
-    across = -rel_u * d[1] + rel_v * d[0]
-    along_c = np.maximum(along, 0)
-    dist = np.sqrt((along - along_c) ** 2 + across**2)
-    mask = np.clip(radius - dist + 0.5, 0, 1)
-    if not mask.any():
-        return
-    rel = np.clip(np.abs(across) / radius, 0, 1)
-    cyl = 0.55 + 0.5 * np.sqrt(1 - rel**2)
-    skin = np.asarray(finger.skin, np.float32)
-    col = skin[None, None, :] * cyl[..., None]
-    nail = ((along - radius * 0.9) / (radius * 0.75)) ** 2 + (across / (radius * 0.62)) ** 2 < 1
-    col[nail] = col[nail] * 0.75 + np.array([200, 205, 235], np.float32) * 0.25 * cyl[nail][:, None]
-    canvas[:] = (canvas * (1 - mask[..., None]) + col * mask[..., None]).astype(np.uint8)
-    idmap[mask > 0.5] = -1
+    radius = max(2.5, finger.width * tile_px * 0.5)
+    cover = draw_hand(canvas, uv[0], finger.angle, radius, finger.skin, finger.curled)
+    idmap[cover > 0.5] = -1
 
 
 def _apply_light(img: np.ndarray, scene: Scene, face_mask: np.ndarray) -> np.ndarray:
+    """White balance, exposure, a brightness ramp, vignetting, a hand's shadow, glare on faces.
+
+    The smooth maps are computed on a coarse grid and resized: they have no fine detail.
+    """
     w, h = scene.size
     light = scene.light
-    f = img.astype(np.float32)
-    us = np.linspace(-1, 1, w, dtype=np.float32)[None, :]
-    vs = np.linspace(-1, 1, h, dtype=np.float32)[:, None]
+    gw, gh = max(8, w // 8), max(8, h // 8)
+    us = np.linspace(-1, 1, gw, dtype=np.float32)[None, :]
+    vs = np.linspace(-1, 1, gh, dtype=np.float32)[:, None]
     gx, gy, gs = light.gradient
     norm = np.hypot(gx, gy) + 1e-6
-    ramp = 1 + gs * (us * gx + vs * gy) / norm / 2
-    vign = 1 - light.vignette * (us**2 + vs**2) / 2
-    gain = (ramp * vign * light.exposure)[..., None] * light.gains[None, None, :]
-    f *= gain
+    gain = (1 + gs * (us * gx + vs * gy) / norm / 2) * (1 - light.vignette * (us**2 + vs**2) / 2)
+    gain = gain * light.exposure
     if light.hand_shadow is not None:
         cu, cv_, rx, ry, ang, strength = light.hand_shadow
-        m = np.zeros((h, w), np.float32)
-        cv2.ellipse(
-            m, (int(cu * w), int(cv_ * h)), (int(rx * w), int(ry * h)), ang, 0, 360, 1.0, -1
-        )
-        m = cv2.GaussianBlur(m, (0, 0), w * 0.04)
-        f *= 1 - strength * m[..., None]
+        m = np.zeros((gh, gw), np.float32)
+        axes = (max(1, int(rx * gw)), max(1, int(ry * gh)))
+        cv2.ellipse(m, (int(cu * gw), int(cv_ * gh)), axes, ang, 0, 360, 1.0, -1)
+        m = cv2.GaussianBlur(m, (0, 0), gw * 0.04 + 0.5)
+        gain = gain * (1 - strength * m)
+    gain = cv2.resize(gain.astype(np.float32), (w, h), interpolation=cv2.INTER_LINEAR)
+    f = img.astype(np.float32) * (gain[..., None] * light.gains.astype(np.float32)[None, None, :])
     gu, gv, gr, gstr = light.glare
-    if gstr > 0.02:
+    strength = gstr * scene.style.gloss
+    if strength > 0.02:
         d2 = ((us + 1) / 2 - gu) ** 2 * (w / h) ** 2 + ((vs + 1) / 2 - gv) ** 2
-        glare = gstr * scene.style.gloss * np.exp(-d2 / (gr**2 * 0.25)) * face_mask
+        glare = (strength * np.exp(-d2 / (gr**2 * 0.25))).astype(np.float32)
+        glare = cv2.resize(glare, (w, h), interpolation=cv2.INTER_LINEAR) * face_mask
         f += (255 - f) * glare[..., None]
     return np.clip(f, 0, 255).astype(np.uint8)
 
 
 def _apply_post(img: np.ndarray, post: Post, rng: np.random.Generator) -> np.ndarray:
+    """Lens blur, motion blur, sensor noise (fine luma, coarser chroma), JPEG round trip."""
     if post.blur > 0.2:
         img = cv2.GaussianBlur(img, (0, 0), post.blur)
     if post.motion > 1:
@@ -673,9 +690,12 @@ def _apply_post(img: np.ndarray, post: Post, rng: np.random.Generator) -> np.nda
         kernel = cv2.warpAffine(kernel, rot, (k, k))
         kernel /= max(kernel.sum(), 1e-6)
         img = cv2.filter2D(img, -1, kernel)
-    noise = rng.normal(0, post.noise, img.shape[:2] + (1,)).astype(np.float32)
-    chroma = rng.normal(0, post.noise * 0.4, img.shape).astype(np.float32)
-    img = np.clip(img.astype(np.float32) + noise + chroma, 0, 255).astype(np.uint8)
+    h, w = img.shape[:2]
+    luma = rng.standard_normal((h, w), dtype=np.float32) * post.noise
+    chroma = rng.standard_normal((h // 2, w // 2, 3), dtype=np.float32) * (post.noise * 0.5)
+    chroma = cv2.resize(chroma, (w, h), interpolation=cv2.INTER_LINEAR)
+    noisy = img.astype(np.float32) + luma[..., None] + chroma
+    img = np.clip(noisy, 0, 255).astype(np.uint8)
     ok, buf = cv2.imencode(".jpg", img, [cv2.IMWRITE_JPEG_QUALITY, post.jpeg])
     return cv2.imdecode(buf, cv2.IMREAD_COLOR)
 
