@@ -112,8 +112,10 @@ def advise(
     return Advice("discard", best.distance, tuple(options), sentence=best.sentence)
 
 
-def _distance(tiles: list[Tile], indicator: Tile, rules: Rules, seen: list[Tile]) -> int:
-    return HandState.of(tiles, indicator, seen).distance(rules)
+def _distance(
+    tiles: list[Tile], indicator: Tile, rules: Rules, seen: list[Tile], at_most: int | None = None
+) -> int:
+    return HandState.of(tiles, indicator, seen).distance(rules, at_most)
 
 
 def _option(
@@ -159,7 +161,7 @@ def _improving(
         copies = unseen[tile.index] - (tile == discard)
         if copies <= 0:
             continue
-        if _distance([*rest, tile], indicator, rules, seen) < distance:
+        if _distance([*rest, tile], indicator, rules, seen, distance - 1) < distance:
             found.append((tile, copies))
     found.sort(key=lambda tc: (-tc[1], tc[0]))
     return tuple(found)
@@ -172,7 +174,7 @@ def _waits(
     waits = []
     if distance <= 1:
         for tile in ALL_KINDS:
-            if unseen[tile.index] > 0 and _distance([*tiles, tile], indicator, rules, seen) == 0:
+            if unseen[tile.index] > 0 and _distance([*tiles, tile], indicator, rules, seen, 0) == 0:
                 waits.append((tile, unseen[tile.index]))
     waits.sort(key=lambda tc: (-tc[1], tc[0]))
     if distance == 0:

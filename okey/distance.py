@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from itertools import combinations, product
+from typing import NamedTuple
 
 from okey.hand import check_possible, okey_for
 from okey.rules import Rules
@@ -87,11 +88,19 @@ class HandState:
         avail = [max(0, 2 - faces[i] - out_faces[i]) for i in range(NUMBERED_KINDS)]
         return cls(faces, okeys, avail, max(0, 2 - okeys - out_okeys))
 
-    def distance(self, rules: Rules) -> int:
+    def distance(self, rules: Rules, at_most: int | None = None) -> int:
+        """The distance to win; with ``at_most``, any answer above it is reported as above it.
+
+        (The search stops as soon as it proves the distance is at most ``at_most``.)
+        """
         size = rules.hand_size
-        best = size - max_kept_in_melds(self, rules) - self.okeys
+        best = size
         if rules.seven_pairs and size % 2 == 0:
-            best = min(best, size - kept_in_pairs(self, rules))
+            best = size - kept_in_pairs(self, rules)
+        if at_most is not None and best <= at_most:
+            return max(0, best)
+        enough = None if at_most is None else size - self.okeys - at_most
+        best = min(best, size - max_kept_in_melds(self, rules, enough) - self.okeys)
         return max(0, best)
 
 
@@ -123,45 +132,95 @@ def kept_in_pairs(hand: HandState, rules: Rules) -> int:
     return best
 
 
-def max_kept_in_melds(hand: HandState, rules: Rules) -> int:
-    """Most faces kept by a winning hand laid out in runs and sets (okeys not counted)."""
+class Component(NamedTuple):
+    """One part of a layout (a set, or one colour's runs): its (slots, kept, excess) choices and,
+    for each slot price of ``SLOT_PRICES``, its best kept minus priced slots (for the bound)."""
+
+    entries: tuple[Entry, ...]
+    bounds: tuple[float, ...]
+
+    @classmethod
+    def of(cls, entries: tuple[Entry, ...]) -> Component:
+        bounds = tuple(max(0.0, *(k - p * s for s, k, _ in entries)) for p in SLOT_PRICES)
+        return cls(entries, bounds)
+
+
+# Prices of a slot for the upper bound of ``_kept_bound`` (any price >= 0 gives a valid bound).
+SLOT_PRICES = (0.25, 1 / 3, 0.4, 0.5)
+
+
+def _kept_bound(components: Sequence[Component], size: int) -> float:
+    """An upper bound on the faces a layout of these components keeps in ``size`` slots.
+
+    Every layout uses at most ``size`` slots, so for any price p >= 0 its kept total is at most
+    the sum over components of max(kept - p * slots) plus p * size (a Lagrangian bound).
+    """
+    sums = [p * size for p in SLOT_PRICES]
+    for c in components:
+        for i, b in enumerate(c.bounds):
+            sums[i] += b
+    return min(sums)
+
+
+def max_kept_in_melds(hand: HandState, rules: Rules, enough: int | None = None) -> int:
+    """Most faces kept by a winning hand laid out in runs and sets (okeys not counted).
+
+    With ``enough``, the search may stop as soon as it keeps that many (the answer is then at
+    least ``enough``, not necessarily the most).  Set choices are ranked by an upper bound on what
+    they can keep, and skipped once the bound cannot beat the best layout found.
+    """
     size = rules.hand_size
+    enough = size if enough is None else min(enough, size)
     budget = hand.okeys + hand.wild_avail
+    wrap = rules.wrap_13_1
+    base = [
+        _colour_profile(
+            tuple(hand.faces[lo : lo + 13]), tuple(hand.avail[lo : lo + 13]), wrap, size
+        )
+        for lo in (0, 13, 26, 39)
+    ]
     best = 0
     candidates = []
-    for kept_in_sets, set_items, faces, avail in _set_choices(hand):
+    for set_items, faces, avail, touched in _set_choices(hand):
         profiles = [
-            _colour_profile(
-                tuple(faces[lo : lo + 13]), tuple(avail[lo : lo + 13]), rules.wrap_13_1, size
-            )
-            for lo in (0, 13, 26, 39)
+            _colour_profile(tuple(faces[lo : lo + 13]), tuple(avail[lo : lo + 13]), wrap, size)
+            if colour in touched
+            else base[colour]
+            for colour, lo in enumerate((0, 13, 26, 39))
         ]
-        # No layout keeps more than every component's best at once, nor more than the hand size.
-        bound = kept_in_sets + sum(max(k for _, k, _ in p) for p in profiles)
-        candidates.append((min(bound, size), set_items, profiles))
+        components = (*set_items, *profiles)
+        bound = min(size, _kept_bound(components, size))
+        if bound > best:
+            candidates.append((bound, components))
+            if not set_items:
+                best = max(best, _layout_kept(components, size, budget))
     candidates.sort(key=lambda c: -c[0])
-    for bound, set_items, profiles in candidates:
-        if bound <= best:
+    for bound, components in candidates:
+        if bound <= best or best >= enough:
             break
-        table: dict[tuple[int, int], int] = {(0, 0): 0}
-        for item in (*set_items, *profiles):
-            table = _add_choices(table, item, size, budget)
-        for (slots, _), kept in table.items():
-            if kept > best and (slots == size or size - slots >= 3):
-                best = kept
-        if best >= size:
-            break
+        best = max(best, _layout_kept(components, size, budget))
     return best
+
+
+def _layout_kept(components: Sequence[Component], size: int, budget: int) -> int:
+    """Most faces kept by one choice per component, with the slots adding up to a win."""
+    table: dict[tuple[int, int], int] = {(0, 0): 0}
+    for component in components:
+        table = _add_choices(table, component.entries, size, budget)
+    return max(
+        (k for (s, _), k in table.items() if s == size or size - s >= 3),
+        default=0,
+    )
 
 
 def _set_choices(
     hand: HandState,
-) -> Iterable[tuple[int, list[tuple[Entry, ...]], list[int], list[int]]]:
+) -> Iterable[tuple[list[Component], list[int], list[int], set[int]]]:
     """Every way to take sets of two or more held faces out of the hand.
 
-    Yields (faces kept in sets, one (slots, kept, excess) option list per set, faces left,
-    availability left).  A set of two held faces is completed by one missing tile (or two for a
-    4-set); a set of three by none (or one).
+    Yields (the sets as components, faces left, availability left, colours the sets touch).  A
+    set of two held faces is completed by one drawn tile (or two for a 4-set); a set of three by
+    none (or one).
     """
     per_number: list[list[list[tuple[tuple[int, ...], int]]]] = []
     for number in range(13):
@@ -171,15 +230,20 @@ def _set_choices(
     for choice in product(*per_number):
         faces = list(hand.faces)
         avail = list(hand.avail)
-        items: list[tuple[Entry, ...]] = []
-        kept_total = 0
+        items: list[Component] = []
+        touched: set[int] = set()
         for sets in choice:
             for colours, number in sets:
                 for c in colours:
                     faces[c * 13 + number] -= 1
-                kept_total += len(colours)
-                items.append(_set_item(colours, number, avail))
-        yield kept_total, items, faces, avail
+                touched.update(colours)
+                here = tuple(avail[c * 13 + number] for c in range(4))
+                component, drawn = _set_component(colours, here)
+                for c in drawn:
+                    avail[c * 13 + number] -= 1
+                    touched.add(c)
+                items.append(component)
+        yield items, faces, avail, touched
 
 
 def _sets_at(number: int, faces: list[int]) -> list[list[tuple[tuple[int, ...], int]]]:
@@ -201,32 +265,37 @@ def _colour_subsets(counts: list[int]) -> list[tuple[int, ...]]:
     return [s for size in (2, 3, 4) for s in combinations(present, size)]
 
 
-def _set_item(colours: tuple[int, ...], number: int, avail: list[int]) -> tuple[Entry, ...]:
-    """Slot options of one set (3 or 4 tiles); takes the drawn tiles out of ``avail``."""
-    missing = sorted(
-        (c for c in range(4) if c not in colours), key=lambda c: -avail[c * 13 + number]
-    )
+@lru_cache(maxsize=4096)
+def _set_component(
+    colours: tuple[int, ...], avail: tuple[int, ...]
+) -> tuple[Component, tuple[int, ...]]:
+    """Slot options of one set (3 or 4 tiles) and the colours whose copies it draws.
+
+    ``avail`` is the drawable copies at the set's number, per colour.  The most available missing
+    colours are drawn first; a missing tile with no copy left needs an okey (one excess).
+    """
+    missing = sorted((c for c in range(4) if c not in colours), key=lambda c: -avail[c])
     options: list[Entry] = []
+    drawn: list[int] = []
     excess = 0
     kept = len(colours)
-    # Fill the most available colours first; a missing tile with no copy left needs an okey.
     for slots in range(kept, 5):
         if slots >= 3:
             options.append((slots, kept, excess))
         if slots == 4:
             break
-        face = missing[slots - kept] * 13 + number
-        if avail[face]:
-            avail[face] -= 1
+        colour = missing[slots - kept]
+        if avail[colour]:
+            drawn.append(colour)
         else:
             excess += 1
-    return tuple(options)
+    return Component.of(tuple(options)), tuple(drawn)
 
 
 @lru_cache(maxsize=1 << 17)
 def _colour_profile(
     faces: tuple[int, ...], avail: tuple[int, ...], wrap: bool, size: int
-) -> tuple[Entry, ...]:
+) -> Component:
     """Runs of one colour: the useful (slots, kept, excess) choices of laying its faces in runs.
 
     ``faces`` and ``avail`` are the colour's 13 counts.  With ``wrap`` a 1 may be played high
@@ -244,7 +313,7 @@ def _colour_profile(
         for key, kept in table.items():
             if found.get(key, -1) < kept:
                 found[key] = kept
-    return _useful(found)
+    return Component.of(_useful(found))
 
 
 def _clusters(
