@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+from pathlib import Path
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -27,6 +29,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="uvicorn log level (warning hides the access log)",
     )
     parser.add_argument(
+        "--model",
+        type=Path,
+        help="recogniser manifest to serve (default: models/recognizer.yaml)",
+    )
+    parser.add_argument(
         "--no-model",
         action="store_true",
         help="start without the recognition model (engine endpoints and overlay only)",
@@ -48,10 +55,14 @@ def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from service.app import create_app
-    from service.settings import MB, Settings
+    from service.settings import MB, MODEL_ENV, Settings
 
     if args.max_upload_mb <= 0 or args.max_fps <= 0:
         raise ValueError("--max-upload-mb and --max-fps must be positive")
+    if args.model is not None:
+        if not args.model.is_file():
+            raise FileNotFoundError(f"--model: no such manifest {args.model}")
+        os.environ[MODEL_ENV] = str(args.model.resolve())
     settings = Settings(
         max_upload_bytes=int(args.max_upload_mb * MB),
         max_stream_fps=args.max_fps,

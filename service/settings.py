@@ -8,19 +8,28 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 MB = 1024 * 1024
+MODEL_ENV = "ISTAKA_MODEL"  # a recogniser manifest to serve instead of models/recognizer.yaml
 
 
 def default_pipeline() -> Any:
-    """The shipped pipeline (``vision.pipeline.Pipeline.default()``); imported here, not at module
+    """The shipped pipeline (``vision.pipeline.Pipeline.default()``), or the recogniser whose
+    manifest ``ISTAKA_MODEL`` names (``istaka serve --model``).  Imported here, not at module
     level, so the engine endpoints work without the vision extra."""
     from vision.pipeline import Pipeline
 
-    return Pipeline.default()
+    manifest = os.environ.get(MODEL_ENV)
+    if not manifest:
+        return Pipeline.default()
+    from vision.recognizer import Recognizer, RecognizerSpec
+
+    return Pipeline(Recognizer(RecognizerSpec.load(Path(manifest))))
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,9 @@ MANIFEST = REPO / "models" / "recognizer.yaml"
 
 def require_model() -> None:
     """Skip when the recogniser has not been shipped yet (``models/recognizer.yaml``); in CI
-    (``CI=true``) a missing model is a failure, never a skip."""
-    if MANIFEST.is_file():
+    (``CI=true``) a missing model is a failure, never a skip.  ``ISTAKA_MODEL`` (a manifest path)
+    runs these tests with another recogniser."""
+    if MANIFEST.is_file() or os.environ.get("ISTAKA_MODEL"):
         return
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"{MANIFEST} is missing: the shipped recogniser is needed for this test")

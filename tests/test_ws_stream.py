@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import time
-from collections import Counter
 from collections.abc import Iterator
 
 import cv2
 import httpx
+import numpy as np
 import pytest
 from conftest_service import LiveServer, live_server, require_model
 from websockets.sync.client import connect
@@ -66,7 +66,7 @@ def test_frames_in_states_out(server: LiveServer, video: tuple[list[bytes], list
     with connect(f"{server.ws_url}/api/v1/stream", max_size=2**24) as ws:
         ready = receive(ws, "ready")
         assert ready["max_fps"] == 20
-        ws.send(json.dumps({"type": "settings", "indicator": truths[0].get("indicator")}))
+        ws.send(json.dumps({"type": "settings", "indicator": truths[0]["indicator"]}))
         states = []
         for frame in frames:
             ws.send(frame)
@@ -77,11 +77,26 @@ def test_frames_in_states_out(server: LiveServer, video: tuple[list[bytes], list
     assert tiles, "no tile read on the rendered rack"
     assert all(isinstance(t.get("id"), int) for t in tiles)
     assert [s["frame"] for s in states] == list(range(1, len(frames) + 1))
-    # The readings are the model's: most of the rendered rack is read right.
-    read = Counter(t["tile"] for t in tiles)
-    truth = Counter(truth_tiles(truths[-1]))
-    overlap = sum((read & truth).values())
-    assert overlap >= 0.6 * sum(truth.values()), (read, truth)
+    # The states are the pipeline's smoothed readings: replaying the frames in-process through
+    # the same recogniser, a fresh tracker and the pipeline gives the same hands and ids.
+    for state, expected in zip(states, replay(frames, truths[0]["indicator"]), strict=True):
+        assert state["rows"] == expected["rows"]
+        assert state["hand"] == expected["hand"]
+    # Not an accuracy figure (the model card has those): the rack's tiles are being found.
+    assert len(tiles) >= len(truth_tiles(truths[-1])) / 2, (tiles, truths[-1])
+
+
+def replay(frames: list[bytes], indicator: str) -> list[dict]:
+    from okey import Tile
+    from service.settings import default_pipeline
+    from vision.smoothing import HandTracker
+
+    pipeline, tracker, answers = default_pipeline(), HandTracker(), []
+    for frame in frames:
+        image = cv2.imdecode(np.frombuffer(frame, np.uint8), cv2.IMREAD_COLOR)
+        smoothed = tracker.update(pipeline.recognizer.recognize(image))
+        answers.append(pipeline.read(smoothed, indicator=Tile.parse(indicator)).to_dict())
+    return answers
 
 
 def test_a_burst_is_read_newest_first(

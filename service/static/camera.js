@@ -178,6 +178,8 @@
         const elapsed = (performance.now() - fpsStart) / 1000;
         if (elapsed > 2) { fps = frames / elapsed; frames = 0; fpsStart = performance.now(); }
         render();
+        // For tests and debugging: the reading the page shows, and how many states it got.
+        document.body.dataset.hand = (m.hand || []).join(" ");
         document.body.dataset.frames = m.frame;
       } else if (m.type === "error") {
         inFlight = false;
