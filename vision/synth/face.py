@@ -280,3 +280,15 @@ def draw_face(
     if upside_down:
         out = np.ascontiguousarray(out[::-1, ::-1])
     return out
+
+
+def draw_back(rng: np.random.Generator, style: SetStyle) -> np.ndarray:
+    """The plain back of a tile (face-down tiles on the table), BGRA like ``draw_face``."""
+    alpha, _ = _face_geometry()
+    mottles, _ = _noise_bank()
+    body = np.asarray(style.body, np.float32)
+    face = _body_base(style.body) - (0.05 * (_pick(rng, mottles) - 0.5))[..., None] * body
+    out = np.empty((FACE_H, FACE_W, 4), np.uint8)
+    out[..., :3] = np.clip(face, 0, 255)
+    out[..., 3] = (alpha * 255).astype(np.uint8)
+    return out

@@ -21,7 +21,7 @@ import cv2
 import numpy as np
 
 from okey import Tile
-from vision.synth.face import FACE_H, FACE_W, SetStyle, draw_face, sample_set_style
+from vision.synth.face import FACE_H, FACE_W, SetStyle, draw_back, draw_face, sample_set_style
 from vision.synth.geometry import (
     Camera,
     Cuboid,
@@ -100,6 +100,9 @@ class Post:
     motion: float
     motion_angle: float
     jpeg: int
+    gamma: float = 1.0
+    contrast: float = 0.0  # strength of the S-curve of the camera's tone mapping
+    saturation: float = 1.0
 
 
 @dataclass
@@ -119,6 +122,7 @@ class Scene:
     light: Light
     fingers: list[Finger]
     post: Post
+    backs: list[PlacedTile] = field(default_factory=list)  # face-down tiles (not labelled)
     extra: dict = field(default_factory=dict)
 
 
@@ -339,7 +343,40 @@ def _sample_post(rng: np.random.Generator) -> Post:
         motion=float(rng.uniform(2, 7) if rng.random() < 0.15 else 0.0),
         motion_angle=float(rng.uniform(0, 180)),
         jpeg=int(rng.integers(45, 96)),
+        gamma=float(rng.uniform(0.8, 1.2)),
+        contrast=float(rng.uniform(0.0, 0.35)),
+        saturation=float(rng.uniform(0.75, 1.3)),
     )
+
+
+def _sample_backs(rng: np.random.Generator, style: SetStyle, length: float) -> list[PlacedTile]:
+    """Face-down tiles on the table: the centre stacks (up to 5 high) or a few strays."""
+    if rng.random() < 0.55:
+        return []
+    back = draw_back(rng, style)
+    out = []
+    n_stacks = int(rng.integers(1, 8))
+    x = float(rng.uniform(-0.6, 0.2) * length)
+    y = float(rng.uniform(-40, -14))
+    spin = float(rng.normal(0, 8))
+    for _ in range(n_stacks):
+        height = int(rng.integers(1, 6))
+        for k in range(height):
+            out.append(
+                PlacedTile(
+                    tile=Tile(0),  # identity unseen
+                    face=back,
+                    upside_down=False,
+                    on_rack=False,
+                    role="back",
+                    x=x + float(rng.normal(0, 0.08)),
+                    y=y + float(rng.normal(0, 0.08)),
+                    spin=spin + float(rng.normal(0, 1.5)),
+                    z0=k * TILE_D,
+                )
+            )
+        x += TILE_W * rng.uniform(1.02, 1.3)
+    return out
 
 
 SKINS = ((120, 150, 210), (100, 135, 190), (140, 170, 225), (70, 100, 150), (50, 75, 120))
@@ -424,6 +461,7 @@ def sample_scene(
                 )
             )
 
+    backs = _sample_backs(rng, style, length)
     xs = [t.x for t in tiles if t.on_rack]
     cam_params = _sample_camera(rng, rack, size, xs)
     camera = make_camera(cam_params, rack, size)
@@ -471,6 +509,7 @@ def sample_scene(
         light=_sample_light(rng),
         fingers=fingers,
         post=_sample_post(rng),
+        backs=backs,
     )
 
 
@@ -678,6 +717,20 @@ def _apply_light(img: np.ndarray, scene: Scene, face_mask: np.ndarray) -> np.nda
     return np.clip(f, 0, 255).astype(np.uint8)
 
 
+def _tone(img: np.ndarray, post: Post) -> np.ndarray:
+    """The camera's tone mapping: gamma, an S-curve and saturation."""
+    x = np.linspace(0, 1, 256, dtype=np.float32)
+    y = x**post.gamma
+    y = y + post.contrast * (y - 0.5) * (1 - np.abs(2 * y - 1))  # S-curve, fixed ends
+    lut = np.clip(y * 255, 0, 255).astype(np.uint8)
+    img = cv2.LUT(img, lut)
+    if abs(post.saturation - 1) > 0.02:
+        grey = cv2.cvtColor(img, cv2.COLOR_BGR2GRAY).astype(np.float32)[..., None]
+        img = np.clip(grey + post.saturation * (img.astype(np.float32) - grey), 0, 255)
+        img = img.astype(np.uint8)
+    return img
+
+
 def _apply_post(img: np.ndarray, post: Post, rng: np.random.Generator) -> np.ndarray:
     """Lens blur, motion blur, sensor noise (fine luma, coarser chroma), JPEG round trip."""
     if post.blur > 0.2:
@@ -690,6 +743,7 @@ def _apply_post(img: np.ndarray, post: Post, rng: np.random.Generator) -> np.nda
         kernel = cv2.warpAffine(kernel, rot, (k, k))
         kernel /= max(kernel.sum(), 1e-6)
         img = cv2.filter2D(img, -1, kernel)
+    img = _tone(img, post)
     h, w = img.shape[:2]
     luma = rng.standard_normal((h, w), dtype=np.float32) * post.noise
     chroma = rng.standard_normal((h // 2, w // 2, 3), dtype=np.float32) * (post.noise * 0.5)
@@ -745,7 +799,9 @@ def render_scene(scene: Scene, rng: np.random.Generator) -> tuple[np.ndarray, di
 
     body = np.asarray(scene.style.body, np.float32) * 0.93
     records: dict[int, dict] = {}
-    # table tiles (under everything else on the rack side), bottom of each pile first
+    # face-down tiles, then table tiles (under everything on the rack side), piles bottom first
+    for t in sorted(scene.backs, key=lambda b: b.z0):
+        _draw_tile(canvas, idmap, cam, table_tile_cuboid(t), t, -1, body, light_dir)
     for tid, t in sorted(enumerate(scene.tiles), key=lambda it: (it[1].on_rack, it[1].z0)):
         if t.on_rack:
             continue
