@@ -143,8 +143,10 @@ def test_bad_box_is_named() -> None:
 @given(
     top=st.lists(st.integers(1, 5), min_size=1, max_size=4),
     bottom=st.lists(st.integers(1, 5), min_size=1, max_size=4),
-    tilt=st.floats(-20, 20),
-    keystone=st.floats(0, 0.3),
+    tilt=st.floats(-25, 25),
+    # Beyond about 0.15 this keystone slants the outer tiles' sides by over 15 degrees, more than
+    # a phone photo of a rack shows; the rendered racks below carry true perspective.
+    keystone=st.floats(0, 0.15),
     gap=st.floats(0.7, 2.0),
     seed=st.integers(0, 1000),
 )
@@ -159,3 +161,28 @@ def test_random_racks(
         [top, bottom], tilt=tilt, keystone=keystone, gap_slots=gap, seed=seed
     )
     assert lay_out(boxes).rows == expected
+
+
+def test_rendered_racks_exact() -> None:
+    """Rendered racks (true perspective, camera roll, fingers, table tiles): rows, groups, table.
+
+    Only racks whose tiles are all in the detector's labels are compared, since a hidden tile in
+    the middle of a group really looks like a gap.
+    """
+    from vision.synth import render_sample
+
+    compared = 0
+    for index in range(12):
+        _, truth = render_sample(11, index, "train", (640, 480))
+        tiles = truth["tiles"]
+        if not all(tiles[i]["labelled"] for row in truth["rows"] for i in row):
+            continue
+        visible = [t for t in tiles if t["labelled"]]
+        ids = [t["id"] for t in visible]
+        layout = lay_out([tuple(t["box"]) for t in visible])
+        got = [[[ids[k] for k in group] for group in row] for row in layout.rows]
+        assert got == [row for row in truth["groups"] if row], truth["image"]
+        labelled_table = sorted(i for i in truth["table"] if tiles[i]["labelled"])
+        assert sorted(ids[k] for k in layout.table) == labelled_table, truth["image"]
+        compared += 1
+    assert compared >= 4

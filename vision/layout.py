@@ -38,8 +38,13 @@ MAX_ROW_ANGLE = 45.0
 # little) and no further away than this many tile sizes.
 PARALLEL_TOLERANCE = 15.0
 MAX_ROW_SPACING = 3.0
-# Below this tilt the along-row tile width can be recovered from the axis-aligned box.
-GEOMETRIC_WIDTH_ANGLE = 30.0
+# Touching tiles are this many box widths (along the row) apart, at least and at most; outside,
+# no two tiles of the rack touch (or a detection is doubled) and the box width is used as it is.
+MIN_PITCH = 0.3
+MAX_PITCH = 1.3
+# A row's touching pairs are at most this much wider apart (in box widths) than the rack's typical
+# touching pair; wider pairs in a row of lone tiles are gaps.
+TOUCHING_SPREAD = 1.35
 
 
 @dataclass(frozen=True)
@@ -103,8 +108,8 @@ def lay_out(
     rows = _rack_rows(lines, centres, sizes, max_rows)
     rows = _top_to_bottom(rows, centres)
     ordered = [_order_row(r, centres) for r in rows]
-    tile_widths = _along_row_widths(ordered, widths, heights, sizes)
-    row_values = [_split_groups(r, tile_widths, gap_fraction) for r in ordered]
+    touching = _touching_spacings(ordered, widths)
+    row_values = [_split_groups(r, t, gap_fraction) for r, t in zip(ordered, touching, strict=True)]
     on_rack = {i for r in rows for i in r}
     table = sorted((i for i in range(len(arr)) if i not in on_rack), key=lambda i: centres[i, 0])
     return RackLayout(row_values, table)
@@ -168,7 +173,7 @@ def _find_lines(centres: np.ndarray, sizes: np.ndarray) -> list[np.ndarray]:
 
 def _best_line(centres: np.ndarray, sizes: np.ndarray, pool: np.ndarray) -> np.ndarray | None:
     best: np.ndarray | None = None
-    best_key = (0, 0.0)
+    best_key: tuple[int, float, float] = (0, 0.0, 0.0)
     # Hypotheses: lines through each tile and one of its nearest neighbours; a row's tiles are
     # each other's neighbours, so the true rows are among them.
     sub = centres[pool]
@@ -192,8 +197,12 @@ def _best_line(centres: np.ndarray, sizes: np.ndarray, pool: np.ndarray) -> np.n
                 continue
             mean, d = _fit_line(centres[members])
             offset = centres[members] - mean
-            residual = float(np.sum(np.abs(offset[:, 0] * d[1] - offset[:, 1] * d[0])))
-            key = (len(members), -residual)
+            scale = float(np.mean(sizes[members]))
+            residual = float(np.mean(np.abs(offset[:, 0] * d[1] - offset[:, 1] * d[0]))) / scale
+            spacing = float(np.ptp(centres[members] @ d)) / (len(members) - 1) / scale
+            # Most tiles first; then the straighter line; then the tighter one (two lone tiles
+            # side by side are a row, two diagonal ones are not).
+            key = (len(members), -round(residual, 2), -spacing)
             if key > best_key:
                 best, best_key = members, key
     return best
@@ -273,52 +282,60 @@ class _OrderedRow:
         return abs(math.atan2(self.direction[1], self.direction[0]))
 
 
-def _split_groups(row: _OrderedRow, tile_widths: np.ndarray, gap_fraction: float) -> Row:
+def _split_groups(row: _OrderedRow, touching: np.ndarray, gap_fraction: float) -> Row:
+    """Split where the spacing exceeds the touching spacing by more than ``gap_fraction``."""
     order, along = row.order, row.along
     groups: list[list[int]] = [[int(order[0])]]
     for k in range(1, len(order)):
-        local = (tile_widths[order[k]] + tile_widths[order[k - 1]]) / 2
-        gap = along[k] - along[k - 1] - local
-        if gap > gap_fraction * local:
+        if along[k] - along[k - 1] > (1 + gap_fraction) * touching[k - 1]:
             groups.append([])
         groups[-1].append(int(order[k]))
     point = (float(row.point[0]), float(row.point[1]))
     return Row(groups, point, (float(row.direction[0]), float(row.direction[1])))
 
 
-def _along_row_widths(
-    rows: list[_OrderedRow], widths: np.ndarray, heights: np.ndarray, sizes: np.ndarray
-) -> np.ndarray:
-    """Each rack tile's width along its row (indexed by position).
+def _touching_spacings(rows: list[_OrderedRow], widths: np.ndarray) -> list[np.ndarray]:
+    """For each pair of neighbours in each row: how far apart they would be if they touched.
 
-    Two estimates.  Geometry: an axis-aligned box of a tile of width w and height h tilted by t
-    measures W = w cos t + h sin t by H = w sin t + h cos t, which gives w back while cos 2t is not
-    small; perspective slants the tiles' sides and skews the box, so this errs near the edges of a
-    photo.  Spacing: the closest pair of neighbours anywhere on the rack stands in for touching
-    tiles, scaled by box height (which perspective shrinks like the width but slant barely
-    changes); this is right whenever two tiles of the rack touch.
+    A row slopes in the image because the rack recedes (perspective; the tiles stay upright) or
+    because the camera is rolled (the tiles turn with the row).  Upright tiles touching along a row
+    of slope t are W / cos t apart, W being the box width; turned or slanted tiles are closer than
+    that, by a factor that drifts slowly along the row.  So each pair's spacing is measured in
+    units of W / cos t, and the factor is learnt from the pairs that touch: a pair touches when its
+    spacing is close to the smallest among its neighbours (three pairs each side) and not far
+    above the rack's typical touching spacing; between touching pairs the factor is interpolated.
+    Without evidence (the factor outside ``MIN_PITCH``..``MAX_PITCH``) it is 1.
     """
-    result = sizes * 0.85
-    pitches = [
-        np.diff(r.along) / ((heights[r.order][1:] + heights[r.order][:-1]) / 2)
-        for r in rows
-        if len(r.order) >= 2
-    ]
-    pitch = float(np.min(np.concatenate(pitches))) if pitches else None
-    geometric_ok = all(math.degrees(r.tilt) < GEOMETRIC_WIDTH_ANGLE for r in rows)
-    members = np.concatenate([r.order for r in rows]) if rows else np.array([], dtype=int)
-    if pitch is not None:
-        result[members] = pitch * heights[members]
-    if not geometric_ok:
-        return result
-    geometric = result.copy()
+    units = []
+    ratios = []
     for r in rows:
-        c, s = math.cos(r.tilt), math.sin(r.tilt)
-        w = (widths[r.order] * c - heights[r.order] * s) / math.cos(2 * r.tilt)
-        geometric[r.order] = np.clip(w, 0.3 * sizes[r.order], 1.5 * sizes[r.order])
-    if pitch is None:
-        return geometric
-    # Trust the spacing unless it disagrees wildly: far wider means no two tiles touch, far
-    # narrower means a duplicate or overlapping detection.
-    ratio = float(np.median(result[members] / geometric[members]))
-    return result if 0.6 <= ratio <= 1.35 else geometric
+        base = widths[r.order] / math.cos(r.tilt)
+        unit = (base[1:] + base[:-1]) / 2
+        units.append(unit)
+        ratios.append(np.diff(r.along) / unit)
+    touching = [_locally_smallest(q) for q in ratios]
+    pooled = np.concatenate([q[t] for q, t in zip(ratios, touching, strict=True)] or [np.ones(0)])
+    typical = float(np.median(pooled)) if len(pooled) else 1.0
+    result = []
+    for q, t, unit in zip(ratios, touching, units, strict=True):
+        t = t & (q <= TOUCHING_SPREAD * typical)
+        if len(q) == 0:
+            result.append(unit)
+            continue
+        if t.any():
+            factor = np.interp(np.arange(len(q)), np.flatnonzero(t), q[t])
+        else:
+            factor = np.full(len(q), min(typical, float(np.min(q))))
+        factor = np.where((factor >= MIN_PITCH) & (factor <= MAX_PITCH), factor, 1.0)
+        result.append(factor * unit)
+    return result
+
+
+def _locally_smallest(ratios: np.ndarray, reach: int = 3, slack: float = 1.2) -> np.ndarray:
+    return np.array(
+        [
+            ratios[k] <= slack * float(np.min(ratios[max(0, k - reach) : k + reach + 1]))
+            for k in range(len(ratios))
+        ],
+        dtype=bool,
+    )
