@@ -125,11 +125,19 @@ def paste_texture(
         # the polygon bounds the face; the alpha inside it rounds the corners
         mask = mask * (warped[..., 3].astype(np.float32) / 255.0)
         warped = warped[..., :3]
-    region = canvas[y0:y1, x0:x1].astype(np.float32)
-    colour = warped.astype(np.float32) * (np.asarray(shade, np.float32))
-    region += mask[..., None] * (colour - region)
-    canvas[y0:y1, x0:x1] = np.clip(region, 0, 255).astype(np.uint8)
+    if not np.isscalar(shade) or shade != 1.0:
+        warped = cv2.convertScaleAbs(warped, alpha=float(shade))
+    blend(canvas, warped, mask, roi)
     return roi, mask
+
+
+def blend(
+    canvas: np.ndarray, layer: np.ndarray, mask: np.ndarray, roi: tuple[int, int, int, int]
+) -> None:
+    """canvas[roi] = layer * mask + canvas[roi] * (1 - mask), in place (OpenCV's fast blend)."""
+    x0, y0, x1, y1 = roi
+    region = canvas[y0:y1, x0:x1]
+    canvas[y0:y1, x0:x1] = cv2.blendLinear(layer, region, mask, 1.0 - mask)
 
 
 def fill_quad(
@@ -142,10 +150,9 @@ def fill_quad(
         return None
     x0, y0, x1, y1 = roi
     mask = polygon_mask(quad, roi)
-    region = canvas[y0:y1, x0:x1].astype(np.float32)
-    col = np.asarray(colour, np.float32)
-    region += mask[..., None] * (col - region)
-    canvas[y0:y1, x0:x1] = np.clip(region, 0, 255).astype(np.uint8)
+    layer = np.empty((y1 - y0, x1 - x0, 3), np.uint8)
+    layer[:] = np.clip(np.asarray(colour, np.float32), 0, 255).astype(np.uint8)
+    blend(canvas, layer, mask, roi)
     return roi, mask
 
 

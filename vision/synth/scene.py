@@ -34,7 +34,7 @@ from vision.synth.geometry import (
 from vision.synth.hand import deal_hand
 from vision.synth.hands import draw_hand
 from vision.synth.styles import TABLES, pool
-from vision.synth.textures import fractal_noise, make_texture
+from vision.synth.textures import fractal_noise, varied_texture
 
 TILE_W, TILE_H, TILE_D = 2.6, 3.7, 0.9
 MIN_VISIBLE = (
@@ -216,7 +216,7 @@ def _sample_rack(rng: np.random.Generator, pool_name: str, length: float) -> Rac
     lower = lip_h + rng.uniform(0.0, 0.4)
     upper = lower + TILE_H + rng.uniform(0.4, 1.2) + lip_h
     top = upper + TILE_H * rng.uniform(0.55, 1.0)
-    tex = make_texture(style.texture, rng, (int(top * 12) + 8, int(length * 12)), colour)
+    tex = varied_texture(rng, style.texture, colour, (128, 768))
     return Rack(
         length=length,
         lean=float(rng.uniform(12, 26)),
@@ -232,10 +232,7 @@ def _sample_rack(rng: np.random.Generator, pool_name: str, length: float) -> Rac
 def _sample_table(rng: np.random.Generator) -> np.ndarray:
     style = TABLES[int(rng.integers(len(TABLES)))]
     colour = style.colours[int(rng.integers(len(style.colours)))]
-    jitter = rng.uniform(0.85, 1.15, 3)
-    colour = tuple(int(min(255, c * j)) for c, j in zip(colour, jitter, strict=True))
-    size = int(rng.integers(380, 520))
-    return make_texture(style.texture, rng, (size, size), colour)  # type: ignore[arg-type]
+    return varied_texture(rng, style.texture, colour, (448, 448))
 
 
 def _sample_camera(
@@ -524,7 +521,7 @@ def _draw_table(canvas: np.ndarray, scene: Scene) -> None:
     s = 1.0 / TABLE_PX_PER_CM
     tex_to_world = np.array([[s, 0, ox], [0, s, oy], [0, 0, 1]])
     H = cam.plane_homography() @ tex_to_world
-    flags, border = cv2.INTER_LINEAR, cv2.BORDER_WRAP
+    flags, border = cv2.INTER_LINEAR, cv2.BORDER_REFLECT_101
     sharp = cv2.warpPerspective(scene.table, H, (w, h), flags=flags, borderMode=border)
     # a quarter-size texture warped the same way stands in for the far, out-of-focus table and
     # keeps fine weaves from turning into moire near the horizon
@@ -545,13 +542,13 @@ def _draw_table(canvas: np.ndarray, scene: Scene) -> None:
     )
     dist = cv2.resize(dist.astype(np.float32), (w, h), interpolation=cv2.INTER_LINEAR)
     focus = float(scene.camera_params["distance"])
-    soft_w = np.clip((dist - focus * 1.2) / (focus * 1.5), 0, 1)[..., None]
-    table = sharp.astype(np.float32) * (1 - soft_w) + soft.astype(np.float32) * soft_w
-    on_table = np.clip((300.0 - dist) / 30.0, 0, 1)[..., None]
+    soft_w = np.clip((dist - focus * 1.2) / (focus * 1.5), 0, 1)
+    table = cv2.blendLinear(soft, sharp, soft_w, 1.0 - soft_w)
+    on_table = np.clip((300.0 - dist) / 30.0, 0, 1)
     if on_table.min() < 1:
-        wall = cv2.resize(scene.wall, (w, h), interpolation=cv2.INTER_CUBIC).astype(np.float32)
-        table = wall * (1 - on_table) + table * on_table
-    canvas[:] = table.astype(np.uint8)
+        wall = cv2.resize(scene.wall, (w, h), interpolation=cv2.INTER_CUBIC)
+        table = cv2.blendLinear(table, wall, on_table, 1.0 - on_table)
+    canvas[:] = table
 
 
 def _shadow(canvas: np.ndarray, polys: list[np.ndarray], sigma: float, strength: float) -> None:

@@ -11,6 +11,9 @@ for ten images a second on two cores and looks like the soft variation of real s
 
 from __future__ import annotations
 
+import zlib
+from functools import lru_cache
+
 import cv2
 import numpy as np
 
@@ -157,3 +160,30 @@ def make_texture(
     except KeyError:
         raise ValueError(f"unknown texture {kind!r}; known: {', '.join(TEXTURES)}") from None
     return fn(rng, shape, colour)
+
+
+TEXTURE_VARIANTS = 6  # cached patterns per (kind, colour); each image recolours and flips one
+
+
+@lru_cache(maxsize=192)
+def cached_texture(kind: str, colour: Colour, variant: int, shape: tuple[int, int]) -> np.ndarray:
+    """One of ``TEXTURE_VARIANTS`` fixed textures of a kind and colour, made once per process.
+
+    Its seed comes from the key alone, so every worker process makes the same texture and renders
+    stay deterministic.
+    """
+    seed = zlib.crc32(repr((kind, tuple(colour), variant, shape)).encode())
+    texture = make_texture(kind, np.random.default_rng(seed), shape, colour)
+    texture.setflags(write=False)
+    return texture
+
+
+def varied_texture(
+    rng: np.random.Generator, kind: str, colour: Colour, shape: tuple[int, int]
+) -> np.ndarray:
+    """A cached texture, flipped and recoloured (per-channel gain) for this image."""
+    base = cached_texture(kind, colour, int(rng.integers(TEXTURE_VARIANTS)), shape)
+    flip = int(rng.integers(4))
+    view = base[:: 1 if flip & 1 else -1, :: 1 if flip & 2 else -1]
+    gains = np.diag(rng.uniform(0.85, 1.15, 3)).astype(np.float32)
+    return cv2.transform(np.ascontiguousarray(view), gains)
