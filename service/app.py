@@ -12,6 +12,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import anyio
 from fastapi import FastAPI
 from fastapi.responses import FileResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
@@ -59,6 +60,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         lifespan=lifespan,
     )
     app.state.settings = settings
+    app.state.engine_limiter = anyio.CapacityLimiter(settings.engine_threads)
     app.state.tables = TableHub(settings.max_tables)
     errors.install(app)
     for module in (engine, scan, stream, overlay):

@@ -48,11 +48,13 @@ class Settings:
     max_frame_bytes: int = 2 * MB  # one JPEG frame on the camera stream
     max_pending_scans: int = 32  # scans waiting for the inference thread before 503
     max_tables: int = 1000  # overlay tables kept in memory
+    engine_threads: int = 2  # engine calls (hand, referee, table pushes) running at once
     load_pipeline: bool = True
     pipeline_factory: Callable[[], Any] = default_pipeline
 
     def __post_init__(self) -> None:
-        for name in ("max_upload_bytes", "max_pixels", "max_frame_bytes", "max_pending_scans"):
+        positive = ("max_upload_bytes", "max_pixels", "max_frame_bytes", "max_pending_scans")
+        for name in (*positive, "engine_threads"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
         if self.max_stream_fps <= 0:

@@ -6,6 +6,7 @@ background thread of the test process, so each test module can start it with its
 
 from __future__ import annotations
 
+import functools
 import os
 import socket
 import threading
@@ -23,18 +24,29 @@ from service.settings import Settings
 
 REPO = Path(__file__).resolve().parents[1]
 REAL_PHOTOS = REPO.parent / "shared" / "data" / "rummikub-real" / "images"
-MANIFEST = REPO / "models" / "recognizer.yaml"
 
 
 def require_model() -> None:
-    """Skip when the recogniser has not been shipped yet (``models/recognizer.yaml``); in CI
-    (``CI=true``) a missing model is a failure, never a skip.  ``ISTAKA_MODEL`` (a manifest path)
-    runs these tests with another recogniser."""
-    if MANIFEST.is_file() or os.environ.get("ISTAKA_MODEL"):
+    """Skip when the recogniser has not been shipped yet (``models/recognizer.yaml`` and its
+    weights); in CI (``CI=true``) a missing model is a failure, never a skip.  ``ISTAKA_MODEL``
+    (a manifest path) runs these tests with another recogniser."""
+    problem = _model_problem()
+    if problem is None:
         return
     if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{MANIFEST} is missing: the shipped recogniser is needed for this test")
-    pytest.skip(f"no shipped recogniser yet ({MANIFEST.relative_to(REPO)} is missing)")
+        pytest.fail(f"the shipped recogniser is needed for this test: {problem}")
+    pytest.skip(f"no shipped recogniser yet: {problem}")
+
+
+@functools.cache
+def _model_problem() -> str | None:
+    from service.settings import default_pipeline
+
+    try:
+        default_pipeline()
+    except FileNotFoundError as exc:
+        return str(exc)
+    return None
 
 
 @dataclass(frozen=True)

@@ -6,11 +6,14 @@ fast while scans are running.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Annotated, Any
+from functools import partial
+from typing import Annotated, Any, TypeVar
 
-from fastapi import APIRouter, Depends
+import anyio
+from fastapi import APIRouter, Depends, Request
+from starlette.requests import HTTPConnection
 
 import okey
 from okey import Rules, Tile, parse_tiles
@@ -31,6 +34,7 @@ from service.rules_model import to_rules
 from service.runner import PipelineRunner
 
 router = APIRouter(tags=["engine"], responses={422: ERRORS[422]})
+T = TypeVar("T")
 
 
 def rules_of(spec: Any) -> Rules:
@@ -89,10 +93,21 @@ def engine_errors() -> Iterator[None]:
         raise ApiError(422, "invalid_hand", str(exc)) from exc
 
 
+async def run_engine(conn: HTTPConnection, fn: Callable[[], T]) -> T:
+    """``fn()`` on a worker thread, at most ``engine_threads`` at once: the engine is pure Python
+    and holds the GIL, so a crowd of engine threads would starve the event loop (and with it
+    every other request, ``/health`` included)."""
+    return await anyio.to_thread.run_sync(fn, limiter=conn.app.state.engine_limiter)
+
+
 @router.post("/hand", response_model=HandOut, summary="Arrangement or discard advice for a hand")
-def hand(request: HandRequest) -> HandOut:
+async def hand(request: HandRequest, conn: Request) -> HandOut:
     """A 14-tile hand (21 in 101): the win check, the distance to win and the waits.
     A 15-tile hand (22 in 101): every discard ranked, best first."""
+    return await run_engine(conn, partial(_hand, request))
+
+
+def _hand(request: HandRequest) -> HandOut:
     rules = rules_of(request.rules)
     indicator = tile_of(request.indicator, "indicator")
     tiles = tiles_of(request.tile_list(), "tiles")
@@ -108,8 +123,12 @@ def hand(request: HandRequest) -> HandOut:
 
 
 @router.post("/referee", response_model=RefereeOut, summary="Referee a declared hand")
-def referee(request: RefereeRequest) -> RefereeOut:
+async def referee(request: RefereeRequest, conn: Request) -> RefereeOut:
     """Groups as laid out on the rack plus the finishing discard: valid or not, why, and points."""
+    return await run_engine(conn, partial(_referee, request))
+
+
+def _referee(request: RefereeRequest) -> RefereeOut:
     rules = rules_of(request.rules)
     indicator = tile_of(request.indicator, "indicator")
     groups = [tiles_of(group, f"groups.{i}") for i, group in enumerate(request.group_lists())]
@@ -122,14 +141,14 @@ def referee(request: RefereeRequest) -> RefereeOut:
 
 
 @router.get("/rules", response_model=RulesOut, summary="The rule presets")
-def rules() -> RulesOut:
+async def rules() -> RulesOut:
     return RulesOut(
         presets=[PresetOut(name=name, rules=make().to_dict()) for name, make in PRESETS.items()]
     )
 
 
 @router.get("/health", response_model=HealthOut, summary="Liveness and whether recognition is up")
-def health(runner: Annotated[PipelineRunner, Depends(get_runner)]) -> HealthOut:
+async def health(runner: Annotated[PipelineRunner, Depends(get_runner)]) -> HealthOut:
     return HealthOut(
         status="ok",
         recognition=runner.pipeline is not None,

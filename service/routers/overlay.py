@@ -9,16 +9,24 @@ rather than queueing them.
 from __future__ import annotations
 
 import asyncio
+from functools import partial
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Path, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, Depends, Path, Request, WebSocket, WebSocketDisconnect
 from pydantic import BaseModel, ConfigDict, Field
 
 import okey
 from okey import Rules, Tile
 from service.deps import get_tables
 from service.models import ERRORS, TileList
-from service.routers.engine import analyse_hand, engine_errors, rules_of, tile_of, tiles_of
+from service.routers.engine import (
+    analyse_hand,
+    engine_errors,
+    rules_of,
+    run_engine,
+    tile_of,
+    tiles_of,
+)
 from service.rules_model import RulesSpec
 from service.tables import TableHub
 
@@ -117,14 +125,19 @@ def state_of_push(push: TablePush) -> dict[str, Any]:
     summary="Set a table's hand; overlay pages update",
     responses={422: ERRORS[422]},
 )
-def put_table(
-    table: TableName, push: TablePush, tables: Annotated[TableHub, Depends(get_tables)]
+async def put_table(
+    table: TableName,
+    push: TablePush,
+    conn: Request,
+    tables: Annotated[TableHub, Depends(get_tables)],
 ) -> TableOut:
-    return TableOut(**tables.publish(table, state_of_push(push)))
+    state = await run_engine(conn, partial(state_of_push, push))
+    # Published on the event loop's thread: the hub's wake-ups are asyncio events.
+    return TableOut(**tables.publish(table, state))
 
 
 @router.get("/tables/{table}", response_model=TableOut, summary="A table's latest state")
-def get_table(table: TableName, tables: Annotated[TableHub, Depends(get_tables)]) -> TableOut:
+async def get_table(table: TableName, tables: Annotated[TableHub, Depends(get_tables)]) -> TableOut:
     return TableOut(**tables.snapshot(table))
 
 
