@@ -40,6 +40,8 @@ from okey.solver import NUMBERED_KINDS, faces_and_okeys
 from okey.tiles import FALSE_JOKER_INDEX, Tile
 
 LONGEST_RUN = 13
+# Most drawn tiles a run needs outside its kept faces: 2 to reach length 3, plus 2 to grow.
+MAX_OUTSIDE = 4
 # Slot count of a colour profile entry, faces kept, missing tiles with no drawable copy.
 Entry = tuple[int, int, int]
 
@@ -321,7 +323,7 @@ def _clusters(
 ) -> list[tuple[tuple[int, ...], tuple[int, ...], int, int]]:
     """Split a colour's line into clusters: (counts, availability around them, room left, right).
 
-    The room is how many positions (0-2) a run may draw before the first face and after the last.
+    The room is how many positions (0-4) a run may draw before the first face and after the last.
     """
     held = [p for p in range(top + 1) if line[p]]
     out = []
@@ -331,7 +333,7 @@ def _clusters(
         while j + 1 < len(held) and held[j + 1] - held[j] <= 4:
             j += 1
         lo, hi = held[i], held[j]
-        left, right = min(2, lo), min(2, top - hi)
+        left, right = min(MAX_OUTSIDE, lo), min(MAX_OUTSIDE, top - hi)
         window = tuple(avail[p % 13] for p in range(lo - left, hi + right + 1))
         out.append((line[lo : hi + 1], window, left, right))
         i = j + 1
@@ -401,11 +403,13 @@ def _runs(
     """Every way to lay a colour's faces out in runs: (slots, excess) -> most faces kept.
 
     ``line`` holds counts at positions 0..13 (13 = a 1 played high); the lowest held face either
-    stays out of every run or is the first kept face of a run with 0-2 drawn tiles before it.  The
-    run then takes every held face on its way (taking beats drawing the same face), ends on a kept
-    face plus 0-2 drawn tiles, and may cross gaps of up to 3 drawn tiles to reach further faces (a
-    longer gap costs at least as many slots as two separate runs).  A drawn tile whose face has no
-    copy left counts one excess (an okey must stand in).
+    stays out of every run or is the first kept face of a run, perhaps with drawn tiles before it.
+    The run then takes every held face on its way (taking beats drawing the same face), may cross
+    gaps of up to 3 drawn tiles to reach further faces (a longer gap costs at least as many slots
+    as two separate runs), and ends on a kept face, perhaps plus drawn tiles.  The drawn tiles
+    outside the kept span are at most what makes the run 3 long plus 2: more is never needed, as
+    3 or more spare slots make a group of their own.  A drawn tile whose face has no copy left
+    counts one excess (an okey must stand in).
     """
     cached = memo.get(line)
     if cached is not None:
@@ -417,7 +421,7 @@ def _runs(
     rest = list(line)
     rest[first] -= 1
     found = dict(_runs(tuple(rest), avail, top, size, memo))
-    for lead in range(3):
+    for lead in range(MAX_OUTSIDE + 1):
         start = first - lead
         if start < 0:
             break
@@ -428,7 +432,8 @@ def _runs(
         length = lead + 1
         pos = first
         while True:
-            if length >= 3 and since_kept <= 2:
+            span = length - lead - since_kept
+            if length >= 3 and lead + since_kept <= 2 + max(0, 3 - span):
                 for (slots, x), k in _runs(tuple(left), avail, top, size, memo).items():
                     slots += length
                     if slots <= size:
@@ -445,7 +450,7 @@ def _runs(
             else:
                 excess += not avail[pos]
                 since_kept += 1
-                if since_kept > 3:
+                if since_kept > MAX_OUTSIDE:
                     break
             length += 1
     memo[line] = found
