@@ -162,3 +162,48 @@ def test_annotate_draws_boxes_and_brackets(pipeline: Pipeline) -> None:
     assert (drawn[156:175, 110:210] != 255).any()
     # The input image is untouched.
     assert (image == 255).all()
+
+
+WINNING = ["R1 R2 R3 | K5 Y5 B5 | B9 B10 B11 B12", "Y9 Y10 Y11 Y12"]  # indicator R9, okey R10
+
+
+def test_fourteen_tiles_are_refereed_as_laid_out(pipeline: Pipeline) -> None:
+    result = pipeline.read(rack(WINNING), indicator="R9")
+    assert result.verdict is not None and result.verdict.valid
+    out = result.to_dict()
+    assert out["verdict"]["valid"] is True
+    assert out["advice"]["kind"] == "waits"
+    # The same tiles in other groups on the rack: the layout is judged, not the tiles.
+    moved = pipeline.read(
+        rack(["R1 R2 | R3 K5 Y5 B5 | B9 B10 B11 B12", "Y9 Y10 Y11 Y12"]), indicator="R9"
+    )
+    assert not moved.verdict.valid
+    assert moved.verdict.other_arrangement_wins
+
+
+def test_one_uncertain_tile_away_from_a_win_is_said(pipeline: Pipeline) -> None:
+    rec = rack(WINNING)
+    rec = with_probs(rec, 5, {"K5": 0.5, "B5": 0.42})  # the set's B5 might be a K5
+    result = pipeline.read(rec, indicator="R9")
+    assert str(result.rows[0][1][2].tile) == "K5"
+    assert not result.verdict.valid
+    assert result.hints == ["K5 may be B5; with B5 this hand wins"]
+
+
+def test_fifteen_tiles_get_the_discard_advice(pipeline: Pipeline) -> None:
+    rows = ["R1 R2 R3 | K5 Y5 B5 | B9 B10 B11 B12", "Y9 Y10 Y11 Y12 | K13"]
+    result = pipeline.read(rack(rows), indicator="R9")
+    assert result.verdict is None
+    assert result.advice.best.discard == Tile.parse("K13")
+    assert result.discard is not None and result.discard.tile == Tile.parse("K13")
+    assert result.to_dict()["discard"]["tile"] == "K13"
+    declared = pipeline.read(rack(rows), indicator="R9", declare=True)
+    assert declared.verdict.valid and declared.verdict.discard == Tile.parse("K13")
+
+
+def test_engine_answers_are_reused_while_the_hand_is_unchanged(pipeline: Pipeline) -> None:
+    first = pipeline.read(rack(WINNING), indicator="R9")
+    again = pipeline.read(rack(WINNING), indicator="R9")
+    assert again.verdict is first.verdict
+    other = pipeline.read(rack(WINNING), indicator="K1")
+    assert other.verdict is not first.verdict

@@ -2,7 +2,8 @@
 
 >>> import numpy as np
 >>> from okey import Rules, Tile
->>> from vision.pipeline import PlacedTile, ScanResult
+>>> from okey import RefereeVerdict
+from vision.pipeline import PlacedTile, ScanResult
 >>> tile = PlacedTile(0, Tile.parse("R5"), (10, 10, 50, 66), 0.97)
 >>> result = ScanResult([[[tile]]], [], [], Rules.classic(), None, None)
 >>> annotate(np.zeros((120, 200, 3), np.uint8), result).shape
@@ -11,11 +12,10 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import cv2
 import numpy as np
 
+from okey import RefereeVerdict
 from vision.pipeline import PlacedTile, ScanResult
 
 # BGR ink per tile colour; black tiles get a light label so the text stays readable on dark racks.
@@ -134,22 +134,16 @@ def _summary(result: ScanResult, fps: float | None) -> list[str]:
     verdict = _verdict_line(result.verdict)
     if verdict:
         lines.append(verdict)
-    discard = result.discard
-    if discard is not None:
-        lines.append(f"discard {discard.tile}")
+    if result.advice is not None and result.advice.sentence:
+        lines.append(result.advice.sentence)
     lines.extend(result.hints[:2])
     return lines
 
 
-def _verdict_line(verdict: Any) -> str:
+def _verdict_line(verdict: RefereeVerdict | None) -> str:
     if verdict is None:
         return ""
-    from vision.judge import is_valid
-
-    if is_valid(verdict):
-        return "valid: this hand wins"
-    reason = getattr(verdict, "reason", "") or ""
-    return f"not valid: {reason}" if reason else "not valid"
+    return verdict.sentence or ("valid" if verdict.valid else f"not a win: {verdict.reason}")
 
 
 def _header(image: np.ndarray, lines: list[str], scale: float) -> None:

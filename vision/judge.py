@@ -16,9 +16,8 @@ decisions a camera adds (documented in docs/pipeline.md):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
-from okey import OkeyError, Rules, Tile, check_possible
+from okey import Advice, OkeyError, RefereeVerdict, Rules, Tile, advise, check_possible, referee
 
 Groups = list[list[Tile]]
 
@@ -35,31 +34,21 @@ def split_discard(groups: Groups, rules: Rules, declare: bool) -> tuple[Groups, 
     return groups[:k] + groups[k + 1 :], groups[k][0]
 
 
-def verdict(groups: Groups, indicator: Tile, rules: Rules, declare: bool) -> Any:
+def verdict(groups: Groups, indicator: Tile, rules: Rules, declare: bool) -> RefereeVerdict | None:
     """The referee's verdict on the groups as laid out, or None when the rack is no full hand."""
-    import okey
-
     declared, discard = split_discard(groups, rules, declare)
     if sum(len(g) for g in declared) != rules.hand_size:
         return None
-    return okey.referee(declared, indicator, rules, discard=discard)
+    return referee(declared, indicator, rules, discard=discard)
 
 
-def advice(hand: Sequence[Tile], indicator: Tile, rules: Rules, seen: Sequence[Tile]) -> Any:
+def advice(
+    hand: Sequence[Tile], indicator: Tile, rules: Rules, seen: Sequence[Tile]
+) -> Advice | None:
     """The engine's advice for 14 or 15 tiles (21 or 22 in 101), or None for other sizes."""
-    import okey
-
     if len(hand) not in (rules.hand_size, rules.hand_size + 1):
         return None
-    return okey.advise(list(hand), indicator, rules, seen=tuple(seen))
-
-
-def is_valid(result: Any) -> bool:
-    for name in ("valid", "winning", "wins", "ok"):
-        value = getattr(result, name, None)
-        if isinstance(value, bool):
-            return value
-    return False
+    return advise(list(hand), indicator, rules, seen=tuple(seen))
 
 
 def hints(
@@ -67,14 +56,14 @@ def hints(
     indicator: Tile,
     rules: Rules,
     declare: bool,
-    current: Any,
+    current: RefereeVerdict | None,
     uncertain: Sequence[tuple[int, int, Tile]],
 ) -> list[str]:
     """ "K12 may be B12; with B12 this hand wins" for each single re-reading that makes it valid.
 
     ``uncertain`` holds (group number, place in group, alternative reading) candidates.
     """
-    if current is None or is_valid(current):
+    if current is None or current.valid:
         return []
     found: list[str] = []
     for g, k, alternative in uncertain:
@@ -86,6 +75,6 @@ def hints(
             result = verdict(trial, indicator, rules, declare)
         except OkeyError:
             continue
-        if result is not None and is_valid(result):
+        if result is not None and result.valid:
             found.append(f"{was} may be {alternative}; with {alternative} this hand wins")
     return found

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from okey import ImpossibleHandError, Rules, Tile, okey_for
+from okey import Advice, ImpossibleHandError, OkeyError, RefereeVerdict, Rules, Tile, okey_for
 from vision.decode import Decoded, decode
 from vision.layout import RackLayout, lay_out
 from vision.types import Recognition, TileReading
@@ -153,8 +153,8 @@ class ScanResult:
     rules: Rules
     indicator: Tile | None
     indicator_source: str | None  # "given", "table" (the one tile off the rack) or None
-    verdict: Any = None  # okey's referee result (has to_dict) or None
-    advice: Any = None  # okey's discard advice (has to_dict) or None
+    verdict: RefereeVerdict | None = None  # the referee on the groups as laid out
+    advice: Advice | None = None  # ranked discards (15 tiles) or the waits (14)
     hints: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     image_size: tuple[int, int] = (0, 0)
@@ -193,8 +193,8 @@ class ScanResult:
             "hand": [str(t) for t in self.hand],
             "table": [p.to_dict() for p in self.table],
             "flagged": [f.to_dict() for f in self.flagged],
-            "verdict": _as_dict(self.verdict),
-            "advice": _as_dict(self.advice),
+            "verdict": self.verdict.to_dict() if self.verdict else None,
+            "advice": self.advice.to_dict() if self.advice else None,
             "discard": discard.to_dict() if discard else None,
             "hints": list(self.hints),
             "warnings": list(self.warnings),
@@ -203,20 +203,11 @@ class ScanResult:
         }
 
 
-def _as_dict(value: Any) -> Any:
-    return value.to_dict() if value is not None and hasattr(value, "to_dict") else value
-
-
-def _advised_discard(advice: Any) -> Tile | None:
-    """The advised discard of the engine's advice, whatever its exact shape."""
-    if advice is None:
+def _advised_discard(advice: Advice | None) -> Tile | None:
+    """The discard the engine advises (15 tiles), if any."""
+    if advice is None or advice.best is None or not advice.best.advised:
         return None
-    best = getattr(advice, "discard", None) or getattr(advice, "best", None)
-    if best is None:
-        options = getattr(advice, "options", None) or getattr(advice, "ranked", None)
-        best = options[0] if options else None
-    best = getattr(best, "discard", None) or getattr(best, "tile", None) or best
-    return best if isinstance(best, Tile) else None
+    return advice.best.discard
 
 
 class Pipeline:
@@ -226,7 +217,7 @@ class Pipeline:
         self.recognizer = recognizer
         self.max_rows = max_rows
         self.gap_fraction = gap_fraction
-        self._engine_cache: OrderedDict[tuple, tuple[Any, Any, list[str]]] = OrderedDict()
+        self._engine_cache: OrderedDict[tuple, tuple[Any, ...]] = OrderedDict()
 
     @classmethod
     def default(cls, backend: str | None = None) -> Pipeline:
@@ -324,7 +315,7 @@ class Pipeline:
         seen: list[Tile],
         decoded: Decoded,
         layout: RackLayout,
-    ) -> tuple[Any, Any, list[str]]:
+    ) -> tuple[RefereeVerdict | None, Advice | None, list[str]]:
         """Verdict, advice and one-tile-away hints, cached by hand."""
         groups = tuple(tuple(p.tile for p in g) for g in result.groups)
         key = (groups, result.indicator, result.rules, tuple(sorted(seen)), declare)
@@ -335,11 +326,13 @@ class Pipeline:
             return self._engine_cache[key]
         from vision import judge
 
-        verdict = judge.verdict([list(g) for g in groups], result.indicator, result.rules, declare)
-        advice = judge.advice(list(result.hand), result.indicator, result.rules, seen)
-        hints = judge.hints(
-            [list(g) for g in groups], result.indicator, result.rules, declare, verdict, uncertain
-        )
+        lists = [list(g) for g in groups]
+        try:
+            verdict = judge.verdict(lists, result.indicator, result.rules, declare)
+            advice = judge.advice(list(result.hand), result.indicator, result.rules, seen)
+        except OkeyError as exc:  # e.g. the seen tiles and the rack together break the set
+            return None, None, [f"no verdict: {exc}"]
+        hints = judge.hints(lists, result.indicator, result.rules, declare, verdict, uncertain)
         value = (verdict, advice, hints)
         self._engine_cache[key] = value
         if len(self._engine_cache) > ENGINE_CACHE_SIZE:

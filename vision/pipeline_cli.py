@@ -115,9 +115,9 @@ def format_result(result: Any) -> str:
     if result.flagged:
         lines.append("Uncertain (marked ?): " + "; ".join(f.text for f in result.flagged))
     if result.verdict is not None:
-        lines.append("Verdict: " + _engine_text(result.verdict))
+        lines.append("Verdict: " + (result.verdict.sentence or result.verdict.reason))
     if result.advice is not None:
-        lines.append("Advice: " + _engine_text(result.advice))
+        lines.append("Advice: " + result.advice.sentence)
     lines.extend(f"Hint: {h}" for h in result.hints)
     lines.extend(f"Note: {w}" for w in result.warnings)
     return "\n".join(lines)
@@ -125,15 +125,6 @@ def format_result(result: Any) -> str:
 
 def _tile_text(placed: Any) -> str:
     return f"{placed.tile}{'?' if placed.flagged else ''}{'*' if placed.corrected else ''}"
-
-
-def _engine_text(value: Any) -> str:
-    """The engine's own words for a verdict or advice, else its fields."""
-    for name in ("text", "summary", "sentence", "message"):
-        text = getattr(value, name, None)
-        if isinstance(text, str) and text:
-            return text
-    return json.dumps(value.to_dict() if hasattr(value, "to_dict") else value, ensure_ascii=False)
 
 
 def run_live(args: argparse.Namespace) -> int:
