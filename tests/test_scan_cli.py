@@ -1,0 +1,126 @@
+"""``istaka scan`` and ``istaka live``: exit codes, messages, JSON, annotation, README example."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from istaka.cli import main
+from vision.recognizer import MANIFEST, RecognizerSpec
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "examples" / "rack_real.jpg"
+
+
+def shipped_model() -> bool:
+    try:
+        spec = RecognizerSpec.load(MANIFEST)
+    except FileNotFoundError:
+        return False
+    weights = [spec.detector] + ([spec.classifier] if spec.classifier else [])
+    return all(w.with_suffix(f".{spec.default_backend}").is_file() for w in weights)
+
+
+needs_model = pytest.mark.skipif(not shipped_model(), reason="shipped weights not in models/ yet")
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_missing_file_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, out, err = run(["scan", str(tmp_path / "nope.jpg")], capsys)
+    assert code == 2
+    assert err.strip() == f"istaka scan: no such file: {tmp_path / 'nope.jpg'}"
+    assert out == ""
+
+
+def test_not_an_image_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    fake = tmp_path / "notes.jpg"
+    fake.write_text("R1 R2 R3, not a photo")
+    code, _, err = run(["scan", str(fake)], capsys)
+    assert code == 2
+    assert "is not an image" in err and err.count("\n") == 1
+
+
+def test_bad_indicator_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(["scan", str(EXAMPLE), "--indicator", "Z9"], capsys)
+    assert code == 2 and "'Z9'" in err
+    code, _, err = run(["scan", str(EXAMPLE), "--indicator", "FJ"], capsys)
+    assert code == 2 and "false joker" in err
+
+
+def test_bad_annotate_suffix_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run(["scan", str(EXAMPLE), "--annotate", str(tmp_path / "out.txt")], capsys)
+    assert code == 2 and ".png" in err
+
+
+def test_live_without_display_or_out_exits_2(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    code, _, err = run(["live", "--video", str(tmp_path / "none.mp4")], capsys)
+    assert code == 2 and "--out" in err
+    code, _, err = run(["live", "--video", str(tmp_path / "none.mp4"), "--out", "x.mp4"], capsys)
+    assert code == 2 and "no such file" in err
+
+
+@needs_model
+def test_blank_image_exits_3(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    blank = tmp_path / "table.png"
+    cv2.imwrite(str(blank), np.full((480, 640, 3), 90, np.uint8))
+    code, out, err = run(["scan", str(blank)], capsys)
+    assert code == 3
+    assert err.strip() == f"istaka scan: {blank}: no tiles found in the image"
+    assert out == ""
+
+
+def readme_hand() -> list[list[str]]:
+    """The hand the README shows for the example photo: examples/rack_real.txt, one row a line."""
+    lines = (REPO / "examples" / "rack_real.txt").read_text().splitlines()
+    return [line.split() for line in lines if line.strip() and not line.startswith("#")]
+
+
+@needs_model
+def test_example_photo_gives_the_readme_hand(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    annotated = tmp_path / "annotated.png"
+    code, out, _ = run(["scan", str(EXAMPLE), "--json", "--annotate", str(annotated)], capsys)
+    assert code == 0
+    result = json.loads(out)
+    rows = [[t["tile"] for group in row for t in group] for row in result["rows"]]
+    assert rows == readme_hand()
+    assert result["hand"] == [t for row in readme_hand() for t in row]
+    for row in result["rows"]:
+        for group in row:
+            for tile in group:
+                assert set(tile) >= {"tile", "box", "confidence", "id"}
+                assert len(tile["box"]) == 4 and 0 < tile["confidence"] <= 1
+    assert {"table", "flagged", "verdict", "advice"} <= set(result)
+
+    # --annotate wrote the photo with the boxes drawn on it.
+    drawn = cv2.imread(str(annotated))
+    photo = cv2.imread(str(EXAMPLE))
+    assert drawn is not None and drawn.shape == photo.shape
+    x1, y1, x2, y2 = (round(v) for v in result["rows"][0][0][0]["box"])
+    edge = drawn[y1 + 5 : y2 - 5, max(0, x1 - 1) : x1 + 2].astype(int)
+    assert np.abs(edge - photo[y1 + 5 : y2 - 5, max(0, x1 - 1) : x1 + 2]).max() > 60
+
+
+@needs_model
+def test_example_photo_text_shows_rows_and_groups(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(["scan", str(EXAMPLE), "--indicator", "K7"], capsys)
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("Rack (classic): 10 tiles in 2 row(s)")
+    for r, row in enumerate(readme_hand(), 1):
+        line = next(x for x in lines if x.startswith(f"  row {r}:"))
+        assert line.replace("[", "").replace("]", "").replace("?", "").split()[2:] == row
