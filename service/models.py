@@ -97,6 +97,7 @@ class HealthOut(BaseModel):
     recognition: bool = Field(description="whether this worker has a recognition model")
     recognition_error: str | None = None
     pending_scans: int
+    streams: int = Field(description="camera streams open")
 
 
 class EngineOut(BaseModel):

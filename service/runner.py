@@ -33,6 +33,7 @@ class PipelineRunner:
         self.error = error  # why there is no pipeline, when there is none
         self.max_pending = max_pending
         self._pending = 0
+        self.streams = 0  # open camera streams feeding this runner
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="istaka-pipeline")
 
     @property

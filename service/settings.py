@@ -47,6 +47,7 @@ class Settings:
     max_stream_fps: float = 8.0  # frames per second one camera stream may have read
     max_frame_bytes: int = 2 * MB  # one JPEG frame on the camera stream
     max_pending_scans: int = 32  # scans waiting for the inference thread before 503
+    max_streams: int = 8  # camera streams open at once (each has at most one frame in flight)
     max_tables: int = 1000  # overlay tables kept in memory
     engine_threads: int = 2  # engine calls (hand, referee, table pushes) running at once
     load_pipeline: bool = True
@@ -54,7 +55,7 @@ class Settings:
 
     def __post_init__(self) -> None:
         positive = ("max_upload_bytes", "max_pixels", "max_frame_bytes", "max_pending_scans")
-        for name in (*positive, "engine_threads"):
+        for name in (*positive, "engine_threads", "max_streams"):
             if getattr(self, name) <= 0:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
         if self.max_stream_fps <= 0:

@@ -154,4 +154,5 @@ async def health(runner: Annotated[PipelineRunner, Depends(get_runner)]) -> Heal
         recognition=runner.pipeline is not None,
         recognition_error=runner.error if runner.pipeline is None else None,
         pending_scans=runner.pending,
+        streams=runner.streams,
     )

@@ -229,10 +229,18 @@ async def stream(
     await websocket.accept()
     try:
         runner.require()
+        if runner.streams >= settings.max_streams:
+            raise ApiError(
+                503,
+                "busy",
+                f"{runner.streams} camera streams are open; the limit is {settings.max_streams}",
+            )
     except ApiError as exc:
         await _send_error(websocket, exc)
-        await websocket.close(code=1011, reason=exc.code)
+        # 1013: try again later (busy); 1011: this server cannot serve streams at all.
+        await websocket.close(code=1013 if exc.code == "busy" else 1011, reason=exc.code)
         return
+    runner.streams += 1
     limits = {"max_fps": settings.max_stream_fps, "max_frame_bytes": settings.max_frame_bytes}
     await websocket.send_json({"type": "ready", **limits})
     slot, session = FrameSlot(), StreamSession()
@@ -252,6 +260,7 @@ async def stream(
     except _GONE:
         pass
     finally:
+        runner.streams -= 1
         for task in (processor, receiver):
             task.cancel()
         await asyncio.gather(processor, receiver, return_exceptions=True)
