@@ -219,6 +219,10 @@ class Pipeline:
         self.gap_fraction = gap_fraction
         self._engine_cache: OrderedDict[tuple, tuple[Any, ...]] = OrderedDict()
 
+    def clear_cache(self) -> None:
+        """Forget the cached verdicts and advice (they are reused while a hand is unchanged)."""
+        self._engine_cache.clear()
+
     @classmethod
     def default(cls, backend: str | None = None) -> Pipeline:
         """The pipeline with the shipped recogniser (``models/recognizer.yaml``)."""
