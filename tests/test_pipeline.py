@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 
 import numpy as np
 import pytest
@@ -207,3 +208,17 @@ def test_engine_answers_are_reused_while_the_hand_is_unchanged(pipeline: Pipelin
     assert again.verdict is first.verdict
     other = pipeline.read(rack(WINNING), indicator="K1")
     assert other.verdict is not first.verdict
+
+
+def test_background_engine_answers_a_later_frame_of_the_same_hand() -> None:
+    pipeline = Pipeline(recognizer=None, background_engine=True)
+    rec = rack(WINNING)
+    first = pipeline.read(rec, indicator="R9")
+    assert first.verdict is None
+    assert any("working out" in w for w in first.warnings)
+    for _ in range(200):  # the engine thread finishes within a few seconds at most
+        later = pipeline.read(rec, indicator="R9")
+        if later.verdict is not None:
+            break
+        time.sleep(0.05)
+    assert later.verdict is not None and later.verdict.valid

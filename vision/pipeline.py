@@ -22,6 +22,7 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -213,22 +214,32 @@ def _advised_discard(advice: Advice | None) -> Tile | None:
 class Pipeline:
     """Recogniser + layout + rule-aware reading + engine; load once, call per frame."""
 
-    def __init__(self, recognizer: Any, *, max_rows: int = 2, gap_fraction: float | None = None):
+    def __init__(
+        self,
+        recognizer: Any,
+        *,
+        max_rows: int = 2,
+        gap_fraction: float | None = None,
+        background_engine: bool = False,
+    ) -> None:
         self.recognizer = recognizer
         self.max_rows = max_rows
         self.gap_fraction = gap_fraction
         self._engine_cache: OrderedDict[tuple, tuple[Any, ...]] = OrderedDict()
+        # The live loop keeps drawing frames while the engine thinks about a new hand.
+        self._executor = ThreadPoolExecutor(max_workers=1) if background_engine else None
+        self._pending: dict[tuple, Future] = {}
 
     def clear_cache(self) -> None:
         """Forget the cached verdicts and advice (they are reused while a hand is unchanged)."""
         self._engine_cache.clear()
 
     @classmethod
-    def default(cls, backend: str | None = None) -> Pipeline:
+    def default(cls, backend: str | None = None, *, background_engine: bool = False) -> Pipeline:
         """The pipeline with the shipped recogniser (``models/recognizer.yaml``)."""
         from vision.recognizer import Recognizer
 
-        return cls(Recognizer.default(backend))
+        return cls(Recognizer.default(backend), background_engine=background_engine)
 
     def scan(
         self,
@@ -302,9 +313,12 @@ class Pipeline:
         if result.indicator is None:
             result.warnings.append("no indicator: give one (--indicator) for a verdict and advice")
         elif not any("rack holds" in w for w in result.warnings):
-            verdict, advice, hints = self._engine(result, declare, seen_tiles, decoded, layout)
+            verdict, advice, notes = self._engine(result, declare, seen_tiles, decoded, layout)
             result.verdict, result.advice = verdict, advice
-            result.hints.extend(hints)
+            if verdict is None and advice is None:
+                result.warnings.extend(notes)
+            else:
+                result.hints.extend(notes)
         t3 = time.perf_counter()
         timings.update(
             {"layout": (t1 - t0) * 1000, "decode": (t2 - t1) * 1000, "engine": (t3 - t2) * 1000}
@@ -320,28 +334,56 @@ class Pipeline:
         decoded: Decoded,
         layout: RackLayout,
     ) -> tuple[RefereeVerdict | None, Advice | None, list[str]]:
-        """Verdict, advice and one-tile-away hints, cached by hand."""
+        """Verdict, advice and one-tile-away hints, cached by hand.
+
+        With ``background_engine`` the engine works on its own thread and a frame whose hand has
+        no answer yet gets none (and a note); a later frame of the same hand picks the answer up.
+        """
         groups = tuple(tuple(p.tile for p in g) for g in result.groups)
-        key = (groups, result.indicator, result.rules, tuple(sorted(seen)), declare)
         uncertain = _uncertain_alternatives(result, decoded, layout)
-        key = (*key, uncertain)
+        key = (groups, result.indicator, result.rules, tuple(sorted(seen)), declare, uncertain)
         if key in self._engine_cache:
             self._engine_cache.move_to_end(key)
             return self._engine_cache[key]
-        from vision import judge
+        job = (groups, result.indicator, result.rules, seen, declare, uncertain)
+        if self._executor is None:
+            return self._remember(key, _judge(*job))
+        future = self._pending.get(key)
+        if future is None:
+            for other in self._pending.values():
+                other.cancel()  # a hand the camera no longer shows
+            self._pending = {key: self._executor.submit(_judge, *job)}
+            future = self._pending[key]
+        if not future.done():
+            return None, None, ["working out the verdict and advice for this hand"]
+        del self._pending[key]
+        return self._remember(key, future.result())
 
-        lists = [list(g) for g in groups]
-        try:
-            verdict = judge.verdict(lists, result.indicator, result.rules, declare)
-            advice = judge.advice(list(result.hand), result.indicator, result.rules, seen)
-        except OkeyError as exc:  # e.g. the seen tiles and the rack together break the set
-            return None, None, [f"no verdict: {exc}"]
-        hints = judge.hints(lists, result.indicator, result.rules, declare, verdict, uncertain)
-        value = (verdict, advice, hints)
+    def _remember(self, key: tuple, value: tuple) -> tuple:
         self._engine_cache[key] = value
         if len(self._engine_cache) > ENGINE_CACHE_SIZE:
             self._engine_cache.popitem(last=False)
         return value
+
+
+def _judge(
+    groups: tuple[tuple[Tile, ...], ...],
+    indicator: Tile,
+    rules: Rules,
+    seen: list[Tile],
+    declare: bool,
+    uncertain: tuple[tuple[int, int, Tile], ...],
+) -> tuple[RefereeVerdict | None, Advice | None, list[str]]:
+    from vision import judge
+
+    lists = [list(g) for g in groups]
+    hand = [t for g in groups for t in g]
+    try:
+        verdict = judge.verdict(lists, indicator, rules, declare)
+        advice = judge.advice(hand, indicator, rules, seen)
+    except OkeyError as exc:  # e.g. the seen tiles and the rack together break the set
+        return None, None, [f"no verdict: {exc}"]
+    return verdict, advice, judge.hints(lists, indicator, rules, declare, verdict, uncertain)
 
 
 def _corrections_by_position(

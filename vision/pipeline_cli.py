@@ -139,7 +139,7 @@ def run_live(args: argparse.Namespace) -> int:
     if not args.out and not window:
         raise InputError("no display here: give --out OUT.mp4 to write the annotated video")
     capture = _open_source(args)
-    pipeline = Pipeline.default(args.backend)
+    pipeline = Pipeline.default(args.backend, background_engine=True)
     tracker = HandTracker()
     writer = None
     fps = None
