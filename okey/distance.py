@@ -183,7 +183,7 @@ def max_kept_in_melds(hand: HandState, rules: Rules, enough: int | None = None) 
     ]
     best = 0
     candidates = []
-    for set_items, faces, avail, touched in _set_choices(hand):
+    for set_items, faces, avail, touched in _set_choices(hand, wrap):
         profiles = [
             _colour_profile(tuple(faces[lo : lo + 13]), tuple(avail[lo : lo + 13]), wrap, size)
             if colour in touched
@@ -216,7 +216,7 @@ def _layout_kept(components: Sequence[Component], size: int, budget: int) -> int
 
 
 def _set_choices(
-    hand: HandState,
+    hand: HandState, wrap: bool
 ) -> Iterable[tuple[list[Component], list[int], list[int], set[int]]]:
     """Every way to take sets of two or more held faces out of the hand.
 
@@ -228,7 +228,7 @@ def _set_choices(
     for number in range(13):
         present = [c for c in range(4) if hand.faces[c * 13 + number]]
         if len(present) >= 2:
-            per_number.append(_sets_at(number, hand.faces))
+            per_number.append(_sets_at(number, hand.faces, hand.avail, wrap))
     for choice in product(*per_number):
         faces = list(hand.faces)
         avail = list(hand.avail)
@@ -248,18 +248,46 @@ def _set_choices(
         yield items, faces, avail, touched
 
 
-def _sets_at(number: int, faces: list[int]) -> list[list[tuple[tuple[int, ...], int]]]:
-    """The choices of sets (0, 1 or 2 of them) at one number, each as (kept colours, number)."""
+def _sets_at(
+    number: int, faces: list[int], avail: list[int], wrap: bool
+) -> list[list[tuple[tuple[int, ...], int]]]:
+    """The choices of sets (0, 1 or 2 of them) at one number, each as (kept colours, number).
+
+    A single face with no other face of its colour within a run's reach (4 positions) can only
+    anchor a run of drawn tiles (1 kept in 3 slots).  In a set it keeps as much for fewer slots
+    and no new drawn tile, so choices that leave such a face out of a set at its number are
+    dropped: every set's first set takes them all, and "no set" stays only when there are fewer
+    than two of them (or the set they would make has no drawable third tile).
+    """
     counts = [faces[c * 13 + number] for c in range(4)]
-    choices: list[list[tuple[tuple[int, ...], int]]] = [[]]
-    firsts = _colour_subsets(counts)
-    for first in firsts:
+    lone = {c for c in range(4) if counts[c] == 1 and _alone(faces, c, number, wrap)}
+    choices: list[list[tuple[tuple[int, ...], int]]] = []
+    drawable_third = any(avail[c * 13 + number] for c in range(4) if c not in lone)
+    if len(lone) < 2 or (len(lone) == 2 and not drawable_third):
+        choices.append([])
+    for first in _colour_subsets(counts):
+        if not lone <= set(first):
+            continue
         choices.append([(first, number)])
         rest = [n - (c in first) for c, n in enumerate(counts)]
         for second in _colour_subsets(rest):
             if second <= first:
                 choices.append([(first, number), (second, number)])
+    if not choices:  # four lone faces cannot all fit with a fifth rule: keep every choice
+        choices.append([])
     return choices
+
+
+def _alone(faces: list[int], colour: int, number: int, wrap: bool) -> bool:
+    """No other face of this colour within 4 line positions (a 1 sits at 1 and, wrapping, 14)."""
+    spots = [number + 1] + ([14] if wrap and number == 0 else [])
+    for other in range(13):
+        if other == number or not faces[colour * 13 + other]:
+            continue
+        places = [other + 1] + ([14] if wrap and other == 0 else [])
+        if any(abs(a - b) <= 4 for a in spots for b in places):
+            return False
+    return True
 
 
 def _colour_subsets(counts: list[int]) -> list[tuple[int, ...]]:

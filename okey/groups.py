@@ -27,10 +27,10 @@ KINDS = ("run", "set", "pair")
 class GroupReading:
     """What a group of tiles can be.
 
-    ``kinds`` is the set of ``"run"``, ``"set"``, ``"pair"`` the tiles can form; ``stands_for`` gives,
-    for the first kind that fits (run, then set, then pair), the tile each position plays as (an
-    okey's chosen face, a false joker's okey face); ``reason`` says in plain words why the tiles form
-    no group (empty when they do).
+    ``kinds`` is the set of ``"run"``, ``"set"``, ``"pair"`` the tiles can form; ``stands_for``
+    gives, for the first kind that fits (run, then set, then pair), the tile each position plays
+    as (an okey's chosen face, a false joker's okey face); ``reason`` says in plain words why the
+    tiles form no group (empty when they do).
     """
 
     tiles: tuple[Tile, ...]
@@ -58,7 +58,7 @@ def plays_as(tiles: Sequence[Tile], indicator: Tile) -> tuple[list[Tile | None],
 
 
 def group_kinds(tiles: Sequence[Tile], indicator: Tile, rules: Rules) -> frozenset[str]:
-    """The kinds (``"run"``, ``"set"``, ``"pair"``) the tiles can form as one group; empty if none."""
+    """The kinds (``"run"``, ``"set"``, ``"pair"``) the tiles can form as one group, or none."""
     return explain_group(tiles, indicator, rules).kinds
 
 

@@ -263,4 +263,3 @@ def _valid_sentence(
     if ends_game:
         return f"Valid: {words}; everyone else drops to zero and the game ends."
     return f"Valid: {words}, worth {points} points."
-

@@ -250,7 +250,9 @@ def _stands_for(kind: str, faces: tuple[int | None, ...], okey: Tile) -> tuple[T
         number = real[0] % 13 + 1 if real else 1
         used = {f // 13 for f in real}
         free = iter(c for c in range(4) if c not in used)
-        return tuple(Tile(f) if f is not None else Tile(next(free) * 13 + number - 1) for f in faces)
+        return tuple(
+            Tile(f) if f is not None else Tile(next(free) * 13 + number - 1) for f in faces
+        )
     # A run: positions are consecutive; find where the first real face sits.
     colour = real[0] // 13 if real else 0
     offset = next((i for i, f in enumerate(faces) if f is not None), 0)

@@ -95,8 +95,12 @@ def test_wrong_size_is_an_error():
 
 def test_seen_tiles_count_against_the_two_copies():
     with pytest.raises(ValueError, match="R1"):
-        advise(parse_tiles("R1 R1 R2 Y5 B5 K5 K9 K10 K11 K12 B7 B8 B9 B10"), PLAIN, CLASSIC,
-               seen=parse_tiles("R1"))
+        advise(
+            parse_tiles("R1 R1 R2 Y5 B5 K5 K9 K10 K11 K12 B7 B8 B9 B10"),
+            PLAIN,
+            CLASSIC,
+            seen=parse_tiles("R1"),
+        )
 
 
 def test_to_dict_lists_tiles_and_counts():

@@ -1,4 +1,4 @@
-"""Win check: meld hands, seven pairs (the source texts' examples), okeys, false jokers, switches."""
+"""Win check: meld hands, seven pairs (the source texts' examples), okeys, false jokers, rules."""
 
 from dataclasses import replace
 

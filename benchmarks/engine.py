@@ -1,0 +1,74 @@
+"""Speed of the Okey engine on seeded random hands: median and p95 per call.
+
+    .venv/bin/python benchmarks/engine.py                      # 10,000 hands, 100 for advise
+    .venv/bin/python benchmarks/engine.py --hands 2000 --advise-hands 20 --seed 7
+
+Hands are dealt from a shuffled 106-tile set: an indicator (never a false joker) and the next 14
+tiles (15 for ``advise``).  Times are wall-clock per call on this machine, with the engine's caches
+warming up over the run as they would in a long-lived process; the first call of each function
+is not timed apart.  Prints one line per function.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+from collections.abc import Callable
+
+from okey import FULL_SET, Rules, Tile, advise, check_win, distance_to_win
+
+
+def deal(rng: random.Random, size: int) -> tuple[list[Tile], Tile]:
+    pool = list(FULL_SET)
+    rng.shuffle(pool)
+    indicator = next(t for t in pool if not t.is_false_joker)
+    pool.remove(indicator)
+    return pool[:size], indicator
+
+
+def timed(call: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    call()
+    return time.perf_counter() - start
+
+
+def summary(name: str, seconds: list[float]) -> str:
+    ordered = sorted(seconds)
+    median = statistics.median(ordered)
+    p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))]
+    return (
+        f"{name:16s} n={len(ordered):6d}  median {median * 1e6:10.1f} us  "
+        f"p95 {p95 * 1e6:10.1f} us  max {ordered[-1] * 1e6:10.1f} us"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hands", type=int, default=10_000, help="hands for check_win/distance")
+    parser.add_argument("--advise-hands", type=int, default=100, help="15-tile hands for advise")
+    parser.add_argument("--seed", type=int, default=2026)
+    parser.add_argument("--rules", default="classic", choices=["classic", "okey101"])
+    args = parser.parse_args()
+    rules = Rules.preset(args.rules)
+    rng = random.Random(args.seed)
+    size = rules.hand_size
+
+    hands = [deal(rng, size) for _ in range(args.hands)]
+    win_times = [timed(lambda h=h, i=i: check_win(h, i, rules)) for h, i in hands]
+    dist_times = [timed(lambda h=h, i=i: distance_to_win(h, i, rules)) for h, i in hands]
+    distances = [distance_to_win(h, i, rules) for h, i in hands[:1000]]
+    advise_hands = [deal(rng, size + 1) for _ in range(args.advise_hands)]
+    advise_times = [timed(lambda h=h, i=i: advise(h, i, rules)) for h, i in advise_hands]
+
+    print(f"rules {rules.name}, seed {args.seed}, hand size {size}")
+    print(summary("check_win", win_times))
+    print(summary("distance_to_win", dist_times))
+    print(summary(f"advise ({size + 1})", advise_times))
+    spread = {d: distances.count(d) for d in sorted(set(distances))}
+    print(f"distance of the first {len(distances)} hands: {spread}")
+
+
+if __name__ == "__main__":
+    main()
