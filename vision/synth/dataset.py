@@ -78,9 +78,16 @@ def encode_jpeg(image: np.ndarray, quality: int) -> bytes:
 
 
 def write_data_yaml(out: Path) -> Path:
-    """An ultralytics data file for a rendered folder (the same images serve train and val)."""
+    """An ultralytics data file for a rendered folder (the same images serve train and val).
+
+    It has no ``path:`` key, so ultralytics resolves ``images`` next to the YAML file wherever
+    the folder is moved or committed.
+    """
     names = "\n".join(f"  {i}: {n}" for i, n in enumerate(CLASS_NAMES))
-    text = f"path: {out.resolve()}\ntrain: images\nval: images\nnames:\n{names}\n"
+    text = (
+        "# written by istaka synth; paths are relative to this file\n"
+        f"train: images\nval: images\nnames:\n{names}\n"
+    )
     path = out / "data.yaml"
     path.write_text(text)
     return path
@@ -140,7 +147,8 @@ def render_dataset(
         it = map(_render_one, indices)
         names = list(_progress(it, n, progress))
     else:
-        ctx = mp.get_context("fork") if hasattr(mp, "get_context") else mp
+        # spawn, not fork: a fork after OpenCV has run its thread pool can hang the children
+        ctx = mp.get_context("spawn")
         with ctx.Pool(workers, initializer=_init_worker, initargs=(job,)) as pool:
             it = pool.imap(_render_one, indices, chunksize=4)
             names = list(_progress(it, n, progress))

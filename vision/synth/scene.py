@@ -45,9 +45,37 @@ SCHEMA_VERSION = 1
 
 
 @dataclass
+class FaceSource:
+    """A tile face drawn on first use from its own seed, so tiles outside the frame cost nothing
+    and the picture does not depend on which tiles happen to be drawn."""
+
+    seed: int
+    tile: Tile | None  # None: the plain back of a face-down tile
+    style: SetStyle
+    upside_down: bool = False
+    _image: np.ndarray | None = field(default=None, repr=False)
+
+    def image(self) -> np.ndarray:
+        """The face as BGRA (FACE_H x FACE_W x 4)."""
+        if self._image is None:
+            rng = np.random.default_rng(self.seed)
+            if self.tile is None:
+                self._image = draw_back(rng, self.style)
+            else:
+                self._image = draw_face(rng, self.tile, self.style, self.upside_down)
+        return self._image
+
+
+def _face(
+    rng: np.random.Generator, tile: Tile | None, style: SetStyle, upside: bool = False
+) -> FaceSource:
+    return FaceSource(int(rng.integers(2**63 - 1)), tile, style, upside)
+
+
+@dataclass
 class PlacedTile:
     tile: Tile
-    face: np.ndarray  # BGRA, upright or turned
+    face: FaceSource
     upside_down: bool
     on_rack: bool
     role: str  # "hand", "indicator", "discard"
@@ -282,7 +310,8 @@ def _sample_view(rng: np.random.Generator, lean: float) -> tuple[float, float]:
     max_yaw = 25.0 if rng.random() < 0.7 else 45.0
     for _ in range(50):
         tilt = float(rng.uniform(0, 60))
-        phi = float(rng.uniform(-180, 180))
+        # mostly from above (phones are held over the rack), sometimes from any side
+        phi = float(rng.uniform(30, 150) if rng.random() < 0.75 else rng.uniform(-180, 180))
         d = _view_direction(lean, tilt, phi)
         yaw = np.degrees(np.arctan2(d[0], -d[1]))
         if abs(yaw) <= max_yaw and d[2] >= np.sin(np.deg2rad(3)):
@@ -346,11 +375,22 @@ def _sample_post(rng: np.random.Generator) -> Post:
     )
 
 
+def _widest_tile(camera: Camera, rack: Rack, tiles: list[PlacedTile]) -> float:
+    """The largest projected face width (pixels) among rack tiles in front of the camera."""
+    widest = 0.0
+    for t in tiles:
+        front, _ = rack_tile_cuboid(rack, t).corners()
+        uv, z = camera.project(front)
+        if np.all(z > 1):
+            widest = max(widest, float(np.linalg.norm(uv[1] - uv[0])))
+    return widest
+
+
 def _sample_backs(rng: np.random.Generator, style: SetStyle, length: float) -> list[PlacedTile]:
     """Face-down tiles on the table: the centre stacks (up to 5 high) or a few strays."""
     if rng.random() < 0.55:
         return []
-    back = draw_back(rng, style)
+    back = _face(rng, None, style)
     out = []
     n_stacks = int(rng.integers(1, 8))
     x = float(rng.uniform(-0.6, 0.2) * length)
@@ -406,7 +446,7 @@ def sample_scene(
             tiles.append(
                 PlacedTile(
                     tile=tile,
-                    face=draw_face(rng, tile, style, upside),
+                    face=_face(rng, tile, style, upside),
                     upside_down=upside,
                     on_rack=True,
                     role="hand",
@@ -428,7 +468,7 @@ def sample_scene(
         tiles.append(
             PlacedTile(
                 tile=deal.indicator,
-                face=draw_face(rng, deal.indicator, style),
+                face=_face(rng, deal.indicator, style),
                 upside_down=False,
                 on_rack=False,
                 role="indicator",
@@ -447,7 +487,7 @@ def sample_scene(
             tiles.append(
                 PlacedTile(
                     tile=tile,
-                    face=draw_face(rng, tile, style),
+                    face=_face(rng, tile, style),
                     upside_down=False,
                     on_rack=False,
                     role="discard",
@@ -462,6 +502,11 @@ def sample_scene(
     xs = [t.x for t in tiles if t.on_rack]
     cam_params = _sample_camera(rng, rack, size, xs)
     camera = make_camera(cam_params, rack, size)
+    # perspective makes the nearest tiles wider than aimed for: keep every tile <= 120 px (at 640)
+    widest = _widest_tile(camera, rack, [t for t in tiles if t.on_rack])
+    if widest > 120 * size[0] / 640:
+        cam_params["distance"] *= widest / (120 * size[0] / 640)
+        camera = make_camera(cam_params, rack, size)
     fingers: list[Finger] = []
     n_fingers = int(rng.choice([0, 0, 0, 1, 1, 2]))
     rack_tiles = [t for t in tiles if t.on_rack]
@@ -645,13 +690,15 @@ def _draw_tile(
     if quad is None:
         return None
     side = float(max(np.linalg.norm(quad[1] - quad[0]), np.linalg.norm(quad[3] - quad[0])))
-    face = tile.face
+    face = tile.face.image()
     target_w = int(np.clip(side * 1.5, 8, FACE_W))
     if target_w < FACE_W:  # pre-shrink so the warp does not alias the strokes
         face = cv2.resize(
             face, (target_w, max(8, int(target_w * FACE_H / FACE_W))), interpolation=cv2.INTER_AREA
         )
-    res = paste_texture(canvas, face, quad)
+    # the face is lit by how squarely it faces the light (rack tiles and table tiles differ)
+    normal = cub.c / np.linalg.norm(cub.c)
+    res = paste_texture(canvas, face, quad, 0.8 + 0.28 * max(0.0, float(normal @ light_dir)))
     area = quad_area(quad)
     if res is None:
         return {"box": None, "area": area, "quad": quad}
@@ -771,7 +818,8 @@ def render_scene(scene: Scene, rng: np.random.Generator) -> tuple[np.ndarray, di
     idmap = np.full((h, w), -1, np.int32)
     _draw_table(canvas, scene)
     rack = scene.rack
-    light_dir = np.array([scene.light.shadow_offset[0] * -0.1, 0.4, 1.0])
+    # the light comes from the side opposite the rack's shadow on the table
+    light_dir = np.array([*(-0.15 * scene.light.shadow_offset), 1.0])
     light_dir /= np.linalg.norm(light_dir)
     tile_px = float(
         cam.K[0, 0] * TILE_W / np.linalg.norm(cam.C - _board_point(rack, 0, rack.row_t[1], 0))
@@ -916,9 +964,20 @@ def _sidecar(scene: Scene, records: dict[int, dict], idmap: np.ndarray) -> dict:
         "rows": rows,
         "groups": groups,
         "table": [tid for tid, t in enumerate(scene.tiles) if not t.on_rack],
-        "camera": {k: v for k, v in scene.camera_params.items()},
+        "camera": _rounded(scene.camera_params),
         "fingers": len(scene.fingers),
     }
+
+
+def _rounded(value: object) -> object:
+    """Floats rounded to 4 places, recursively (keeps sidecars short)."""
+    if isinstance(value, float):
+        return round(value, 4)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_rounded(v) for v in value]
+    return value
 
 
 def _okey(indicator: Tile) -> Tile:

@@ -134,7 +134,7 @@ def painted(rng: np.random.Generator, shape: tuple[int, int], colour: Colour) ->
     """Painted wood: flat paint with a faint grain showing through and a few worn spots."""
     grain = wood(rng, shape, (128, 128, 128)).astype(np.float32)[..., 0] / 255.0
     field = 0.85 + 0.15 * grain
-    worn = fractal_noise(rng, shape, 5, 2) > rng.uniform(0.85, 0.97)
+    worn = fractal_noise(rng, shape, 8, 2) > rng.uniform(0.93, 0.99)
     out = np.asarray(colour, np.float32)[None, None, :] * field[..., None]
     out[worn] = out[worn] * 0.6 + 70
     return np.clip(out, 0, 255).astype(np.uint8)
