@@ -27,7 +27,7 @@ import numpy as np
 from vision.types import Box
 
 # Split a group where the empty space between two tiles exceeds this fraction of their width.
-GAP_FRACTION = 0.45
+GAP_FRACTION = 0.5
 # A tile belongs to a row line when its centre is within this fraction of its size from the line.
 ROW_TOLERANCE = 0.35
 # A row never bridges an empty stretch longer than this many tile sizes.
@@ -332,9 +332,14 @@ def _touching_spacings(rows: list[_OrderedRow], widths: np.ndarray) -> list[np.n
 
 
 def _locally_smallest(ratios: np.ndarray, reach: int = 3, slack: float = 1.2) -> np.ndarray:
+    """Pairs whose spacing is near the smallest around them; overlapping boxes (a duplicate
+    detection, a tile half hidden behind its neighbour) say nothing about touching and are skipped.
+    """
+    usable = np.where(ratios >= MIN_PITCH, ratios, np.inf)
     return np.array(
         [
-            ratios[k] <= slack * float(np.min(ratios[max(0, k - reach) : k + reach + 1]))
+            bool(np.isfinite(usable[k]))
+            and usable[k] <= slack * float(np.min(usable[max(0, k - reach) : k + reach + 1]))
             for k in range(len(ratios))
         ],
         dtype=bool,
