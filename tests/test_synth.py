@@ -179,3 +179,22 @@ def test_bad_input_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "--n" in capsys.readouterr().err
     assert main(["synth", "--preview", str(tmp_path / "x.jpg")]) == 2
     assert "PNG" in capsys.readouterr().err
+
+
+def test_camera_keeps_tiles_20_to_120_px_wide_and_tilt_in_range() -> None:
+    from vision.synth.scene import rack_tile_cuboid, sample_scene
+
+    widths = []
+    for seed in range(60):
+        scene = sample_scene(np.random.default_rng(seed))
+        assert 0 <= scene.camera_params["tilt"] <= 60
+        for t in scene.tiles:
+            if t.on_rack:
+                front, _ = rack_tile_cuboid(scene.rack, t).corners()
+                uv, z = scene.camera.project(front)
+                if np.all(z > 0):
+                    widths.append(float(np.linalg.norm(uv[1] - uv[0])))
+    widths_arr = np.array(widths)
+    assert widths_arr.max() <= 120.5
+    assert np.percentile(widths_arr, 5) >= 15  # a few far tiles of a long 101 rack dip below 20
+    assert (widths_arr < 35).any() and (widths_arr > 80).any()  # both wide views and close-ups
