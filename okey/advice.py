@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from okey.distance import HandState, unseen_counts
+from okey.distance import HandState, improving_draws, unseen_counts
 from okey.hand import check_possible, okey_for
 from okey.rules import Rules
 from okey.tiles import ALL_KINDS, Tile
@@ -112,12 +112,6 @@ def advise(
     return Advice("discard", best.distance, tuple(options), sentence=best.sentence)
 
 
-def _distance(
-    tiles: list[Tile], indicator: Tile, rules: Rules, seen: list[Tile], at_most: int | None = None
-) -> int:
-    return HandState.of(tiles, indicator, seen).distance(rules, at_most)
-
-
 def _option(
     tiles: list[Tile],
     discard: Tile,
@@ -129,8 +123,10 @@ def _option(
 ) -> DiscardOption:
     rest = list(tiles)
     rest.remove(discard)
-    distance = _distance(rest, indicator, rules, [*seen, discard])
-    improving = _improving(rest, distance, indicator, rules, [*seen, discard], unseen, discard)
+    # The discarded copy lies on the table now: it is seen, no longer unseen.
+    left = list(unseen)
+    left[discard.index] = max(0, left[discard.index] - 1)
+    distance, improving = _improving(rest, indicator, rules, [*seen, discard], left, okey)
     is_okey = discard == okey
     advised = not is_okey or distance == 0
     return DiscardOption(
@@ -144,39 +140,34 @@ def _option(
 
 
 def _improving(
-    rest: list[Tile],
-    distance: int,
+    tiles: list[Tile],
     indicator: Tile,
     rules: Rules,
     seen: list[Tile],
     unseen: list[int],
-    discard: Tile,
-) -> tuple[tuple[Tile, int], ...]:
-    """Unseen tiles that, drawn next, lower the distance (for a win: none needed)."""
-    if distance == 0:
-        return ()
+    okey: Tile,
+) -> tuple[int, tuple[tuple[Tile, int], ...]]:
+    """The distance of a hand and the unseen tiles whose draw lowers it, most copies first."""
+    distance, faces = improving_draws(HandState.of(tiles, indicator, seen), rules)
     found = []
     for tile in ALL_KINDS:
-        # The discarded copy lies on the table now: it is not unseen any more.
-        copies = unseen[tile.index] - (tile == discard)
-        if copies <= 0:
+        if unseen[tile.index] <= 0 or distance == 0:
             continue
-        if _distance([*rest, tile], indicator, rules, seen, distance - 1) < distance:
-            found.append((tile, copies))
+        if tile == okey:
+            lowers = True  # an okey fills any missing tile
+        else:
+            lowers = (okey.index if tile.is_false_joker else tile.index) in faces
+        if lowers:
+            found.append((tile, unseen[tile.index]))
     found.sort(key=lambda tc: (-tc[1], tc[0]))
-    return tuple(found)
+    return distance, tuple(found)
 
 
 def _waits(
     tiles: list[Tile], indicator: Tile, rules: Rules, seen: list[Tile], unseen: list[int]
 ) -> Advice:
-    distance = _distance(tiles, indicator, rules, seen)
-    waits = []
-    if distance <= 1:
-        for tile in ALL_KINDS:
-            if unseen[tile.index] > 0 and _distance([*tiles, tile], indicator, rules, seen, 0) == 0:
-                waits.append((tile, unseen[tile.index]))
-    waits.sort(key=lambda tc: (-tc[1], tc[0]))
+    distance, improving = _improving(tiles, indicator, rules, seen, unseen, okey_for(indicator))
+    waits = improving if distance == 1 else ()
     if distance == 0:
         sentence = "This hand already wins: draw, then discard a tile you do not need."
     elif waits:

@@ -44,6 +44,8 @@ LONGEST_RUN = 13
 MAX_OUTSIDE = 4
 # Slot count of a colour profile entry, faces kept, missing tiles with no drawable copy.
 Entry = tuple[int, int, int]
+# A choice of sets: (held colours, number index 0..12) per set.
+SetChoice = tuple[tuple[tuple[int, ...], int], ...]
 
 
 def distance_to_win(
@@ -89,6 +91,14 @@ class HandState:
         out_faces, out_okeys = faces_and_okeys([*seen, indicator], okey)
         avail = [max(0, 2 - faces[i] - out_faces[i]) for i in range(NUMBERED_KINDS)]
         return cls(faces, okeys, avail, max(0, 2 - okeys - out_okeys))
+
+    def with_face(self, face: int) -> HandState:
+        """This hand plus one drawn tile of ``face`` (that copy leaves the unseen pool)."""
+        faces = list(self.faces)
+        faces[face] += 1
+        avail = list(self.avail)
+        avail[face] = max(0, avail[face] - 1)
+        return HandState(faces, self.okeys, avail, self.wild_avail)
 
     def distance(self, rules: Rules, at_most: int | None = None) -> int:
         """The distance to win; with ``at_most``, any answer above it is reported as above it.
@@ -136,22 +146,24 @@ def kept_in_pairs(hand: HandState, rules: Rules) -> int:
 
 class Component(NamedTuple):
     """One part of a layout (a set, or one colour's runs): its (slots, kept, excess) choices and,
-    for each slot price of ``SLOT_PRICES``, its best kept minus priced slots (for the bound)."""
+    for each slot price of ``SLOT_PRICES``, its best ``SCALE * kept - price * slots`` (bound)."""
 
     entries: tuple[Entry, ...]
-    bounds: tuple[float, ...]
+    bounds: tuple[int, ...]
 
     @classmethod
     def of(cls, entries: tuple[Entry, ...]) -> Component:
-        bounds = tuple(max(0.0, *(k - p * s for s, k, _ in entries)) for p in SLOT_PRICES)
+        bounds = tuple(max(0, *(SCALE * k - p * s for s, k, _ in entries)) for p in SLOT_PRICES)
         return cls(entries, bounds)
 
 
-# Prices of a slot for the upper bound of ``_kept_bound`` (any price >= 0 gives a valid bound).
-SLOT_PRICES = (0.25, 1 / 3, 0.4, 0.5)
+# Prices of a slot, in 1/SCALE of a kept face, for the bound of ``_kept_bound`` (any price >= 0
+# gives a valid bound; integers keep it exact).
+SCALE = 60
+SLOT_PRICES = (15, 20, 24, 30)
 
 
-def _kept_bound(components: Sequence[Component], size: int) -> float:
+def _kept_bound(components: Sequence[Component], size: int) -> int:
     """An upper bound on the faces a layout of these components keeps in ``size`` slots.
 
     Every layout uses at most ``size`` slots, so for any price p >= 0 its kept total is at most
@@ -161,7 +173,7 @@ def _kept_bound(components: Sequence[Component], size: int) -> float:
     for c in components:
         for i, b in enumerate(c.bounds):
             sums[i] += b
-    return min(sums)
+    return min(sums) // SCALE
 
 
 def max_kept_in_melds(hand: HandState, rules: Rules, enough: int | None = None) -> int:
@@ -183,7 +195,7 @@ def max_kept_in_melds(hand: HandState, rules: Rules, enough: int | None = None) 
     ]
     best = 0
     candidates = []
-    for set_items, faces, avail, touched in _set_choices(hand, wrap):
+    for set_items, faces, avail, touched, _ in _set_choices(hand, wrap):
         profiles = [
             _colour_profile(tuple(faces[lo : lo + 13]), tuple(avail[lo : lo + 13]), wrap, size)
             if colour in touched
@@ -204,23 +216,167 @@ def max_kept_in_melds(hand: HandState, rules: Rules, enough: int | None = None) 
     return best
 
 
+def optimal_set_choices(hand: HandState, rules: Rules) -> tuple[int, list[SetChoice]]:
+    """The most faces a meld layout keeps, and every choice of sets that keeps that many."""
+    size = rules.hand_size
+    budget = hand.okeys + hand.wild_avail
+    wrap = rules.wrap_13_1
+    scored = []
+    for set_items, faces, avail, _, sets in _set_choices(hand, wrap):
+        components = (*set_items, *_profiles(faces, avail, wrap, size))
+        scored.append((min(size, _kept_bound(components, size)), components, sets))
+    scored.sort(key=lambda c: -c[0])
+    best, optimal = 0, []
+    for bound, components, sets in scored:
+        if bound < best:
+            break
+        kept = _layout_kept(components, size, budget)
+        if kept > best:
+            best, optimal = kept, [sets]
+        elif kept == best:
+            optimal.append(sets)
+    return best, optimal
+
+
+def kept_with_sets(hand: HandState, rules: Rules, sets: SetChoice) -> int:
+    """Most faces kept by a meld layout with exactly these sets (-1 if the hand lacks a face)."""
+    need = [0] * NUMBERED_KINDS
+    for colours, number in sets:
+        if len(set(colours)) != len(colours):
+            return -1
+        for c in colours:
+            need[c * 13 + number] += 1
+    if any(n > h for n, h in zip(need, hand.faces, strict=True)):
+        return -1
+    size = rules.hand_size
+    items, faces, avail, _ = _take_sets(hand, sets)
+    components = (*items, *_profiles(faces, avail, rules.wrap_13_1, size))
+    return _layout_kept(components, size, hand.okeys + hand.wild_avail)
+
+
+def _profiles(faces: list[int], avail: list[int], wrap: bool, size: int) -> list[Component]:
+    return [
+        _colour_profile(tuple(faces[lo : lo + 13]), tuple(avail[lo : lo + 13]), wrap, size)
+        for lo in (0, 13, 26, 39)
+    ]
+
+
+def improving_draws(hand: HandState, rules: Rules) -> tuple[int, set[int]]:
+    """The distance of a hand and the faces (0..51) whose draw lowers it (an okey always does
+    while the distance is above 0).
+
+    Rather than solving the hand again for every face, this starts from the optimal meld layouts
+    of the hand: a drawn face lowers the meld distance only if some optimal layout can keep it, in
+    its colour's runs, in one of its sets, or in a new set with one held face of its number (any
+    layout keeping it one more time came from an optimal one in one of these ways).
+    """
+    size = rules.hand_size
+    pairs_on = rules.seven_pairs and size % 2 == 0
+    kept_melds, optimal = optimal_set_choices(hand, rules)
+    melds = size - kept_melds - hand.okeys
+    pairs = size - kept_in_pairs(hand, rules) if pairs_on else size
+    distance = max(0, min(melds, pairs))
+    found: set[int] = set()
+    if distance == 0:
+        return 0, found
+    layouts = [_Layout(hand, rules, sets) for sets in optimal] if melds == distance else []
+    for face in range(NUMBERED_KINDS):
+        drawn = hand.with_face(face)
+        pairs_lower = pairs == distance and size - kept_in_pairs(drawn, rules) < distance
+        if pairs_lower or (layouts and _melds_improve(drawn, face, layouts, kept_melds + 1, rules)):
+            found.add(face)
+    return distance, found
+
+
+class _Layout:
+    """One optimal choice of sets, with the knapsack of everything but one colour kept at hand,
+    so a face drawn into that colour's runs costs one knapsack step."""
+
+    def __init__(self, hand: HandState, rules: Rules, sets: SetChoice) -> None:
+        self.sets = sets
+        self.numbers = {number for _, number in sets}
+        self.items, self.faces, self.avail, _ = _take_sets(hand, sets)
+        self.size = rules.hand_size
+        self.wrap = rules.wrap_13_1
+        self.budget = hand.okeys + hand.wild_avail
+        self.profiles = _profiles(self.faces, self.avail, self.wrap, self.size)
+        self._without: dict[int, dict[tuple[int, int], int]] = {}
+
+    def kept_with_run_face(self, face: int) -> int:
+        """Faces kept when a drawn ``face`` joins its colour's runs (the sets stay as they are)."""
+        colour = face // 13
+        table = self._without.get(colour)
+        if table is None:
+            table = {(0, 0): 0}
+            others = [p for c, p in enumerate(self.profiles) if c != colour]
+            for component in (*self.items, *others):
+                table = _add_choices(table, component.entries, self.size, self.budget)
+            self._without[colour] = table
+        lo = colour * 13
+        faces = list(self.faces[lo : lo + 13])
+        avail = list(self.avail[lo : lo + 13])
+        faces[face - lo] += 1
+        avail[face - lo] = max(0, avail[face - lo] - 1)
+        profile = _colour_profile(tuple(faces), tuple(avail), self.wrap, self.size)
+        final = _add_choices(table, profile.entries, self.size, self.budget)
+        return max((k for (s, _), k in final.items() if _fits(s, self.size)), default=0)
+
+
+def _fits(slots: int, size: int) -> bool:
+    """Slots a layout may use: all of them, or few enough that new groups fill the rest."""
+    return slots == size or size - slots >= 3
+
+
+def _melds_improve(
+    drawn: HandState, face: int, layouts: list[_Layout], target: int, rules: Rules
+) -> bool:
+    colour, number = divmod(face, 13)
+    tried: set[SetChoice] = set()
+    for layout in layouts:
+        sets = layout.sets
+        # The drawn face in its colour's runs.  (A set at its number may draw that face as its
+        # missing tile, so then the whole layout is solved again.)
+        if number not in layout.numbers:
+            if layout.kept_with_run_face(face) >= target:
+                return True
+            tried.add(sets)
+        options = [sets]
+        for i, (colours, at) in enumerate(sets):
+            if at == number and colour not in colours and len(colours) < 4:
+                grown = (tuple(sorted((*colours, colour))), at)
+                options.append((*sets[:i], grown, *sets[i + 1 :]))
+        used = [0] * 4
+        for colours, at in sets:
+            if at == number:
+                for c in colours:
+                    used[c] += 1
+        for other in range(4):
+            if other != colour and drawn.faces[other * 13 + number] > used[other]:
+                options.append((*sets, (tuple(sorted((colour, other))), number)))
+        for option in options:
+            if option in tried:
+                continue
+            tried.add(option)
+            if kept_with_sets(drawn, rules, option) >= target:
+                return True
+    return False
+
+
 def _layout_kept(components: Sequence[Component], size: int, budget: int) -> int:
     """Most faces kept by one choice per component, with the slots adding up to a win."""
     table: dict[tuple[int, int], int] = {(0, 0): 0}
     for component in components:
         table = _add_choices(table, component.entries, size, budget)
-    return max(
-        (k for (s, _), k in table.items() if s == size or size - s >= 3),
-        default=0,
-    )
+    return max((k for (s, _), k in table.items() if _fits(s, size)), default=0)
 
 
 def _set_choices(
     hand: HandState, wrap: bool
-) -> Iterable[tuple[list[Component], list[int], list[int], set[int]]]:
+) -> Iterable[tuple[list[Component], list[int], list[int], set[int], SetChoice]]:
     """Every way to take sets of two or more held faces out of the hand.
 
-    Yields (the sets as components, faces left, availability left, colours the sets touch).  A
+    Yields (the sets as components, faces left, availability left, colours the sets touch, the
+    sets as (colours, number) pairs).  A
     set of two held faces is completed by one drawn tile (or two for a 4-set); a set of three by
     none (or one).
     """
@@ -230,64 +386,45 @@ def _set_choices(
         if len(present) >= 2:
             per_number.append(_sets_at(number, hand.faces, hand.avail, wrap))
     for choice in product(*per_number):
-        faces = list(hand.faces)
-        avail = list(hand.avail)
-        items: list[Component] = []
-        touched: set[int] = set()
-        for sets in choice:
-            for colours, number in sets:
-                for c in colours:
-                    faces[c * 13 + number] -= 1
-                touched.update(colours)
-                here = tuple(avail[c * 13 + number] for c in range(4))
-                component, drawn = _set_component(colours, here)
-                for c in drawn:
-                    avail[c * 13 + number] -= 1
-                    touched.add(c)
-                items.append(component)
-        yield items, faces, avail, touched
+        sets = tuple(s for at_number in choice for s in at_number)
+        items, faces, avail, touched = _take_sets(hand, sets)
+        yield items, faces, avail, touched, sets
+
+
+def _take_sets(
+    hand: HandState, sets: SetChoice
+) -> tuple[list[Component], list[int], list[int], set[int]]:
+    """Take the given sets' held faces out of the hand and draw their missing tiles."""
+    faces = list(hand.faces)
+    avail = list(hand.avail)
+    items: list[Component] = []
+    touched: set[int] = set()
+    for colours, number in sets:
+        for c in colours:
+            faces[c * 13 + number] -= 1
+        touched.update(colours)
+        here = tuple(avail[c * 13 + number] for c in range(4))
+        component, drawn = _set_component(colours, here)
+        for c in drawn:
+            avail[c * 13 + number] -= 1
+            touched.add(c)
+        items.append(component)
+    return items, faces, avail, touched
 
 
 def _sets_at(
     number: int, faces: list[int], avail: list[int], wrap: bool
 ) -> list[list[tuple[tuple[int, ...], int]]]:
-    """The choices of sets (0, 1 or 2 of them) at one number, each as (kept colours, number).
-
-    A single face with no other face of its colour within a run's reach (4 positions) can only
-    anchor a run of drawn tiles (1 kept in 3 slots).  In a set it keeps as much for fewer slots
-    and no new drawn tile, so choices that leave such a face out of a set at its number are
-    dropped: every set's first set takes them all, and "no set" stays only when there are fewer
-    than two of them (or the set they would make has no drawable third tile).
-    """
+    """The choices of sets (0, 1 or 2 of them) at one number, each as (kept colours, number)."""
     counts = [faces[c * 13 + number] for c in range(4)]
-    lone = {c for c in range(4) if counts[c] == 1 and _alone(faces, c, number, wrap)}
-    choices: list[list[tuple[tuple[int, ...], int]]] = []
-    drawable_third = any(avail[c * 13 + number] for c in range(4) if c not in lone)
-    if len(lone) < 2 or (len(lone) == 2 and not drawable_third):
-        choices.append([])
+    choices: list[list[tuple[tuple[int, ...], int]]] = [[]]
     for first in _colour_subsets(counts):
-        if not lone <= set(first):
-            continue
         choices.append([(first, number)])
         rest = [n - (c in first) for c, n in enumerate(counts)]
         for second in _colour_subsets(rest):
             if second <= first:
                 choices.append([(first, number), (second, number)])
-    if not choices:  # four lone faces cannot all fit with a fifth rule: keep every choice
-        choices.append([])
     return choices
-
-
-def _alone(faces: list[int], colour: int, number: int, wrap: bool) -> bool:
-    """No other face of this colour within 4 line positions (a 1 sits at 1 and, wrapping, 14)."""
-    spots = [number + 1] + ([14] if wrap and number == 0 else [])
-    for other in range(13):
-        if other == number or not faces[colour * 13 + other]:
-            continue
-        places = [other + 1] + ([14] if wrap and other == 0 else [])
-        if any(abs(a - b) <= 4 for a in spots for b in places):
-            return False
-    return True
 
 
 def _colour_subsets(counts: list[int]) -> list[tuple[int, ...]]:

@@ -19,6 +19,7 @@ from okey import (
     group_kinds,
     okey_for,
 )
+from okey.distance import HandState, improving_draws
 
 CLASSIC = Rules.classic()
 # Seeded generators: hypothesis picks the seed (a whole shuffled deck per example is too much data
@@ -154,3 +155,22 @@ def test_distance_agrees_with_brute_force_near_a_win(rnd):
     fast = distance_to_win(tiles, indicator, CLASSIC)
     slow = brute_distance(tiles, indicator, CLASSIC, limit=1)
     assert fast == slow if slow is not None else fast > 1
+
+
+@settings(max_examples=12)
+@given(RANDOMS, st.sampled_from([0, 10, 30]))
+def test_improving_draws_match_solving_each_draw(rnd, seen_count):
+    tiles, indicator = random_hand(rnd, 14)
+    pool = [t for t in FULL_SET if t not in tiles and t != indicator]
+    seen = [t for t in rnd.sample(pool, seen_count) if possible([*tiles, t, indicator], indicator)]
+    if not possible([*tiles, *seen, indicator], indicator):
+        seen = []
+    hand = HandState.of(tiles, indicator, seen)
+    distance, faces = improving_draws(hand, CLASSIC)
+    assert distance == hand.distance(CLASSIC)
+    direct = {
+        f
+        for f in range(52)
+        if hand.avail[f] and distance and hand.with_face(f).distance(CLASSIC) < distance
+    }
+    assert {f for f in faces if hand.avail[f]} == direct
