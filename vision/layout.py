@@ -172,40 +172,62 @@ def _find_lines(centres: np.ndarray, sizes: np.ndarray) -> list[np.ndarray]:
 
 
 def _best_line(centres: np.ndarray, sizes: np.ndarray, pool: np.ndarray) -> np.ndarray | None:
-    best: np.ndarray | None = None
-    best_key: tuple[int, float, float] = (0, 0.0, 0.0)
-    # Hypotheses: lines through each tile and one of its nearest neighbours; a row's tiles are
-    # each other's neighbours, so the true rows are among them.
+    """The line through the most tiles of ``pool`` (None if no two tiles make a row).
+
+    Hypotheses are lines through a tile and one of its four nearest neighbours (a row's tiles are
+    each other's neighbours).  All are scored at once by their raw inliers; only distinct inlier
+    sets among the best-scoring ones are refined.
+    """
     sub = centres[pool]
     dist = np.linalg.norm(sub[:, None, :] - sub[None, :, :], axis=2)
     np.fill_diagonal(dist, math.inf)
-    neighbours = np.argsort(dist, axis=1)[:, : min(4, len(pool) - 1)]
-    for a in range(len(pool)):
-        for b in neighbours[a]:
-            i, j = pool[a], pool[b]
-            if i > j and a in neighbours[b]:
-                continue  # this pair was tried from the other side
-            direction = centres[j] - centres[i]
-            norm = np.linalg.norm(direction)
-            if norm == 0 or norm > MAX_ROW_GAP * (sizes[i] + sizes[j]) / 2:
-                continue
-            direction = direction / norm
-            if not _is_row_direction(direction):
-                continue
-            members = _refine(centres[i], direction, centres, sizes, pool)
-            if members is None:
-                continue
-            mean, d = _fit_line(centres[members])
-            offset = centres[members] - mean
-            scale = float(np.mean(sizes[members]))
-            residual = float(np.mean(np.abs(offset[:, 0] * d[1] - offset[:, 1] * d[0]))) / scale
-            spacing = float(np.ptp(centres[members] @ d)) / (len(members) - 1) / scale
-            # Most tiles first; then the straighter line; then the tighter one (two lone tiles
-            # side by side are a row, two diagonal ones are not).
-            key = (len(members), -round(residual, 2), -spacing)
-            if key > best_key:
-                best, best_key = members, key
+    k = min(4, len(pool) - 1)
+    near = np.argsort(dist, axis=1)[:, :k]
+    a = np.repeat(np.arange(len(pool)), k)
+    b = near.reshape(-1)
+    a, b = np.minimum(a, b), np.maximum(a, b)
+    pairs = np.unique(np.stack([a, b], axis=1), axis=0)
+    i, j = pool[pairs[:, 0]], pool[pairs[:, 1]]
+    vec = centres[j] - centres[i]
+    norm = np.linalg.norm(vec, axis=1)
+    keep = (norm > 0) & (norm <= MAX_ROW_GAP * (sizes[i] + sizes[j]) / 2)
+    keep &= np.abs(vec[:, 1]) <= np.abs(vec[:, 0]) * math.tan(math.radians(MAX_ROW_ANGLE))
+    if not keep.any():
+        return None
+    i, vec, norm = i[keep], vec[keep], norm[keep]
+    dirs = vec / norm[:, None]
+    offsets = sub[None, :, :] - centres[i][:, None, :]
+    perp = np.abs(offsets[:, :, 0] * dirs[:, 1:2] - offsets[:, :, 1] * dirs[:, 0:1])
+    inliers = perp <= ROW_TOLERANCE * sizes[pool][None, :]
+    counts = inliers.sum(axis=1)
+    best: np.ndarray | None = None
+    best_key: tuple[int, float, float] = (0, 0.0, 0.0)
+    tried: set[bytes] = set()
+    for h in np.argsort(-counts, kind="stable"):
+        if best is not None and counts[h] + 2 < len(best):
+            break  # refining adds a tile or two at most
+        signature = inliers[h].tobytes()
+        if signature in tried:
+            continue
+        tried.add(signature)
+        members = _refine(centres[i[h]], dirs[h], centres, sizes, pool)
+        if members is None:
+            continue
+        key = _line_key(members, centres, sizes)
+        if key > best_key:
+            best, best_key = members, key
     return best
+
+
+def _line_key(members: np.ndarray, centres: np.ndarray, sizes: np.ndarray) -> tuple:
+    """Most tiles first; then the straighter line; then the tighter one (two lone tiles side by
+    side are a row, two diagonal ones are not)."""
+    mean, d = _fit_line(centres[members])
+    offset = centres[members] - mean
+    scale = float(np.mean(sizes[members]))
+    residual = float(np.mean(np.abs(offset[:, 0] * d[1] - offset[:, 1] * d[0]))) / scale
+    spacing = float(np.ptp(centres[members] @ d)) / (len(members) - 1) / scale
+    return (len(members), -round(residual, 2), -spacing)
 
 
 def _refine(
