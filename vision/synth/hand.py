@@ -91,6 +91,12 @@ def deal_hand(rng: np.random.Generator, hand_size: int) -> Deal:
     pool[indicator] -= 1
     groups: list[list[Tile]] = []
     left = hand_size
+    # about a quarter of real hands hold a false joker (2 of 105 tiles, 14 drawn); players keep it
+    # alone or slot it into a group where it plays as the okey's face
+    n_false = int(rng.choice([0, 1, 2], p=[0.74, 0.23, 0.03]))
+    false_jokers = [Tile(FALSE_JOKER_INDEX)] * n_false
+    pool[Tile(FALSE_JOKER_INDEX)] -= n_false
+    left -= n_false
     pairs_mode = rng.random() < 0.08  # someone going for seven pairs
     attempts = 0
     while left > 0 and attempts < 60:
@@ -118,6 +124,11 @@ def deal_hand(rng: np.random.Generator, hand_size: int) -> Deal:
     while left > 0:
         groups.append([_random_tile(rng, pool)])
         left -= 1
+    for fj in false_jokers:
+        if groups and rng.random() < 0.5:
+            groups[int(rng.integers(len(groups)))].append(fj)
+        else:
+            groups.append([fj])
     order = rng.permutation(len(groups))
     groups = [groups[i] for i in order]
     remaining = [t for t, n in pool.items() for _ in range(n)]

@@ -114,7 +114,7 @@ class Light:
     exposure: float
     gradient: np.ndarray  # (gx, gy, strength): brightness ramp across the frame
     vignette: float
-    glare: np.ndarray  # (u, v, radius, strength) in image fractions
+    glare: np.ndarray  # (u, v, radius, strength, elongation, angle, hardness); u, v, r: fractions
     shadow_offset: np.ndarray  # (dx, dy) cm of the rack's shadow on the table
     shadow_strength: float
     row_shadow: float  # darkening of the top of the lower row (the upper row's shadow)
@@ -353,7 +353,15 @@ def _sample_light(rng: np.random.Generator) -> Light:
         gradient=np.array([rng.normal(), rng.normal(), rng.uniform(0, 0.45)]),
         vignette=float(rng.uniform(0, 0.5)),
         glare=np.array(
-            [rng.uniform(0, 1), rng.uniform(0, 1), rng.uniform(0.1, 0.5), rng.uniform(0, 0.7)]
+            [
+                rng.uniform(0, 1),
+                rng.uniform(0, 1),
+                rng.uniform(0.05, 0.5),
+                rng.uniform(0, 0.8),
+                rng.uniform(1, 4),  # elongation: lamps and windows reflect as streaks
+                rng.uniform(0, np.pi),
+                rng.uniform(0.4, 0.8) if rng.random() < 0.35 else 0.0,  # hard-edged highlight
+            ]
         ),
         shadow_offset=np.array([rng.uniform(-4, 4), rng.uniform(-8, 5)]),
         shadow_strength=float(rng.uniform(0.2, 0.6)),
@@ -458,7 +466,7 @@ def sample_scene(
                         + (slot + 0.5) * pitch
                         + rng.normal(0, 0.06)
                     ),
-                    spin=float(rng.normal(0, 1.2)),
+                    spin=float(rng.normal(0, 1.2 if rng.random() < 0.9 else 4.0)),
                 )
             )
     # the indicator and the discard piles lie on the table in front of the rack
@@ -751,11 +759,22 @@ def _apply_light(img: np.ndarray, scene: Scene, face_mask: np.ndarray) -> np.nda
         gain = gain * (1 - strength * m)
     gain = cv2.resize(gain.astype(np.float32), (w, h), interpolation=cv2.INTER_LINEAR)
     f = img.astype(np.float32) * (gain[..., None] * light.gains.astype(np.float32)[None, None, :])
-    gu, gv, gr, gstr = light.glare
+    gu, gv, gr, gstr, elong, angle, hard = light.glare
     strength = gstr * scene.style.gloss
     if strength > 0.02:
-        d2 = ((us + 1) / 2 - gu) ** 2 * (w / h) ** 2 + ((vs + 1) / 2 - gv) ** 2
-        glare = (strength * np.exp(-d2 / (gr**2 * 0.25))).astype(np.float32)
+        # an elongated highlight (a lamp or window mirrored by the glossy faces), soft or hard
+        gx_, gy_ = np.meshgrid(
+            np.linspace(0, w / h, max(8, w // 4), dtype=np.float32),
+            np.linspace(0, 1, max(8, h // 4), dtype=np.float32),
+        )
+        dx, dy = gx_ - gu * w / h, gy_ - gv
+        along = dx * np.cos(angle) + dy * np.sin(angle)
+        across = -dx * np.sin(angle) + dy * np.cos(angle)
+        d2 = (along / elong) ** 2 + across**2
+        glare = np.exp(-d2 / (gr**2 * 0.25))
+        if hard > 0:
+            glare = np.clip((glare - hard) / (1 - hard) * 3, 0, 1)
+        glare = (strength * glare).astype(np.float32)
         glare = cv2.resize(glare, (w, h), interpolation=cv2.INTER_LINEAR) * face_mask
         f += (255 - f) * glare[..., None]
     return np.clip(f, 0, 255).astype(np.uint8)
