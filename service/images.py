@@ -78,10 +78,8 @@ def image_size(data: bytes) -> tuple[str, tuple[int, int]]:
     return kind, size
 
 
-def decode_image(data: bytes, *, max_pixels: int) -> np.ndarray:
-    """Decode JPEG or PNG bytes into a BGR array, refusing images over ``max_pixels``."""
-    import cv2
-
+def check_image(data: bytes, *, max_pixels: int) -> str:
+    """The format of JPEG or PNG bytes whose header passes the pixel cap, else ``ApiError``."""
     kind, (width, height) = image_size(data)
     if width * height > max_pixels:
         raise ApiError(
@@ -89,6 +87,14 @@ def decode_image(data: bytes, *, max_pixels: int) -> np.ndarray:
             "too_many_pixels",
             f"the image is {width}x{height} = {width * height} pixels; the limit is {max_pixels}",
         )
+    return kind
+
+
+def decode_image(data: bytes, *, max_pixels: int) -> np.ndarray:
+    """Decode JPEG or PNG bytes into a BGR array, refusing images over ``max_pixels``."""
+    import cv2
+
+    kind = check_image(data, max_pixels=max_pixels)
     image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
     if image is None:
         raise ApiError(400, "bad_image", f"the {kind.upper()} image could not be decoded")

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import base64
 import json
+from functools import partial
 from typing import Annotated, Any
 
+import anyio
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import ValidationError
 
 from service.deps import get_runner, get_settings
 from service.errors import ApiError
-from service.images import decode_image, encode_jpeg
+from service.images import check_image, decode_image, encode_jpeg
 from service.models import ERRORS, ScanOut
 from service.routers.engine import rules_of, tile_of, tiles_of
 from service.rules_model import RulesOverrides
@@ -101,7 +103,11 @@ async def scan(
     seen_tiles = tiles_of(seen.split(), "seen")
     fixes = parse_corrections(corrections)
     data = await read_image_bytes(request, settings.max_upload_bytes)
-    image = decode_image(data, max_pixels=settings.max_pixels)
+    check_image(data, max_pixels=settings.max_pixels)  # the header: a 413/415 before any decoding
+    # Decoded off the event loop, and before asking for the model: bad input is a 4xx either way.
+    image = await anyio.to_thread.run_sync(
+        partial(decode_image, data, max_pixels=settings.max_pixels)
+    )
     runner.require()  # after the checks of the request, so bad input is a 4xx with or without model
 
     def work(pipeline: Any) -> tuple[dict[str, Any], bytes | None]:
@@ -127,9 +133,7 @@ async def scan(
         return result.to_dict(), drawn
 
     result, drawn = await runner.call(work)
-    height, width = image.shape[:2]
     return ScanOut.from_result(
         result,
-        image_size=(width, height),
         annotated_jpeg=base64.b64encode(drawn).decode() if drawn else None,
     )

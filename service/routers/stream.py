@@ -95,15 +95,19 @@ def apply_message(session: StreamSession, text: str) -> None:
         raise ApiError(422, "invalid_message", f"{where}: {first['msg']}") from exc
 
 
-def read_frame(pipeline: Any, *, session: StreamSession, image: Any) -> dict[str, Any]:
-    """One frame through the pipeline with this stream's tracker and corrections (runs on the
-    worker's inference thread)."""
+def read_frame(
+    pipeline: Any, *, session: StreamSession, frame: bytes, max_pixels: int
+) -> dict[str, Any]:
+    """One frame (JPEG/PNG bytes) through the pipeline with this stream's tracker and corrections.
+    Runs on the worker's inference thread, decoding included, so the event loop never decodes."""
     from vision.pipeline import NothingFoundError
     from vision.smoothing import HandTracker
 
     if session.tracker is None:
         session.tracker = HandTracker()
     settings = session.settings
+    image = decode_image(frame, max_pixels=max_pixels)
+    height, width = image.shape[:2]
     recognition = pipeline.recognizer.recognize(image)
     smoothed = session.tracker.update(recognition)
     try:
@@ -117,7 +121,7 @@ def read_frame(pipeline: Any, *, session: StreamSession, image: Any) -> dict[str
         )
     except NothingFoundError as exc:
         # An empty frame (the camera turned away, a hand over the rack) is a state, not an error.
-        return empty_state(settings, str(exc))
+        return {**empty_state(settings, str(exc)), "image_size": [width, height]}
     return result.to_dict()
 
 
@@ -185,14 +189,13 @@ async def _process(
         frame = await slot.take()
         last = time.monotonic()
         try:
-            image = decode_image(frame, max_pixels=settings.max_pixels)
-        except ApiError as exc:
+            result = await runner.call(
+                partial(read_frame, session=session, frame=frame, max_pixels=settings.max_pixels),
+                shed=False,
+            )
+        except ApiError as exc:  # a frame that is no JPEG/PNG, or too many pixels
             await _send_error(websocket, exc)
             continue
-        try:
-            result = await runner.call(
-                partial(read_frame, session=session, image=image), shed=False
-            )
         except OkeyError as exc:
             # Only the player's corrections can make a reading impossible (a third R5): undo the
             # newest one and say why, rather than ending the stream.
@@ -205,10 +208,8 @@ async def _process(
             await _send_error(websocket, ApiError(422, "invalid_correction", message))
             continue
         session.frames_read += 1
-        height, width = image.shape[:2]
         state = {
             **result,
-            "image_size": [width, height],
             "frame": session.frames_read,
             "received": slot.received,
             "dropped": slot.dropped,
@@ -241,15 +242,18 @@ async def stream(
         await websocket.close(code=1013 if exc.code == "busy" else 1011, reason=exc.code)
         return
     runner.streams += 1
-    limits = {"max_fps": settings.max_stream_fps, "max_frame_bytes": settings.max_frame_bytes}
-    await websocket.send_json({"type": "ready", **limits})
     slot, session = FrameSlot(), StreamSession()
-    processor = asyncio.create_task(_process(websocket, slot, session, settings, runner, tables))
-    receiver = asyncio.create_task(_receive(websocket, slot, session, settings))
+    tasks: list[asyncio.Task[None]] = []
     try:
+        limits = {"max_fps": settings.max_stream_fps, "max_frame_bytes": settings.max_frame_bytes}
+        await websocket.send_json({"type": "ready", **limits})
+        tasks = [
+            asyncio.create_task(_process(websocket, slot, session, settings, runner, tables)),
+            asyncio.create_task(_receive(websocket, slot, session, settings)),
+        ]
         # Whichever ends first (the client leaves, or sending fails) ends the other: a closed
         # connection leaves no task and no frame behind.
-        done, _ = await asyncio.wait({processor, receiver}, return_when=asyncio.FIRST_COMPLETED)
+        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
         for task in done:
             error = task.exception()
             if error is not None and not isinstance(error, _GONE):
@@ -261,6 +265,6 @@ async def stream(
         pass
     finally:
         runner.streams -= 1
-        for task in (processor, receiver):
+        for task in tasks:
             task.cancel()
-        await asyncio.gather(processor, receiver, return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
