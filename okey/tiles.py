@@ -175,8 +175,20 @@ def _tokens(text: str) -> list[str]:
 def parse_tiles(text: str | Iterable[str | Tile]) -> list[Tile]:
     """Parse a hand: ``"R1 R2 R3 FJ"``, ``"red 1, red 2"`` or an iterable of tokens or tiles."""
     if isinstance(text, str):
-        return [Tile.parse(token) for token in _tokens(text)]
+        tiles = []
+        for token in _tokens(text):
+            try:
+                tiles.append(Tile.parse(token))
+            except TileParseError as exc:
+                # Tokens are lower-cased to read them; the message quotes what the user wrote.
+                raise TileParseError(_as_written(text, token), exc.reason) from None
+        return tiles
     return [t if isinstance(t, Tile) else Tile.parse(t) for t in text]
+
+
+def _as_written(text: str, token: str) -> str:
+    match = re.search(re.escape(token).replace(r"\ ", r"\s+"), text, re.IGNORECASE)
+    return match.group(0) if match else token
 
 
 def format_tiles(tiles: Iterable[Tile]) -> str:

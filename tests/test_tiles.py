@@ -91,3 +91,8 @@ def test_indicator_may_not_be_a_false_joker():
 def test_impossible_hands_say_what_is_impossible(hand, message):
     with pytest.raises(ImpossibleHandError, match=message):
         check_possible(parse_tiles(hand), Tile.parse("K7"), Rules.classic())
+
+
+def test_hand_errors_quote_the_token_as_written():
+    with pytest.raises(TileParseError, match="'X9'"):
+        parse_tiles("R1 X9 K3")
