@@ -81,7 +81,10 @@ class Tile:
 
     @classmethod
     def parse(cls, token: str) -> Tile:
-        """Parse ``R5``, ``K13``, ``FJ``, ``red 5``, ``kırmızı 5``, ``false joker``, ``sahte okey``."""
+        """Parse ``R5``, ``K13``, ``FJ``, ``red 5``, ``kırmızı 5``, ``false joker``, ``sahte okey``.
+
+        An unreadable token raises ``TileParseError`` naming it and why.
+        """
         if not isinstance(token, str):
             raise TileParseError(repr(token), "a tile is written as a string such as 'R5'")
         text = _normalise(token)
