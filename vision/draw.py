@@ -63,9 +63,18 @@ def _text_scale(tiles: list[PlacedTile], shape: tuple[int, ...]) -> float:
 
 
 def _label(
-    image: np.ndarray, text: str, origin: tuple[int, int], scale: float, colour: tuple[int, ...]
+    image: np.ndarray,
+    text: str,
+    origin: tuple[int, int],
+    scale: float,
+    colour: tuple[int, ...],
+    max_width: float | None = None,
 ) -> None:
-    """Text on a filled box, kept inside the image."""
+    """Text on a filled box whose bottom-left is ``origin``, shrunk to ``max_width``, kept inside
+    the image."""
+    if max_width is not None:
+        (w1, _), _ = cv2.getTextSize(text, FONT, 1.0, 2)
+        scale = min(scale, max(0.3, max_width / max(w1, 1)))
     thickness = max(1, round(scale * 2))
     (w, h), base = cv2.getTextSize(text, FONT, scale, thickness)
     x = int(np.clip(origin[0], 0, max(0, image.shape[1] - w - 4)))
@@ -85,18 +94,23 @@ def _tile(
     discard: bool = False,
     note: str = "",
 ) -> None:
+    """The box, the reading above it (fitted to the tile's width, so neighbours do not overlap)
+    and the confidence inside it."""
     x1, y1, x2, y2 = (round(v) for v in placed.box)
     thickness = max(2, round(scale * 3))
     if discard:
         pad = thickness * 2
         cv2.rectangle(image, (x1 - pad, y1 - pad), (x2 + pad, y2 + pad), DISCARD, thickness * 2)
-        _label(image, "DISCARD", (x1 - pad, y2 + pad + round(24 * scale)), scale, DISCARD)
+        _label(image, "DISCARD", (x1 - pad, y2 + pad + round(24 * scale)), scale * 0.8, DISCARD)
     cv2.rectangle(image, (x1, y1), (x2, y2), colour, thickness)
     mark = "?" if placed.flagged else ("*" if placed.corrected else "")
-    text = f"{placed.tile}{mark} {placed.confidence:.0%}"
-    if note:
-        text = f"{note} {text}"
-    _label(image, text, (x1, y1 - 2), scale * 0.8, colour)
+    name = f"{note} {placed.tile}{mark}" if note else f"{placed.tile}{mark}"
+    _label(image, name, (x1, y1 - 1), scale, colour, max_width=x2 - x1)
+    # The confidence sits inside the box's top edge: a lower row's readings cover the bottom edge.
+    conf_scale = min(scale * 0.55, 0.45 * (y2 - y1) / 30)
+    (_, h), base = cv2.getTextSize("0%", FONT, conf_scale, 1)
+    inside = (x1 + thickness, y1 + thickness + h + base + 4)
+    _label(image, f"{placed.confidence:.0%}", inside, conf_scale, colour, (x2 - x1) * 0.6)
 
 
 def _bracket(image: np.ndarray, group: list[PlacedTile], scale: float) -> None:
