@@ -124,3 +124,29 @@ def test_example_photo_text_shows_rows_and_groups(capsys: pytest.CaptureFixture[
     for r, row in enumerate(readme_hand(), 1):
         line = next(x for x in lines if x.startswith(f"  row {r}:"))
         assert line.replace("[", "").replace("]", "").replace("?", "").split()[2:] == row
+
+
+@needs_model
+def test_live_writes_an_annotated_video(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    from vision.synth import render_video, write_video
+
+    frames, truths = render_video(seed=3, n_frames=6, size=(320, 240))
+    source = tmp_path / "rack.mp4"
+    write_video(source, frames, fps=10)
+    out = tmp_path / "live.mp4"
+    code, printed, _ = run(
+        ["live", "--video", str(source), "--out", str(out), "--indicator", truths[0]["indicator"]],
+        capsys,
+    )
+    assert code == 0
+    assert printed.splitlines()[0].startswith("frame 1:")
+    assert "6 frames" in printed.splitlines()[-1]
+    capture = cv2.VideoCapture(str(out))
+    written = 0
+    while True:
+        ok, frame = capture.read()
+        if not ok:
+            break
+        written += 1
+        assert frame.shape[:2] == (240, 320)
+    assert written == 6
