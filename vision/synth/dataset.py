@@ -141,11 +141,13 @@ def render_dataset(
     }
     indices = range(start, start + n)
     names: list[str] = []
-    it: Iterator[str]
     if workers == 1:
+        threads = cv2.getNumThreads()
         _init_worker(job)
-        it = map(_render_one, indices)
-        names = list(_progress(it, n, progress))
+        try:
+            names = list(_progress(map(_render_one, indices), n, progress))
+        finally:
+            cv2.setNumThreads(threads)  # leave the caller's OpenCV as it was
     else:
         # spawn, not fork: a fork after OpenCV has run its thread pool can hang the children
         ctx = mp.get_context("spawn")

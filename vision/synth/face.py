@@ -249,7 +249,6 @@ def draw_face(
     rng: np.random.Generator, tile: Tile, style: SetStyle, upside_down: bool = False
 ) -> np.ndarray:
     """One tile face as BGRA ``uint8`` (FACE_H x FACE_W x 4), front view, upright unless asked."""
-    alpha, _ = _face_geometry()
     mottles, wears = _noise_bank()
     # cream body with soft mottling (OpenCV element-wise ops: this runs ~25 times per image)
     shade = _pick(rng, mottles) * np.float32(-0.04) + np.float32(1.02)

@@ -291,7 +291,7 @@ def _sample_camera(
         "tilt": tilt,
         "phi": phi,
         "target": [float(x_target), float(t_mid + rng.normal(0, 0.6))],
-        "roll": float(rng.normal(0, 4)),
+        "roll": float(rng.normal(0, 4) if rng.random() < 0.85 else rng.normal(0, 12)),
         "offset": [float(rng.normal(0, w * 0.05)), float(rng.normal(0, w * 0.04))],
     }
 
@@ -1016,5 +1016,4 @@ __all__ = [
     "render_scene",
     "with_camera",
     "make_camera",
-    "fractal_noise",
 ]
