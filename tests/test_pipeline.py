@@ -71,7 +71,7 @@ def test_rows_groups_and_table_in_the_json(pipeline: Pipeline) -> None:
         [["B9", "B10", "B11"], ["FJ"]],
     ]
     assert out["hand"] == ["R1", "R2", "R3", "K7", "Y7", "B7", "B9", "B10", "B11", "FJ"]
-    assert [t["tile"] for t in out["table"]] == ["Y4"]
+    assert [(t["tile"], t["role"]) for t in out["table"]] == [("Y4", "table")]
     first = out["rows"][0][0][0]
     assert first["box"] == [100.0, 100.0, 140.0, 156.0]
     assert first["confidence"] == pytest.approx(0.95, abs=1e-3)
@@ -108,6 +108,7 @@ def test_a_lone_table_tile_is_taken_as_the_indicator(pipeline: Pipeline) -> None
     assert result.indicator == Tile.parse("K7")
     assert result.indicator_source == "table"
     assert result.okey == Tile.parse("K8")
+    assert result.to_dict()["table"][0]["role"] == "indicator"
 
 
 def test_without_an_indicator_there_is_no_verdict_but_a_note(pipeline: Pipeline) -> None:

@@ -2,8 +2,7 @@
 
 >>> import numpy as np
 >>> from okey import Rules, Tile
->>> from okey import RefereeVerdict
-from vision.pipeline import PlacedTile, ScanResult
+>>> from vision.pipeline import PlacedTile, ScanResult
 >>> tile = PlacedTile(0, Tile.parse("R5"), (10, 10, 50, 66), 0.97)
 >>> result = ScanResult([[[tile]]], [], [], Rules.classic(), None, None)
 >>> annotate(np.zeros((120, 200, 3), np.uint8), result).shape
@@ -43,7 +42,7 @@ def annotate(image_bgr: np.ndarray, result: ScanResult, *, fps: float | None = N
     for group in result.groups:
         _bracket(out, group, scale)
     for placed in result.table:
-        _tile(out, placed, scale, TABLE, note=_table_note(placed, result))
+        _tile(out, placed, scale, TABLE, note=placed.role or "table")
     for placed in (p for g in result.groups for p in g):
         colour = INK[placed.tile.colour]
         if placed.flagged:
@@ -126,12 +125,6 @@ def _bracket(image: np.ndarray, group: list[PlacedTile], scale: float) -> None:
     cv2.line(image, start, end, BRACKET, thickness, cv2.LINE_AA)
     cv2.line(image, start, (start[0], start[1] - tick), BRACKET, thickness, cv2.LINE_AA)
     cv2.line(image, end, (end[0], end[1] - tick), BRACKET, thickness, cv2.LINE_AA)
-
-
-def _table_note(placed: PlacedTile, result: ScanResult) -> str:
-    if result.indicator_source == "table" and placed.tile == result.indicator:
-        return "indicator"
-    return "table"
 
 
 def _summary(result: ScanResult, fps: float | None) -> list[str]:

@@ -23,7 +23,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -102,6 +102,7 @@ class PlacedTile:
     confidence: float
     flagged: bool = False
     corrected: bool = False
+    role: str | None = None  # table tiles: "indicator" (the indicator's tile) or "table"
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -114,6 +115,8 @@ class PlacedTile:
             out["flagged"] = True
         if self.corrected:
             out["corrected"] = True
+        if self.role:
+            out["role"] = self.role
         return out
 
 
@@ -471,6 +474,11 @@ def _assemble(
 
     rows = [[[placed(i) for i in group] for group in row] for row in layout.rows]
     table = [placed(i) for i in layout.table]
+    roles = ["indicator" if p.tile == indicator else "table" for p in table]
+    if roles.count("indicator") > 1:  # the indicator's twin can lie among the discards
+        first = roles.index("indicator")
+        roles = ["table" if k != first and r == "indicator" else r for k, r in enumerate(roles)]
+    table = [replace(p, role=r) for p, r in zip(table, roles, strict=True)]
     flags = [
         Flag(
             id=int(ids[i]),
