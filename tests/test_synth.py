@@ -179,6 +179,12 @@ def test_bad_input_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert "--n" in capsys.readouterr().err
     assert main(["synth", "--preview", str(tmp_path / "x.jpg")]) == 2
     assert "PNG" in capsys.readouterr().err
+    assert main(["synth", "--out", str(tmp_path / "x"), "--seed", "-3"]) == 2
+    assert "--seed" in capsys.readouterr().err
+    assert main(["synth", "--video", str(tmp_path / "v.avi")]) == 2
+    assert ".y4m" in capsys.readouterr().err
+    assert main(["synth", "--video", str(tmp_path / "v.y4m"), "--size", "321x240"]) == 2
+    assert "even" in capsys.readouterr().err
 
 
 def test_camera_keeps_tiles_20_to_120_px_wide_and_tilt_in_range() -> None:

@@ -64,6 +64,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     if not 10 <= args.quality <= 100:
         raise InputError(f"--quality must be 10..100, got {args.quality}")
+    if args.seed < 0 or args.start < 0:
+        raise InputError(f"--seed and --start must be >= 0, got {args.seed} and {args.start}")
     if args.preview is not None:
         return _preview(args)
     if args.video is not None:
