@@ -18,7 +18,7 @@ def _write(path: Path, data: dict) -> Path:
 
 
 def test_shipped_configs_load() -> None:
-    for name in ("tile_detector", "tile_classifier", "tile_detector53"):
+    for name in ("tile_detector", "tile_classifier", "tile_classifier_ft", "tile_detector53"):
         config = TrainConfig.load(REPO_ROOT / "models" / f"{name}.yaml")
         assert config.name == name
         assert config.model.endswith(".yaml")

@@ -9,7 +9,7 @@ arguments and where the shipped weights go::
     data: datasets/real.yaml       # detection data YAML, or a classification folder
     prepare: [real]                # build steps run first when their output is missing
     output: models/tile_detector.pt
-    weights: models/other.pt       # optional: start from a local checkpoint's matching layers
+    weights: models/other.pt       # optional: start from a local checkpoint (same architecture)
     train: {epochs: 60, imgsz: 320, hsv_h: 0.0, fliplr: 0.0, ...}
 
 Example::
@@ -159,12 +159,15 @@ def train(config: TrainConfig, resume: bool = False, **overrides: Any) -> Path:
         data = config.data_path()
         if data.suffix in (".yaml", ".yml"):
             data = resolve_data_yaml(data, RUNS_DIR / "data")
-        model = YOLO(config.model, task=config.task)
-        if config.weights is not None:
+        if config.weights is None:
+            model = YOLO(config.model, task=config.task)
+        else:
+            # Start from a local checkpoint of the same architecture: ultralytics rebuilds the
+            # model for this data and copies every layer whose shape matches (a new head for
+            # other classes starts fresh).  Never a download.
             if not config.weights.is_file():
                 raise FileNotFoundError(f"{config.name}: no initial weights at {config.weights}")
-            model.load(str(config.weights))  # layers of the same shape only: never a download
-            args["pretrained"] = str(config.weights)
+            model = YOLO(str(config.weights), task=config.task)
         model.train(
             data=str(data),
             project=str(RUNS_DIR),
@@ -177,8 +180,17 @@ def train(config: TrainConfig, resume: bool = False, **overrides: Any) -> Path:
         best = last
     config.output.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(best, config.output)
+    ship(config.output)
     print(f"trained {config.name} in {time.time() - started:.0f} s -> {config.output}")
     return config.output
+
+
+def ship(weights: Path) -> Path:
+    """Drop the optimizer state and keep fp16 weights (26 MB -> ~5 MB), as ultralytics does."""
+    from ultralytics.utils.torch_utils import strip_optimizer
+
+    strip_optimizer(str(weights))
+    return weights
 
 
 def export_onnx(weights: Path, imgsz: int, dynamic: bool) -> Path:
