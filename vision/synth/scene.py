@@ -131,6 +131,7 @@ class Post:
     gamma: float = 1.0
     contrast: float = 0.0  # strength of the S-curve of the camera's tone mapping
     saturation: float = 1.0
+    sharpen: float = 0.0  # unsharp-mask amount: phone cameras sharpen, leaving halos at edges
 
 
 @dataclass
@@ -380,6 +381,7 @@ def _sample_post(rng: np.random.Generator) -> Post:
         gamma=float(rng.uniform(0.8, 1.2)),
         contrast=float(rng.uniform(0.0, 0.35)),
         saturation=float(rng.uniform(0.75, 1.3)),
+        sharpen=float(rng.uniform(0.3, 1.2) if rng.random() < 0.5 else 0.0),
     )
 
 
@@ -806,6 +808,9 @@ def _apply_post(img: np.ndarray, post: Post, rng: np.random.Generator) -> np.nda
         kernel = cv2.warpAffine(kernel, rot, (k, k))
         kernel /= max(kernel.sum(), 1e-6)
         img = cv2.filter2D(img, -1, kernel)
+    if post.sharpen > 0:
+        soft = cv2.GaussianBlur(img, (0, 0), 1.2)
+        img = cv2.addWeighted(img, 1 + post.sharpen, soft, -post.sharpen, 0)
     img = _tone(img, post)
     h, w = img.shape[:2]
     luma = rng.standard_normal((h, w), dtype=np.float32) * post.noise

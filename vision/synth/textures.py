@@ -61,13 +61,21 @@ def wood(rng: np.random.Generator, shape: tuple[int, int], colour: Colour) -> np
     """Wood grain along x: stretched noise for fibres, noise-warped sine rings for the figure."""
     h, w = shape
     ys, xs = np.mgrid[0:h, 0:w].astype(np.float32)
-    warp = fractal_noise(rng, shape, 3, 3) * rng.uniform(6, 18)
-    freq = rng.uniform(0.04, 0.12)
-    rings = 0.5 + 0.5 * np.sin((ys + warp * 8 + 0.02 * xs * rng.uniform(-1, 1)) * freq)
+    # the figure: growth rings as sines across the grain, bent by noise stretched along it
+    stretched = fractal_noise(rng, (h, max(8, w // 6)), 3, 3)
+    warp = cv2.resize(stretched, (w, h), interpolation=cv2.INTER_CUBIC) * rng.uniform(15, 45)
+    freq = rng.uniform(0.05, 0.14)
+    rings = 0.5 + 0.5 * np.sin((ys + warp + 0.02 * xs * rng.uniform(-1, 1)) * freq)
     rings = rings ** rng.uniform(1.5, 4.0)
     small = rng.random((max(2, h // 2), max(2, w // 40))).astype(np.float32)
     fibres = cv2.resize(small, (w, h), interpolation=cv2.INTER_LINEAR)
     field = 0.55 * rings + 0.3 * fibres + 0.15 * fractal_noise(rng, shape, 2, 2)
+    if rng.random() < 0.5:  # a plank table: boards along the grain, dark seams, a shade each
+        width = rng.uniform(0.15, 0.35) * h
+        board = (ys // width).astype(np.int32)
+        field = field * (1 + 0.12 * (rng.random(int(board.max()) + 1)[board] - 0.5))
+        seam = np.abs(ys - (board + 0.5) * width) > width / 2 - rng.uniform(0.8, 2.0)
+        field = np.where(seam, field * 0.35, field)
     contrast = rng.uniform(0.55, 0.85)
     return _tint(field, _shade(colour, contrast), _shade(colour, 1.0 / contrast**0.3))
 
