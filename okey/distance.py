@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
-from itertools import combinations, product
+from itertools import combinations
 from typing import NamedTuple
 
 from okey.hand import check_possible, okey_for
@@ -180,62 +180,130 @@ def max_kept_in_melds(hand: HandState, rules: Rules, enough: int | None = None) 
     """Most faces kept by a winning hand laid out in runs and sets (okeys not counted).
 
     With ``enough``, the search may stop as soon as it keeps that many (the answer is then at
-    least ``enough``, not necessarily the most).  Set choices are ranked by an upper bound on what
-    they can keep, and skipped once the bound cannot beat the best layout found.
+    least ``enough``, not necessarily the most).
     """
     size = rules.hand_size
-    enough = size if enough is None else min(enough, size)
-    budget = hand.okeys + hand.wild_avail
-    wrap = rules.wrap_13_1
-    base = [
-        _colour_profile(
-            tuple(hand.faces[lo : lo + 13]), tuple(hand.avail[lo : lo + 13]), wrap, size
-        )
-        for lo in (0, 13, 26, 39)
-    ]
-    best = 0
-    candidates = []
-    for set_items, faces, avail, touched, _ in _set_choices(hand, wrap):
-        profiles = [
-            _colour_profile(tuple(faces[lo : lo + 13]), tuple(avail[lo : lo + 13]), wrap, size)
-            if colour in touched
-            else base[colour]
-            for colour, lo in enumerate((0, 13, 26, 39))
-        ]
-        components = (*set_items, *profiles)
-        bound = min(size, _kept_bound(components, size))
-        if bound > best:
-            candidates.append((bound, components))
-            if not set_items:
-                best = max(best, _layout_kept(components, size, budget))
-    candidates.sort(key=lambda c: -c[0])
-    for bound, components in candidates:
-        if bound <= best or best >= enough:
-            break
-        best = max(best, _layout_kept(components, size, budget))
-    return best
+    return _SetSearch(hand, rules, size if enough is None else min(enough, size), False).run()[0]
 
 
 def optimal_set_choices(hand: HandState, rules: Rules) -> tuple[int, list[SetChoice]]:
     """The most faces a meld layout keeps, and every choice of sets that keeps that many."""
-    size = rules.hand_size
-    budget = hand.okeys + hand.wild_avail
-    wrap = rules.wrap_13_1
-    scored = []
-    for set_items, faces, avail, _, sets in _set_choices(hand, wrap):
-        components = (*set_items, *_profiles(faces, avail, wrap, size))
-        scored.append((min(size, _kept_bound(components, size)), components, sets))
-    scored.sort(key=lambda c: -c[0])
-    best, optimal = 0, []
-    for bound, components, sets in scored:
-        if bound < best:
-            break
-        kept = _layout_kept(components, size, budget)
-        if kept > best:
-            best, optimal = kept, [sets]
-        elif kept == best:
-            optimal.append(sets)
-    return best, optimal
+    return _SetSearch(hand, rules, rules.hand_size + 1, True).run()
+
+
+class _SetSearch:
+    """Depth-first search over the set choices, number by number, with a bound that prunes.
+
+    At each step the bound is: the sets chosen so far, plus every colour's runs as the faces now
+    stand (taking more faces into sets never lets a colour keep more), plus the best the sets at
+    the numbers still to decide could add, priced per slot (see ``_kept_bound``).
+    """
+
+    def __init__(self, hand: HandState, rules: Rules, enough: int, ties: bool) -> None:
+        self.size = rules.hand_size
+        self.wrap = rules.wrap_13_1
+        self.budget = hand.okeys + hand.wild_avail
+        self.enough = enough
+        self.ties = ties
+        self.faces = list(hand.faces)
+        self.avail = list(hand.avail)
+        self.numbers = [
+            n for n in range(13) if sum(1 for c in range(4) if hand.faces[c * 13 + n]) >= 2
+        ]
+        self.choices = [
+            sorted(_sets_at(n, hand.faces), key=_taken, reverse=True) for n in self.numbers
+        ]
+        # rest[i][k]: the most the sets at numbers i.. can add to the bound at price k.
+        self.rest = [[0] * len(SLOT_PRICES) for _ in range(len(self.numbers) + 1)]
+        for i in range(len(self.numbers) - 1, -1, -1):
+            for k, price in enumerate(SLOT_PRICES):
+                gain = max(
+                    sum(SCALE * len(c) - price * max(3, len(c)) for c, _ in choice)
+                    for choice in self.choices[i]
+                )
+                self.rest[i][k] = self.rest[i + 1][k] + max(0, gain)
+        self.profiles = _profiles(self.faces, self.avail, self.wrap, self.size)
+        self.items: list[Component] = []
+        self.sets: list[tuple[tuple[int, ...], int]] = []
+        self.best = 0
+        self.optimal: list[SetChoice] = []
+
+    def run(self) -> tuple[int, list[SetChoice]]:
+        self._visit(0, [0] * len(SLOT_PRICES))
+        return self.best, self.optimal
+
+    def _bound(self, i: int, chosen: list[int]) -> int:
+        runs = [sum(p.bounds[k] for p in self.profiles) for k in range(len(SLOT_PRICES))]
+        sums = [
+            price * self.size + chosen[k] + self.rest[i][k] + runs[k]
+            for k, price in enumerate(SLOT_PRICES)
+        ]
+        return min(self.size, min(sums) // SCALE)
+
+    def _visit(self, i: int, chosen: list[int]) -> bool:
+        """Search from number ``i`` on; True once the answer is settled (stop everything)."""
+        bound = self._bound(i, chosen)
+        if bound < self.best or (bound == self.best and not self.ties and self.optimal):
+            return False
+        if i == len(self.numbers):
+            kept = _layout_kept((*self.items, *self.profiles), self.size, self.budget)
+            if kept > self.best or not self.optimal:
+                self.best, self.optimal = kept, [tuple(self.sets)]
+            elif kept == self.best and self.ties:
+                self.optimal.append(tuple(self.sets))
+            return not self.ties and self.best >= self.enough
+        for choice in self.choices[i]:
+            undo = self._take(choice)
+            added = [
+                sum(SCALE * len(c) - price * max(3, len(c)) for c, _ in choice)
+                for price in SLOT_PRICES
+            ]
+            done = self._visit(i + 1, [a + b for a, b in zip(chosen, added, strict=True)])
+            self._restore(choice, undo)
+            if done:
+                return True
+        return False
+
+    def _take(self, choice: list[tuple[tuple[int, ...], int]]) -> tuple[list[Component], list]:
+        old_profiles = list(self.profiles)
+        drawn_all = []
+        touched: set[int] = set()
+        for colours, number in choice:
+            for c in colours:
+                self.faces[c * 13 + number] -= 1
+            touched.update(colours)
+            here = tuple(self.avail[c * 13 + number] for c in range(4))
+            component, drawn = _set_component(colours, here)
+            for c in drawn:
+                self.avail[c * 13 + number] -= 1
+                touched.add(c)
+            drawn_all.append(drawn)
+            self.items.append(component)
+            self.sets.append((colours, number))
+        for colour in touched:
+            lo = colour * 13
+            self.profiles[colour] = _colour_profile(
+                tuple(self.faces[lo : lo + 13]),
+                tuple(self.avail[lo : lo + 13]),
+                self.wrap,
+                self.size,
+            )
+        return old_profiles, drawn_all
+
+    def _restore(self, choice: list[tuple[tuple[int, ...], int]], undo: tuple) -> None:
+        old_profiles, drawn_all = undo
+        for (colours, number), drawn in zip(choice, drawn_all, strict=True):
+            for c in colours:
+                self.faces[c * 13 + number] += 1
+            for c in drawn:
+                self.avail[c * 13 + number] += 1
+            self.items.pop()
+            self.sets.pop()
+        self.profiles = old_profiles
+
+
+def _taken(choice: list[tuple[tuple[int, ...], int]]) -> int:
+    return sum(len(colours) for colours, _ in choice)
 
 
 def kept_with_sets(hand: HandState, rules: Rules, sets: SetChoice) -> int:
@@ -370,27 +438,6 @@ def _layout_kept(components: Sequence[Component], size: int, budget: int) -> int
     return max((k for (s, _), k in table.items() if _fits(s, size)), default=0)
 
 
-def _set_choices(
-    hand: HandState, wrap: bool
-) -> Iterable[tuple[list[Component], list[int], list[int], set[int], SetChoice]]:
-    """Every way to take sets of two or more held faces out of the hand.
-
-    Yields (the sets as components, faces left, availability left, colours the sets touch, the
-    sets as (colours, number) pairs).  A
-    set of two held faces is completed by one drawn tile (or two for a 4-set); a set of three by
-    none (or one).
-    """
-    per_number: list[list[list[tuple[tuple[int, ...], int]]]] = []
-    for number in range(13):
-        present = [c for c in range(4) if hand.faces[c * 13 + number]]
-        if len(present) >= 2:
-            per_number.append(_sets_at(number, hand.faces, hand.avail, wrap))
-    for choice in product(*per_number):
-        sets = tuple(s for at_number in choice for s in at_number)
-        items, faces, avail, touched = _take_sets(hand, sets)
-        yield items, faces, avail, touched, sets
-
-
 def _take_sets(
     hand: HandState, sets: SetChoice
 ) -> tuple[list[Component], list[int], list[int], set[int]]:
@@ -412,9 +459,7 @@ def _take_sets(
     return items, faces, avail, touched
 
 
-def _sets_at(
-    number: int, faces: list[int], avail: list[int], wrap: bool
-) -> list[list[tuple[tuple[int, ...], int]]]:
+def _sets_at(number: int, faces: list[int]) -> list[list[tuple[tuple[int, ...], int]]]:
     """The choices of sets (0, 1 or 2 of them) at one number, each as (kept colours, number)."""
     counts = [faces[c * 13 + number] for c in range(4)]
     choices: list[list[tuple[tuple[int, ...], int]]] = [[]]
