@@ -37,6 +37,7 @@ from vision.decode import decode
 from vision.evaluate import load_samples, match
 from vision.layout import lay_out
 from vision.pipeline import NothingFoundError, Pipeline
+from vision.recognizer import MANIFEST, Recognizer, RecognizerSpec
 from vision.smoothing import HandTracker
 from vision.types import Recognition
 
@@ -192,9 +193,10 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=90)
     parser.add_argument("--layout", type=int, default=300, help="rendered racks for the layout")
     parser.add_argument("--backend", choices=["onnx", "torch"])
+    parser.add_argument("--manifest", type=Path, default=MANIFEST, help="recogniser to use")
     args = parser.parse_args()
 
-    pipeline = Pipeline.default(args.backend)
+    pipeline = Pipeline(Recognizer(RecognizerSpec.load(args.manifest), args.backend))
     backend = pipeline.recognizer.backend
     print(
         f"istaka pipeline benchmark: {pipeline.recognizer.spec.architecture} recogniser, {backend}"

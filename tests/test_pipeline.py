@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 
 import numpy as np
@@ -213,11 +214,14 @@ def test_engine_answers_are_reused_while_the_hand_is_unchanged(pipeline: Pipelin
 
 def test_background_engine_answers_a_later_frame_of_the_same_hand() -> None:
     pipeline = Pipeline(recognizer=None, background_engine=True)
+    busy = threading.Event()
+    pipeline._executor.submit(busy.wait)  # the engine thread is still on an earlier hand
     rec = rack(WINNING)
     first = pipeline.read(rec, indicator="R9")
     assert first.verdict is None
     assert any("working out" in w for w in first.warnings)
-    for _ in range(200):  # the engine thread finishes within a few seconds at most
+    busy.set()
+    for _ in range(200):
         later = pipeline.read(rec, indicator="R9")
         if later.verdict is not None:
             break

@@ -125,12 +125,11 @@ def decode(
     rack_cap, total_cap = capacities(indicator, rules, seen)
     _check_fixed(fixed, on_rack, rack_cap, total_cap, indicator)
     cost = -np.log(np.clip(probs, PROB_FLOOR, 1.0))
-    if n == 0:
-        chosen: list[int] = []
-    elif rule_aware:
+    chosen = [fixed[i].index if i in fixed else int(np.argmax(probs[i])) for i in range(n)]
+    # Each tile's own best reading is optimal whenever it is possible (the usual case); only an
+    # impossible one needs the joint solution.
+    if rule_aware and n and not _within(chosen, on_rack, rack_cap, total_cap):
         chosen = _assign(cost, on_rack, rack_cap, total_cap, fixed)
-    else:
-        chosen = [fixed[i].index if i in fixed else int(np.argmax(probs[i])) for i in range(n)]
     tiles = [Tile(k) for k in chosen]
     chosen_p = [float(probs[i, k]) for i, k in enumerate(chosen)]
     alternatives = [_alternatives(probs[i], chosen[i]) for i in range(n)]
@@ -166,6 +165,14 @@ def _check_fixed(
         if k > rack_cap[tile.index]:
             why = "one is the indicator on the table" if tile == indicator else "seen elsewhere"
             raise ImpossibleHandError(f"the corrections put {k} {tile} on the rack: {why}")
+
+
+def _within(
+    chosen: list[int], on_rack: Sequence[bool], rack_cap: np.ndarray, total_cap: np.ndarray
+) -> bool:
+    total = np.bincount(chosen, minlength=NUM_KINDS)
+    rack = np.bincount([k for k, r in zip(chosen, on_rack, strict=True) if r], minlength=NUM_KINDS)
+    return bool(np.all(total <= total_cap) and np.all(rack <= rack_cap))
 
 
 def _alternatives(row: np.ndarray, chosen: int, k: int = 3) -> tuple[Alternative, ...]:
