@@ -100,6 +100,16 @@ class Rack:
 
 
 @dataclass
+class FarRack:
+    """Another player's rack across or beside the table, seen from behind; never labelled."""
+
+    rack: Rack
+    tiles: list[PlacedTile]  # row and x used; faces point away from the camera
+    rotation: np.ndarray  # 3x3, about z: the rack's front faces its own player
+    offset: np.ndarray  # world position of the rack's origin
+
+
+@dataclass
 class Finger:
     tip: np.ndarray  # world point the finger tip rests on
     angle: float  # direction from the tip towards the hand, degrees in the image (90 = down)
@@ -152,6 +162,7 @@ class Scene:
     fingers: list[Finger]
     post: Post
     backs: list[PlacedTile] = field(default_factory=list)  # face-down tiles (not labelled)
+    far_racks: list[FarRack] = field(default_factory=list)  # the other players' racks
     extra: dict = field(default_factory=dict)
 
 
@@ -396,6 +407,79 @@ def _widest_tile(camera: Camera, rack: Rack, tiles: list[PlacedTile]) -> float:
     return widest
 
 
+def _sample_far_racks(
+    rng: np.random.Generator, pool_name: str, style: SetStyle, length: float
+) -> list[FarRack]:
+    """The other players' racks: across the table and at the sides, fronts turned away."""
+    out = []
+    seats = (
+        (180.0, (rng.uniform(-15, 15), rng.uniform(60, 95))),
+        (-90.0, (-length / 2 - rng.uniform(15, 35), rng.uniform(20, 50))),
+        (90.0, (length / 2 + rng.uniform(15, 35), rng.uniform(20, 50))),
+    )
+    back = _face(rng, None, style)
+    for angle, (x, y) in seats:
+        if rng.random() > 0.3:
+            continue
+        far_length = float(rng.uniform(46, 60))
+        rack = _sample_rack(rng, pool_name, far_length)
+        tiles = []
+        for row in (0, 1):
+            for k in range(int(far_length // (TILE_W * 1.02))):
+                if rng.random() < 0.55:
+                    tiles.append(
+                        PlacedTile(
+                            tile=Tile(0),
+                            face=back,
+                            upside_down=False,
+                            on_rack=True,
+                            role="far",
+                            row=row,
+                            x=float(-far_length / 2 + (k + 0.6) * TILE_W * 1.02),
+                        )
+                    )
+        a = np.deg2rad(angle + rng.normal(0, 6))
+        rotation = np.array([[np.cos(a), -np.sin(a), 0], [np.sin(a), np.cos(a), 0], [0, 0, 1.0]])
+        out.append(FarRack(rack, tiles, rotation, np.array([x, y, 0.0])))
+    return out
+
+
+def _moved(cub: Cuboid, rotation: np.ndarray, offset: np.ndarray) -> Cuboid:
+    return Cuboid(
+        origin=rotation @ cub.origin + offset,
+        a=rotation @ cub.a,
+        b=rotation @ cub.b,
+        c=rotation @ cub.c,
+    )
+
+
+def _draw_far_rack(
+    canvas: np.ndarray,
+    idmap: np.ndarray,
+    cam: Camera,
+    far: FarRack,
+    body: np.ndarray,
+    light_dir: np.ndarray,
+) -> None:
+    """Painter's order by distance: far tiles, then the board between them and the camera."""
+    rack = far.rack
+    colour = rack.texture.reshape(-1, 3).mean(0)
+    items: list[tuple[Cuboid, np.ndarray, np.ndarray | None]] = [
+        (_moved(b, far.rotation, far.offset), colour, rack.texture)
+        for b in rack_boxes(rack).values()
+    ]
+    items += [
+        (_moved(rack_tile_cuboid(rack, t), far.rotation, far.offset), body, None) for t in far.tiles
+    ]
+
+    def centre_distance(item: tuple[Cuboid, np.ndarray, np.ndarray | None]) -> float:
+        c = item[0]
+        return -float(np.linalg.norm(c.origin + (c.a + c.b + c.c) / 2 - cam.C))
+
+    for cub, col, tex in sorted(items, key=centre_distance):
+        _draw_box(canvas, idmap, cam, cub, col, tex, light_dir)
+
+
 def _sample_backs(rng: np.random.Generator, style: SetStyle, length: float) -> list[PlacedTile]:
     """Face-down tiles on the table: the centre stacks (up to 5 high) or a few strays."""
     if rng.random() < 0.55:
@@ -509,6 +593,7 @@ def sample_scene(
             )
 
     backs = _sample_backs(rng, style, length)
+    far_racks = _sample_far_racks(rng, pool_name, style, length)
     xs = [t.x for t in tiles if t.on_rack]
     cam_params = _sample_camera(rng, rack, size, xs)
     camera = make_camera(cam_params, rack, size)
@@ -562,6 +647,7 @@ def sample_scene(
         fingers=fingers,
         post=_sample_post(rng),
         backs=backs,
+        far_racks=far_racks,
     )
 
 
@@ -868,6 +954,8 @@ def render_scene(scene: Scene, rng: np.random.Generator) -> tuple[np.ndarray, di
 
     body = np.asarray(scene.style.body, np.float32) * 0.93
     records: dict[int, dict] = {}
+    for far in sorted(scene.far_racks, key=lambda f: -float(np.linalg.norm(f.offset - cam.C))):
+        _draw_far_rack(canvas, idmap, cam, far, body, light_dir)
     # face-down tiles, then table tiles (under everything on the rack side), piles bottom first
     for t in sorted(scene.backs, key=lambda b: b.z0):
         _draw_tile(canvas, idmap, cam, table_tile_cuboid(t), t, -1, body, light_dir)
