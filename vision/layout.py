@@ -38,6 +38,10 @@ MAX_ROW_ANGLE = 45.0
 # little) and no further away than this many tile sizes.
 PARALLEL_TOLERANCE = 15.0
 MAX_ROW_SPACING = 3.0
+# Line search effort: distinct hypotheses refined per line, and lines looked for beyond the rows
+# wanted (the rack's rows are the longest lines; the rest is table clutter).
+MAX_REFINED = 8
+EXTRA_LINES = 4
 # Touching tiles are this many box widths (along the row) apart, at least and at most; outside,
 # no two tiles of the rack touch (or a detection is doubled) and the box width is used as it is.
 MIN_PITCH = 0.3
@@ -104,7 +108,7 @@ def lay_out(
     widths = arr[:, 2] - arr[:, 0]
     heights = arr[:, 3] - arr[:, 1]
     sizes = np.sqrt(widths * heights)
-    lines = _find_lines(centres, sizes)
+    lines = _find_lines(centres, sizes, max_rows + EXTRA_LINES)
     rows = _rack_rows(lines, centres, sizes, max_rows)
     rows = _top_to_bottom(rows, centres)
     ordered = [_order_row(r, centres) for r in rows]
@@ -158,11 +162,11 @@ def _is_row_direction(direction: np.ndarray) -> bool:
     return abs(math.degrees(math.atan2(direction[1], direction[0]))) <= MAX_ROW_ANGLE
 
 
-def _find_lines(centres: np.ndarray, sizes: np.ndarray) -> list[np.ndarray]:
+def _find_lines(centres: np.ndarray, sizes: np.ndarray, most: int) -> list[np.ndarray]:
     """Greedily take the line through the most tile centres, remove its tiles, repeat."""
     remaining = np.arange(len(centres))
     lines: list[np.ndarray] = []
-    while len(remaining) >= 2:
+    while len(remaining) >= 2 and len(lines) < most:
         best = _best_line(centres, sizes, remaining)
         if best is None or len(best) < 2:
             break
@@ -209,6 +213,8 @@ def _best_line(centres: np.ndarray, sizes: np.ndarray, pool: np.ndarray) -> np.n
         signature = inliers[h].tobytes()
         if signature in tried:
             continue
+        if len(tried) >= MAX_REFINED:
+            break
         tried.add(signature)
         members = _refine(centres[i[h]], dirs[h], centres, sizes, pool)
         if members is None:
