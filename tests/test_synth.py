@@ -72,7 +72,8 @@ def test_boxes_are_where_the_tiles_are_drawn() -> None:
     """Removing one tile from a scene changes the pixels inside its box, and little outside."""
     from dataclasses import replace
 
-    from vision.synth.scene import render_scene, sample_scene
+    from vision.synth.render import render_scene
+    from vision.synth.scene import sample_scene
 
     checked = 0
     for seed in (11, 12, 13):

@@ -26,7 +26,8 @@ import cv2
 import numpy as np
 
 from okey import Tile
-from vision.synth.scene import render_scene, sample_scene
+from vision.synth.render import render_scene
+from vision.synth.scene import sample_scene
 
 CLASS_NAMES = [str(Tile(i)) for i in range(53)]
 

@@ -15,12 +15,12 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from vision.synth.render import render_scene
 from vision.synth.scene import (
     SKINS,
     Finger,
     Scene,
     rack_tile_cuboid,
-    render_scene,
     sample_scene,
     with_camera,
 )
