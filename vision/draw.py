@@ -25,7 +25,7 @@ INK = {
     "K": (60, 60, 60),
     None: (60, 170, 60),  # false joker
 }
-FLAG = (0, 220, 255)
+FLAG = (255, 255, 0)  # cyan: apart from every tile colour
 CORRECTED = (200, 80, 200)
 DISCARD = (255, 0, 255)
 TABLE = (160, 160, 160)
@@ -97,14 +97,15 @@ def _tile(
     and the confidence inside it."""
     x1, y1, x2, y2 = (round(v) for v in placed.box)
     thickness = max(2, round(scale * 3))
-    if discard:
-        pad = thickness * 2
-        cv2.rectangle(image, (x1 - pad, y1 - pad), (x2 + pad, y2 + pad), DISCARD, thickness * 2)
-        _label(image, "DISCARD", (x1 - pad, y2 + pad + round(24 * scale)), scale * 0.8, DISCARD)
     cv2.rectangle(image, (x1, y1), (x2, y2), colour, thickness)
     mark = "?" if placed.flagged else ("*" if placed.corrected else "")
     name = f"{note} {placed.tile}{mark}" if note else f"{placed.tile}{mark}"
-    _label(image, name, (x1, y1 - 1), scale, colour, max_width=x2 - x1)
+    if discard:
+        pad = thickness * 2
+        cv2.rectangle(image, (x1 - pad, y1 - pad), (x2 + pad, y2 + pad), DISCARD, thickness * 2)
+        _label(image, f"discard {name}", (x1 - pad, y1 - pad - 1), scale, DISCARD)
+    else:
+        _label(image, name, (x1, y1 - 1), scale, colour, max_width=x2 - x1)
     # The confidence sits inside the box's top edge: a lower row's readings cover the bottom edge.
     conf_scale = min(scale * 0.55, 0.45 * (y2 - y1) / 30)
     (_, h), base = cv2.getTextSize("0%", FONT, conf_scale, 1)
