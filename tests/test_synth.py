@@ -205,3 +205,27 @@ def test_camera_keeps_tiles_20_to_120_px_wide_and_tilt_in_range() -> None:
     assert widths_arr.max() <= 120.5
     assert np.percentile(widths_arr, 5) >= 15  # a few far tiles of a long 101 rack dip below 20
     assert (widths_arr < 35).any() and (widths_arr > 80).any()  # both wide views and close-ups
+
+
+def test_committed_heldout_eval_set_is_consistent() -> None:
+    import yaml
+
+    root = Path(__file__).resolve().parents[1] / "datasets" / "synth_eval"
+    data = yaml.safe_load((root / "data.yaml").read_text())
+    assert "path" not in data  # resolved next to the YAML wherever the checkout lives
+    assert len(data["names"]) == 53 and data["names"][52] == "FJ"
+    images = sorted((root / "images").glob("*.jpg"))
+    assert len(images) == 200
+    for img in images[::20]:
+        truth = json.loads((root / "sidecars" / f"{img.stem}.json").read_text())
+        assert truth["style_pool"] == "heldout" and truth["image"] == img.name
+        labels = _read_labels(root / "labels" / f"{img.stem}.txt")
+        assert [c for c, *_ in labels] == [t["class"] for t in truth["tiles"] if t["labelled"]]
+
+
+def test_every_sidecar_key_is_documented() -> None:
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "synth.md").read_text()
+    _, truth = render_sample(2, 0)
+    keys = set(truth) | {k for t in truth["tiles"] for k in t}
+    missing = sorted(k for k in keys if f'"{k}"' not in doc)
+    assert not missing, f"undocumented sidecar keys: {missing}"
