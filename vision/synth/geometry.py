@@ -89,12 +89,12 @@ def _roi(quad: np.ndarray, size: tuple[int, int]) -> tuple[int, int, int, int] |
 
 
 def polygon_mask(quad: np.ndarray, roi: tuple[int, int, int, int]) -> np.ndarray:
-    """Anti-aliased float mask of a polygon inside ``roi`` (x0, y0, x1, y1)."""
+    """Anti-aliased float mask of a simple polygon inside ``roi`` (x0, y0, x1, y1)."""
     x0, y0, x1, y1 = roi
     shift = 4  # sub-pixel precision for the anti-aliased edge
     m = np.zeros((y1 - y0, x1 - x0), np.uint8)
     pts = np.round((quad - [x0, y0]) * (1 << shift)).astype(np.int32)
-    cv2.fillConvexPoly(m, pts, 255, cv2.LINE_AA, shift)
+    cv2.fillPoly(m, [pts], 255, cv2.LINE_AA, shift)  # sides of rounded tiles are not convex
     return m.astype(np.float32) / 255.0
 
 

@@ -167,6 +167,34 @@ def _face_quad(cam: Camera, cub: Cuboid) -> np.ndarray | None:
     return _project_ok(cam, front[[3, 2, 1, 0]])  # TL, TR, BR, BL
 
 
+_ARC = np.linspace(0.0, np.pi / 2, 5)
+CORNER_RADIUS = 0.13  # of the tile's width, as in the face image's rounded corners
+
+
+def _rounded_sides(cub: Cuboid) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The four sides of a tile with rounded vertical edges, as (polygon (N, 3), outward normal).
+
+    Each side runs between the middles of its two corner arcs, so the body never shows sharp
+    corners behind the rounded face.
+    """
+    a_len, b_len = float(np.linalg.norm(cub.a)), float(np.linalg.norm(cub.b))
+    ua, vb = cub.a / a_len, cub.b / b_len
+    r = CORNER_RADIUS * a_len
+    centres = ((r, r), (a_len - r, r), (a_len - r, b_len - r), (r, b_len - r))  # BL, BR, TR, TL
+    starts = (np.pi, 1.5 * np.pi, 0.0, 0.5 * np.pi)
+    arcs = []
+    for (cu, cv), start in zip(centres, starts, strict=True):
+        ang = start + _ARC
+        arcs.append(np.stack([cu + r * np.cos(ang), cv + r * np.sin(ang)], axis=1))
+    normals = (-cub.b, cub.a, cub.b, -cub.a)  # bottom, right, top, left
+    sides = []
+    for i, normal in enumerate(normals):
+        pts2d = np.vstack([arcs[i][2:], arcs[(i + 1) % 4][:3]])
+        plane = cub.origin + pts2d[:, :1] * ua + pts2d[:, 1:] * vb
+        sides.append((np.vstack([plane + cub.c, plane[::-1]]), normal))
+    return sides
+
+
 def _draw_tile(
     canvas: np.ndarray,
     idmap: np.ndarray,
@@ -181,8 +209,8 @@ def _draw_tile(
     front, _ = cub.corners()
     if not visible(front, cub.c, cam):
         return None
-    for name, corners, normal in cub.faces():
-        if name in ("front", "back") or not visible(corners, normal, cam):
+    for corners, normal in _rounded_sides(cub):
+        if not visible(corners, normal, cam):
             continue
         uv = _project_ok(cam, corners)
         if uv is None:
