@@ -45,6 +45,7 @@ class SetStyle:
     circle: bool  # draw the circle around the suit symbol
     fade: float  # 0 = fresh ink, 1 = badly worn
     gloss: float  # 0 = matte, 1 = glossy (glare strength)
+    engraved: float = 0.0  # depth of the engraving shadow along the strokes (0 = printed flat)
 
 
 def _ink_from_range(rng: np.random.Generator, r: InkRange) -> Colour:
@@ -77,6 +78,7 @@ def sample_set_style(rng: np.random.Generator, pool_name: str) -> SetStyle:
         circle=bool(rng.random() < 0.75),
         fade=float(rng.beta(1.2, 4.0)),
         gloss=float(rng.uniform(0.2, 1.0)),
+        engraved=float(rng.uniform(0.15, 0.4) if rng.random() < 0.6 else 0.0),
     )
 
 
@@ -234,6 +236,9 @@ def _body_base(body: Colour) -> np.ndarray:
     return face
 
 
+_SHIFT = np.float32([[1, 0, 1.5], [0, 1, 1.5]])
+
+
 @lru_cache(maxsize=1)
 def _alpha_u8() -> np.ndarray:
     return (_face_geometry()[0] * 255).astype(np.uint8)
@@ -276,6 +281,11 @@ def draw_face(
     ink_layer = np.empty_like(face)
     ink_layer[:] = ink
     face = cv2.blendLinear(ink_layer, face, opacity, 1.0 - opacity)
+    if style.engraved > 0:
+        # engraved numbers: the cut's upper-left wall throws a thin shadow inside the stroke edge
+        shifted = cv2.warpAffine(mask, _SHIFT, (FACE_W, FACE_H))
+        groove = np.clip(mask - shifted, 0, 1) * np.float32(style.engraved)
+        face = cv2.multiply(face, cv2.merge([1 - groove] * 3))
     # dirt specks
     n_specks = int(rng.poisson(8))
     ys = rng.integers(0, FACE_H, n_specks)
