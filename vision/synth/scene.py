@@ -3,7 +3,8 @@
 ``sample_scene`` draws every random choice of one photo into a ``Scene``;
 ``vision.synth.render.render_scene`` turns it into a BGR image and its sidecar (the ground truth).
 Keeping the two apart lets the video renderer move the camera, the light and a finger over one
-fixed scene.  Physical sizes are centimetres: tiles 2.6 x 3.7 x 0.9, racks 33-58 cm long (12-20 slots a row).
+fixed scene.  Physical sizes are centimetres: tiles 2.6 x 3.7 x 0.9, racks 33-58 cm long
+(12-20 slots a row).
 
 >>> import numpy as np
 >>> scene = sample_scene(np.random.default_rng(3))
