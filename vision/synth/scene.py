@@ -3,8 +3,8 @@
 ``sample_scene`` draws every random choice of one photo into a ``Scene``;
 ``vision.synth.render.render_scene`` turns it into a BGR image and its sidecar (the ground truth).
 Keeping the two apart lets the video renderer move the camera, the light and a finger over one
-fixed scene.  Physical sizes are centimetres: tiles 2.6 x 3.7 x 0.9, racks 33-58 cm long
-(12-20 slots a row).
+fixed scene.  Physical sizes are centimetres: tiles 2.6 x 3.7 x 0.9, racks 38-58 cm long
+(14-20 slots a row).
 
 >>> import numpy as np
 >>> scene = sample_scene(np.random.default_rng(3))
@@ -493,7 +493,7 @@ def sample_scene(
     style = sample_set_style(rng, pool_name)
     upside_rate = 0.0 if rng.random() < 0.6 else rng.uniform(0.03, 0.15)
 
-    slots_needed = max(hand_size // 2 + 4, 12)
+    slots_needed = max(hand_size // 2 + 4, 14)
     slots = int(rng.integers(slots_needed, slots_needed + 6))
     pitch = TILE_W * rng.uniform(1.005, 1.04)
     length = slots * pitch + rng.uniform(1.5, 4.0)
