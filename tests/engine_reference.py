@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import Counter
 from itertools import combinations_with_replacement
 
-from okey.hand import okey_for
 from okey.rules import Rules
 from okey.solver import check_win
 from okey.tiles import ALL_KINDS, Tile
@@ -43,7 +42,3 @@ def brute_distance(
                 if wins(rest + list(added), indicator, rules):
                     return r
     return None
-
-
-def okey_of(indicator: Tile) -> Tile:
-    return okey_for(indicator)
