@@ -156,7 +156,6 @@ class Scene:
     post: Post
     backs: list[PlacedTile] = field(default_factory=list)  # face-down tiles (not labelled)
     far_racks: list[FarRack] = field(default_factory=list)  # the other players' racks
-    extra: dict = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------- board geometry
