@@ -607,7 +607,21 @@ def _useful(found: dict[tuple[int, int], int]) -> tuple[Entry, ...]:
     """Keep the choices no other beats: as many faces kept, no more excess, and either the same
     slots or 3+ fewer (three or more spare slots are always filled by a new group of drawn tiles,
     so only choices within two slots of a better one can matter: they make the total exact)."""
-    excesses = sorted({x for _, x in found})
+    excesses = {x for _, x in found}
+    if len(excesses) == 1:
+        # The usual case (every drawn tile has a copy left): one pass in slot order.
+        (x,) = excesses
+        keep = []
+        upto = [-1] * (max(s for s, _ in found) + 1)
+        running = -1
+        for slots in range(len(upto)):
+            kept = found.get((slots, x), -1)
+            if kept >= 0 and (slots < 3 or upto[slots - 3] < kept):
+                keep.append((slots, kept, x))
+            running = max(running, kept)
+            upto[slots] = running
+        return tuple(keep)
+    excesses = sorted(excesses)
     keep = []
     for x in excesses:
         # Best kept at each slot count over entries with at most this excess.
@@ -689,6 +703,8 @@ def _runs(
                 if since_kept > MAX_OUTSIDE:
                     break
             length += 1
+    # Dropping choices that another beats in 3+ fewer slots is safe at every step (see _useful).
+    found = {(s, x): k for s, k, x in _useful(found)}
     memo[line] = found
     return found
 
