@@ -22,14 +22,11 @@ from vision.synth.scene import (
     MIN_VISIBLE,
     SCHEMA_VERSION,
     TABLE_PX_PER_CM,
-    TILE_D,
-    TILE_H,
     TILE_W,
     FarRack,
     Finger,
     PlacedTile,
     Scene,
-    board_axes,
     board_point,
     moved,
     rack_boxes,
@@ -361,11 +358,11 @@ def render_scene(scene: Scene, rng: np.random.Generator) -> tuple[np.ndarray, di
         if not from_above:
             _draw_box(canvas, idmap, cam, ledge, rack_colour, rack.texture, light_dir)
     if scene.light.row_shadow > 0:
-        ex, et, en = board_axes(rack.lean)
-        t_top = rack.row_t[1] + TILE_H
+        _, tile_h, tile_d = next(t.size for t in scene.tiles if t.on_rack)
+        t_top = rack.row_t[1] + tile_h
         band = np.array(
             [
-                board_point(rack, x, t, TILE_D)
+                board_point(rack, x, t, tile_d)
                 for x, t in ((x0, t_top), (x1, t_top), (x1, t_top - 1.4), (x0, t_top - 1.4))
             ]
         )

@@ -3,8 +3,8 @@
 ``sample_scene`` draws every random choice of one photo into a ``Scene``;
 ``vision.synth.render.render_scene`` turns it into a BGR image and its sidecar (the ground truth).
 Keeping the two apart lets the video renderer move the camera, the light and a finger over one
-fixed scene.  Physical sizes are centimetres: tiles 2.6 x 3.7 x 0.9, racks 38-58 cm long
-(14-20 slots a row).
+fixed scene.  Physical sizes are centimetres: tiles about 2.6 x 3.7 x 0.9 (varied per set), racks
+35-60 cm long (14-20 slots a row).
 
 >>> import numpy as np
 >>> scene = sample_scene(np.random.default_rng(3))
@@ -78,6 +78,7 @@ class PlacedTile:
     y: float = 0.0  # table y (table tiles)
     spin: float = 0.0  # rotation in the face plane, degrees
     z0: float = 0.0  # height of the tile's bottom (stacked discards)
+    size: tuple[float, float, float] = (TILE_W, TILE_H, TILE_D)  # width, height, thickness (cm)
 
 
 @dataclass
@@ -176,19 +177,21 @@ def rack_tile_cuboid(rack: Rack, tile: PlacedTile) -> Cuboid:
     """The box of a tile standing on its row's ledge, back against the board."""
     ex, et, en = board_axes(rack.lean)
     spin = np.deg2rad(tile.spin)
-    a = (np.cos(spin) * ex + np.sin(spin) * et) * TILE_W
-    b = (-np.sin(spin) * ex + np.cos(spin) * et) * TILE_H
+    w, h, d = tile.size
+    a = (np.cos(spin) * ex + np.sin(spin) * et) * w
+    b = (-np.sin(spin) * ex + np.cos(spin) * et) * h
     base = board_point(rack, tile.x, rack.row_t[tile.row], 0.0) - a / 2
-    return Cuboid(origin=base, a=a, b=b, c=en * TILE_D)
+    return Cuboid(origin=base, a=a, b=b, c=en * d)
 
 
 def table_tile_cuboid(tile: PlacedTile) -> Cuboid:
     """A tile lying face up on the table, its top edge pointing away from the player."""
     spin = np.deg2rad(tile.spin)
-    a = np.array([np.cos(spin), np.sin(spin), 0.0]) * TILE_W
-    b = np.array([-np.sin(spin), np.cos(spin), 0.0]) * TILE_H
+    w, h, d = tile.size
+    a = np.array([np.cos(spin), np.sin(spin), 0.0]) * w
+    b = np.array([-np.sin(spin), np.cos(spin), 0.0]) * h
     centre = np.array([tile.x, tile.y, tile.z0])
-    return Cuboid(origin=centre - a / 2 - b / 2, a=a, b=b, c=np.array([0.0, 0.0, TILE_D]))
+    return Cuboid(origin=centre - a / 2 - b / 2, a=a, b=b, c=np.array([0.0, 0.0, d]))
 
 
 def rack_boxes(rack: Rack) -> dict[str, Cuboid]:
@@ -240,14 +243,20 @@ def _layout_rows(
     return placed
 
 
-def _sample_rack(rng: np.random.Generator, pool_name: str, length: float) -> Rack:
+def _sample_rack(
+    rng: np.random.Generator,
+    pool_name: str,
+    length: float,
+    tile_size: tuple[float, float, float] = (TILE_W, TILE_H, TILE_D),
+) -> Rack:
     style = pool(pool_name).racks[int(rng.integers(len(pool(pool_name).racks)))]
     colour = style.colours[int(rng.integers(len(style.colours)))]
     lip_h = rng.uniform(0.5, 1.1)
-    lip_d = TILE_D * rng.uniform(0.9, 1.4)
+    _, tile_h, tile_d = tile_size
+    lip_d = tile_d * rng.uniform(0.9, 1.4)
     lower = lip_h + rng.uniform(0.0, 0.4)
-    upper = lower + TILE_H + rng.uniform(0.4, 1.2) + lip_h
-    top = upper + TILE_H * rng.uniform(0.55, 1.0)
+    upper = lower + tile_h + rng.uniform(0.4, 1.2) + lip_h
+    top = upper + tile_h * rng.uniform(0.55, 1.0)
     tex = varied_texture(rng, style.texture, colour, (128, 768))
     return Rack(
         length=length,
@@ -445,7 +454,9 @@ def moved(cub: Cuboid, rotation: np.ndarray, offset: np.ndarray) -> Cuboid:
     )
 
 
-def _sample_backs(rng: np.random.Generator, style: SetStyle, length: float) -> list[PlacedTile]:
+def _sample_backs(
+    rng: np.random.Generator, style: SetStyle, length: float, tile_size: tuple[float, float, float]
+) -> list[PlacedTile]:
     """Face-down tiles on the table: the centre stacks (up to 5 high) or a few strays."""
     if rng.random() < 0.55:
         return []
@@ -468,10 +479,11 @@ def _sample_backs(rng: np.random.Generator, style: SetStyle, length: float) -> l
                     x=x + float(rng.normal(0, 0.08)),
                     y=y + float(rng.normal(0, 0.08)),
                     spin=spin + float(rng.normal(0, 1.5)),
-                    z0=k * TILE_D,
+                    z0=k * tile_size[2],
+                    size=tile_size,
                 )
             )
-        x += TILE_W * rng.uniform(1.02, 1.3)
+        x += tile_size[0] * rng.uniform(1.02, 1.3)
     return out
 
 
@@ -491,12 +503,15 @@ def sample_scene(
     deal = deal_hand(rng, hand_size)
     style = sample_set_style(rng, pool_name)
     upside_rate = 0.0 if rng.random() < 0.6 else rng.uniform(0.03, 0.15)
+    # sets differ a little in size and proportions
+    tile_w = float(rng.uniform(2.4, 2.8))
+    tile_size = (tile_w, tile_w * float(rng.uniform(1.35, 1.5)), float(rng.uniform(0.8, 1.1)))
 
     slots_needed = max(hand_size // 2 + 4, 14)
     slots = int(rng.integers(slots_needed, slots_needed + 6))
-    pitch = TILE_W * rng.uniform(1.005, 1.04)
+    pitch = tile_w * rng.uniform(1.005, 1.04)
     length = slots * pitch + rng.uniform(1.5, 4.0)
-    rack = _sample_rack(rng, pool_name, length)
+    rack = _sample_rack(rng, pool_name, length, tile_size)
     rows = _layout_rows(rng, deal.groups, slots)
     tiles: list[PlacedTile] = []
     for r, row in enumerate(rows):
@@ -504,6 +519,7 @@ def sample_scene(
             upside = bool(rng.random() < upside_rate)
             tiles.append(
                 PlacedTile(
+                    size=tile_size,
                     tile=tile,
                     face=_face(rng, tile, style, upside),
                     upside_down=upside,
@@ -526,6 +542,7 @@ def sample_scene(
         x = float(side * rng.uniform(0.1, 0.55) * length)
         tiles.append(
             PlacedTile(
+                size=tile_size,
                 tile=deal.indicator,
                 face=_face(rng, deal.indicator, style),
                 upside_down=False,
@@ -545,6 +562,7 @@ def sample_scene(
         for k, tile in enumerate(pile):
             tiles.append(
                 PlacedTile(
+                    size=tile_size,
                     tile=tile,
                     face=_face(rng, tile, style),
                     upside_down=False,
@@ -553,11 +571,11 @@ def sample_scene(
                     x=px + rng.normal(0, 0.5),
                     y=py + rng.normal(0, 0.6),
                     spin=float(rng.normal(0, 10)),
-                    z0=k * TILE_D,
+                    z0=k * tile_size[2],
                 )
             )
 
-    backs = _sample_backs(rng, style, length)
+    backs = _sample_backs(rng, style, length, tile_size)
     far_racks = _sample_far_racks(rng, pool_name, style, length)
     xs = [t.x for t in tiles if t.on_rack]
     cam_params = _sample_camera(rng, rack, size, xs)
