@@ -310,7 +310,7 @@ class _SetSearch:
             lo = colour * 13
             self.profiles[colour] = _colour_profile(
                 tuple(self.faces[lo : lo + 13]),
-                tuple(self.avail[lo : lo + 13]),
+                tuple(a > 0 for a in self.avail[lo : lo + 13]),
                 self.wrap,
                 self.size,
             )
@@ -350,7 +350,9 @@ def kept_with_sets(hand: HandState, rules: Rules, sets: SetChoice) -> int:
 
 def _profiles(faces: list[int], avail: list[int], wrap: bool, size: int) -> list[Component]:
     return [
-        _colour_profile(tuple(faces[lo : lo + 13]), tuple(avail[lo : lo + 13]), wrap, size)
+        _colour_profile(
+            tuple(faces[lo : lo + 13]), tuple(a > 0 for a in avail[lo : lo + 13]), wrap, size
+        )
         for lo in (0, 13, 26, 39)
     ]
 
@@ -411,7 +413,7 @@ class _Layout:
         avail = list(self.avail[lo : lo + 13])
         faces[face - lo] += 1
         avail[face - lo] = max(0, avail[face - lo] - 1)
-        profile = _colour_profile(tuple(faces), tuple(avail), self.wrap, self.size)
+        profile = _colour_profile(tuple(faces), tuple(a > 0 for a in avail), self.wrap, self.size)
         final = _add_choices(table, profile.entries, self.size, self.budget)
         return max((k for (s, _), k in final.items() if _fits(s, self.size)), default=0)
 
@@ -536,8 +538,9 @@ def _colour_profile(
 ) -> Component:
     """Runs of one colour: the useful (slots, kept, excess) choices of laying its faces in runs.
 
-    ``faces`` and ``avail`` are the colour's 13 counts.  With ``wrap`` a 1 may be played high
-    (position 14, after 13): each split of the held 1s into low and high ones is tried.  Runs never
+    ``faces`` are the colour's 13 counts, ``avail`` whether each face still has a copy to draw.
+    With ``wrap`` a 1 may be played high (position 14, after 13): each split of the held 1s into
+    low and high ones is tried.  Runs never
     cross 4 or more empty positions, so faces further apart than that are solved apart (as
     clusters, cached by their shape) and their choices added up.
     """
@@ -570,7 +573,8 @@ def _clusters(
             j += 1
         lo, hi = held[i], held[j]
         left, right = min(MAX_OUTSIDE, lo), min(MAX_OUTSIDE, top - hi)
-        window = tuple(avail[p % 13] for p in range(lo - left, hi + right + 1))
+        # Only whether a copy is left matters (a drawn tile with none needs an okey).
+        window = tuple(avail[p % 13] > 0 for p in range(lo - left, hi + right + 1))
         out.append((line[lo : hi + 1], window, left, right))
         i = j + 1
     return out
