@@ -4,7 +4,7 @@
 ``vision.synth.render.render_scene`` turns it into a BGR image and its sidecar (the ground truth).
 Keeping the two apart lets the video renderer move the camera, the light and a finger over one
 fixed scene.  Physical sizes are centimetres: tiles about 2.6 x 3.7 x 0.9 (varied per set), racks
-35-60 cm long (14-20 slots a row).
+35-62 cm long (14-20 slots a row).
 
 >>> import numpy as np
 >>> scene = sample_scene(np.random.default_rng(3))
