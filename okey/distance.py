@@ -396,26 +396,62 @@ class _Layout:
         self.wrap = rules.wrap_13_1
         self.budget = hand.okeys + hand.wild_avail
         self.profiles = _profiles(self.faces, self.avail, self.wrap, self.size)
-        self._without: dict[int, dict[tuple[int, int], int]] = {}
+        self._without: dict[int, _Totals] = {}
 
     def kept_with_run_face(self, face: int) -> int:
         """Faces kept when a drawn ``face`` joins its colour's runs (the sets stay as they are)."""
         colour = face // 13
-        table = self._without.get(colour)
-        if table is None:
+        totals = self._without.get(colour)
+        if totals is None:
             table = {(0, 0): 0}
             others = [p for c, p in enumerate(self.profiles) if c != colour]
             for component in (*self.items, *others):
                 table = _add_choices(table, component.entries, self.size, self.budget)
-            self._without[colour] = table
+            totals = self._without[colour] = _Totals(table, self.size, self.budget)
         lo = colour * 13
         faces = list(self.faces[lo : lo + 13])
         avail = list(self.avail[lo : lo + 13])
         faces[face - lo] += 1
         avail[face - lo] = max(0, avail[face - lo] - 1)
         profile = _colour_profile(tuple(faces), tuple(a > 0 for a in avail), self.wrap, self.size)
-        final = _add_choices(table, profile.entries, self.size, self.budget)
-        return max((k for (s, _), k in final.items() if _fits(s, self.size)), default=0)
+        return totals.best_with(profile.entries)
+
+
+class _Totals:
+    """A knapsack table read for its last step: for each excess allowance, the most kept at
+    exactly each slot count and at each slot count or fewer."""
+
+    def __init__(self, table: dict[tuple[int, int], int], size: int, budget: int) -> None:
+        self.size = size
+        self.budget = budget
+        self.exact = [[-1] * (size + 1) for _ in range(budget + 1)]
+        for (slots, excess), kept in table.items():
+            for allowed in range(excess, budget + 1):
+                row = self.exact[allowed]
+                if kept > row[slots]:
+                    row[slots] = kept
+        self.upto = []
+        for row in self.exact:
+            running, prefix = -1, []
+            for kept in row:
+                running = max(running, kept)
+                prefix.append(running)
+            self.upto.append(prefix)
+
+    def best_with(self, entries: Sequence[Entry]) -> int:
+        """Most kept once one more component (its choices) is added and the slots must fit."""
+        best = -1
+        for slots, kept, excess in entries:
+            allowed = self.budget - excess
+            rest = self.size - slots
+            if allowed < 0 or rest < 0:
+                continue
+            found = self.exact[allowed][rest]
+            if rest >= 3:
+                found = max(found, self.upto[allowed][rest - 3])
+            if found >= 0:
+                best = max(best, found + kept)
+        return max(best, 0)
 
 
 def _fits(slots: int, size: int) -> bool:
@@ -461,9 +497,15 @@ def _melds_improve(
 def _layout_kept(components: Sequence[Component], size: int, budget: int) -> int:
     """Most faces kept by one choice per component, with the slots adding up to a win."""
     table: dict[tuple[int, int], int] = {(0, 0): 0}
-    for component in components:
+    for component in components[:-1]:
         table = _add_choices(table, component.entries, size, budget)
-    return max((k for (s, _), k in table.items() if _fits(s, size)), default=0)
+    best = 0
+    for (slots, excess), kept in table.items():
+        for e_slots, e_kept, e_excess in components[-1].entries:
+            total = slots + e_slots
+            if (total == size or total <= size - 3) and excess + e_excess <= budget:
+                best = max(best, kept + e_kept)
+    return best
 
 
 def _take_sets(
