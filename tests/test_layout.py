@@ -104,9 +104,12 @@ def test_tilted_rack(tilt: float) -> None:
     assert layout.table == table
 
 
-def test_tilt_well_past_the_geometric_limit_still_orders_and_groups() -> None:
-    boxes, expected, _ = rack_boxes([[3, 4, 3], [4, 3]], tilt=38.0)
-    assert lay_out(boxes).rows == expected
+@pytest.mark.parametrize("tilt", [38.0, 55.0, -55.0])
+def test_steeply_rolled_camera(tilt: float) -> None:
+    boxes, expected, table = rack_boxes([[3, 4, 3], [4, 3]], tilt=tilt, table=1)
+    layout = lay_out(boxes)
+    assert layout.rows == expected
+    assert layout.table == table
 
 
 def test_perspective_rack() -> None:
