@@ -51,30 +51,36 @@ def percentiles(values: Sequence[float]) -> str:
 
 
 def time_frames(pipeline: Pipeline, jpegs: list[bytes], indicators: list[Tile | None]) -> dict:
-    """Per-stage and total milliseconds of each frame."""
+    """Per-stage and total milliseconds of each frame (frames with no rack stop after reading)."""
     stages: dict[str, list[float]] = {"total": []}
+    nothing = 0
     for data, indicator in zip(jpegs, indicators, strict=True):
         pipeline.clear_cache()  # every frame a new hand: the engine always runs
         start = time.perf_counter()
         image = cv2.imdecode(np.frombuffer(data, np.uint8), cv2.IMREAD_COLOR)
         decoded_at = time.perf_counter()
+        recognition = pipeline.recognizer.recognize(image)
+        timings = dict(recognition.timings_ms)
         try:
-            result = pipeline.scan(image, indicator=indicator)
-            timings = result.timings_ms
+            timings.update(pipeline.read(recognition, indicator=indicator).timings_ms)
         except NothingFoundError:
-            timings = {}
+            nothing += 1
         end = time.perf_counter()
         stages["total"].append((end - start) * 1000)
         stages.setdefault("jpeg decode", []).append((decoded_at - start) * 1000)
         for name in ("detect", "classify", "layout", "decode", "engine"):
             if name in timings:
                 stages.setdefault(name, []).append(timings[name])
+    stages["no rack (frames)"] = [float(nothing)]
     return stages
 
 
 def print_speed(title: str, stages: dict) -> None:
     print(f"\n{title}")
     for name, values in stages.items():
+        if name.startswith("no rack"):
+            print(f"  {int(values[0])} frames showed no rack (no tiles, or no two side by side)")
+            continue
         label = "rule-aware decode" if name == "decode" else name
         print(f"  {label:>18}: {percentiles(values)}   ({len(values)} frames)")
 
