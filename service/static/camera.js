@@ -13,9 +13,7 @@
   let inFlightSince = 0;
   let state = null;
   let picking = null; // the tile entry being corrected
-  let frames = 0;
-  let fpsStart = performance.now();
-  let fps = 0;
+  const stateTimes = []; // arrival times of the last states, for the readings-per-second figure
 
   function message(text) { $("message").textContent = text; }
 
@@ -84,8 +82,10 @@
     $("hints").textContent = [...(state.hints || []), ...(state.warnings || [])].join(" · ");
     $("verdict").textContent = Istaka.verdictText(state.verdict);
     $("verdict").className = Istaka.verdictClass(state.verdict);
+    const span = (stateTimes[stateTimes.length - 1] - stateTimes[0]) / 1000;
+    const rate = stateTimes.length > 1 && span > 0 ? ((stateTimes.length - 1) / span).toFixed(1) : "–";
     $("stats").textContent =
-      `${fps.toFixed(1)} readings/s · frame ${state.frame} · received ${state.received} · dropped ${state.dropped}`;
+      `${rate} readings/s · frame ${state.frame} · received ${state.received} · dropped ${state.dropped}`;
     drawBoxes();
   }
 
@@ -174,9 +174,8 @@
       else if (m.type === "state") {
         inFlight = false;
         state = m;
-        frames += 1;
-        const elapsed = (performance.now() - fpsStart) / 1000;
-        if (elapsed > 2) { fps = frames / elapsed; frames = 0; fpsStart = performance.now(); }
+        stateTimes.push(performance.now());
+        if (stateTimes.length > 10) stateTimes.shift();
         render();
         // For tests and debugging: the reading the page shows, and how many states it got.
         document.body.dataset.hand = (m.hand || []).join(" ");
