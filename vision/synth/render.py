@@ -273,12 +273,17 @@ def _groups(row_tiles: list[tuple[int, int]]) -> list[list[int]]:
 
 
 def render_scene(scene: Scene, rng: np.random.Generator) -> tuple[np.ndarray, dict]:
-    """Render a scene: the BGR image and its sidecar (see docs/synth.md for the schema)."""
+    """Render a scene: the BGR image and its sidecar (see docs/synth.md for the schema).
+
+    Painter's order, far to near: table, the rack's shadow, other players' racks, face-down and
+    face-up table tiles, the board, each row with its ledge, shadows over the lower row, hands.
+    ``idmap`` holds, per pixel, the id of the tile face seen there (-1 for anything else), so a
+    tile's visible fraction is read off the finished drawing.
+    """
     w, h = scene.size
     cam = scene.camera
     canvas = np.zeros((h, w, 3), np.uint8)
     idmap = np.full((h, w), -1, np.int32)
-    _draw_table(canvas, scene)
     rack = scene.rack
     # the light comes from the side opposite the rack's shadow on the table
     light_dir = np.array([*(-0.15 * scene.light.shadow_offset), 1.0])
@@ -286,47 +291,60 @@ def render_scene(scene: Scene, rng: np.random.Generator) -> tuple[np.ndarray, di
     tile_px = float(
         cam.K[0, 0] * TILE_W / np.linalg.norm(cam.C - board_point(rack, 0, rack.row_t[1], 0))
     )
+    body = np.asarray(scene.style.body, np.float32) * 0.93
+    records: dict[int, dict] = {}
 
-    # rack's shadow on the table
+    _draw_table(canvas, scene)
+    _shadow(canvas, _rack_shadow(scene), tile_px * 0.3, scene.light.shadow_strength)
+    for far in sorted(scene.far_racks, key=lambda f: -float(np.linalg.norm(f.offset - cam.C))):
+        _draw_far_rack(canvas, idmap, cam, far, body, light_dir)
+    for t in sorted(scene.backs, key=lambda b: b.z0):
+        _draw_tile(canvas, idmap, cam, table_tile_cuboid(t), t, -1, body, light_dir)
+    for tid, t in sorted(enumerate(scene.tiles), key=lambda it: it[1].z0):  # piles bottom first
+        if not t.on_rack:
+            cub = table_tile_cuboid(t)
+            contact = _project_ok(cam, cub.corners()[1] + [0.3, -0.2, 0])
+            _shadow(canvas, [] if contact is None else [contact], tile_px * 0.08, 0.35)
+            rec = _draw_tile(canvas, idmap, cam, cub, t, tid, body, light_dir)
+            if rec:
+                records[tid] = rec
+    records.update(_draw_rack(canvas, idmap, scene, body, light_dir, tile_px))
+    for finger in scene.fingers:
+        _draw_finger(canvas, idmap, cam, finger, tile_px)
+    face_mask = (idmap >= 0).astype(np.float32)
+    image = apply_light(canvas, scene, face_mask)
+    image = apply_post(image, scene.post, rng)
+    return image, _sidecar(scene, records, idmap)
+
+
+def _rack_shadow(scene: Scene) -> list[np.ndarray]:
+    """The rack's shadow on the table: its footprint swept along the light's offset."""
+    rack, cam = scene.rack, scene.camera
     dx, dy = scene.light.shadow_offset
     x0, x1 = -rack.length / 2, rack.length / 2
     depth = rack.top_t * np.sin(np.deg2rad(rack.lean)) + 1.2
     foot = np.array(
         [[x0, -rack.lip_d, 0], [x1, -rack.lip_d, 0], [x1, depth, 0], [x0, depth, 0]], float
     )
-    moved = foot + [dx, dy, 0]
-    polys = []
-    for poly in (foot, moved):
-        uv = _project_ok(cam, poly)
-        if uv is not None:
-            polys.append(uv)
+    polys = [
+        uv for uv in (_project_ok(cam, p) for p in (foot, foot + [dx, dy, 0])) if uv is not None
+    ]
     if len(polys) == 2:
         polys = [cv2.convexHull(np.vstack(polys).astype(np.float32)).reshape(-1, 2)]
-    _shadow(canvas, polys, tile_px * 0.3, scene.light.shadow_strength)
+    return polys
 
-    body = np.asarray(scene.style.body, np.float32) * 0.93
+
+def _draw_rack(
+    canvas: np.ndarray,
+    idmap: np.ndarray,
+    scene: Scene,
+    body: np.ndarray,
+    light_dir: np.ndarray,
+    tile_px: float,
+) -> dict[int, dict]:
+    """The board, the tiles' contact shadows, each row with its ledge, the upper row's shadow."""
+    rack, cam = scene.rack, scene.camera
     records: dict[int, dict] = {}
-    for far in sorted(scene.far_racks, key=lambda f: -float(np.linalg.norm(f.offset - cam.C))):
-        _draw_far_rack(canvas, idmap, cam, far, body, light_dir)
-    # face-down tiles, then table tiles (under everything on the rack side), piles bottom first
-    for t in sorted(scene.backs, key=lambda b: b.z0):
-        _draw_tile(canvas, idmap, cam, table_tile_cuboid(t), t, -1, body, light_dir)
-    for tid, t in sorted(enumerate(scene.tiles), key=lambda it: (it[1].on_rack, it[1].z0)):
-        if t.on_rack:
-            continue
-        _shadow(
-            canvas,
-            [
-                q
-                for q in [_project_ok(cam, table_tile_cuboid(t).corners()[1] + [0.3, -0.2, 0])]
-                if q is not None
-            ],
-            tile_px * 0.08,
-            0.35,
-        )
-        rec = _draw_tile(canvas, idmap, cam, table_tile_cuboid(t), t, tid, body, light_dir)
-        if rec:
-            records[tid] = rec
     boxes = rack_boxes(rack)
     rack_colour = rack.texture.reshape(-1, 3).mean(0)
     _draw_box(canvas, idmap, cam, boxes["board"], rack_colour, rack.texture, light_dir)
@@ -360,21 +378,12 @@ def render_scene(scene: Scene, rng: np.random.Generator) -> tuple[np.ndarray, di
     if scene.light.row_shadow > 0:
         _, tile_h, tile_d = next(t.size for t in scene.tiles if t.on_rack)
         t_top = rack.row_t[1] + tile_h
-        band = np.array(
-            [
-                board_point(rack, x, t, tile_d)
-                for x, t in ((x0, t_top), (x1, t_top), (x1, t_top - 1.4), (x0, t_top - 1.4))
-            ]
-        )
-        uv = _project_ok(cam, band)
+        x0, x1 = -rack.length / 2, rack.length / 2
+        corners = ((x0, t_top), (x1, t_top), (x1, t_top - 1.4), (x0, t_top - 1.4))
+        uv = _project_ok(cam, np.array([board_point(rack, x, t, tile_d) for x, t in corners]))
         if uv is not None:
             _shadow(canvas, [uv], tile_px * 0.12, scene.light.row_shadow)
-    for finger in scene.fingers:
-        _draw_finger(canvas, idmap, cam, finger, tile_px)
-    face_mask = (idmap >= 0).astype(np.float32)
-    image = apply_light(canvas, scene, face_mask)
-    image = apply_post(image, scene.post, rng)
-    return image, _sidecar(scene, records, idmap)
+    return records
 
 
 def _sidecar(scene: Scene, records: dict[int, dict], idmap: np.ndarray) -> dict:
