@@ -239,14 +239,22 @@ class _SetSearch:
         self.choices = [
             sorted(_sets_at(n, hand.faces), key=_taken, reverse=True) for n in self.numbers
         ]
-        # rest[i][k]: the most the sets at numbers i.. can add to the bound at price k.
+        # gains[i][j][k]: what choice j at number i adds to the bound at price k; rest[i][k]:
+        # the most the sets at numbers i.. can add.
+        self.gains = [
+            [
+                [
+                    sum(SCALE * len(c) - price * max(3, len(c)) for c, _ in choice)
+                    for price in SLOT_PRICES
+                ]
+                for choice in choices
+            ]
+            for choices in self.choices
+        ]
         self.rest = [[0] * len(SLOT_PRICES) for _ in range(len(self.numbers) + 1)]
         for i in range(len(self.numbers) - 1, -1, -1):
-            for k, price in enumerate(SLOT_PRICES):
-                gain = max(
-                    sum(SCALE * len(c) - price * max(3, len(c)) for c, _ in choice)
-                    for choice in self.choices[i]
-                )
+            for k in range(len(SLOT_PRICES)):
+                gain = max(g[k] for g in self.gains[i])
                 self.rest[i][k] = self.rest[i + 1][k] + max(0, gain)
         self.profiles = _profiles(self.faces, self.avail, self.wrap, self.size)
         self.items: list[Component] = []
@@ -259,7 +267,7 @@ class _SetSearch:
         return self.best, self.optimal
 
     def _bound(self, i: int, chosen: list[int]) -> int:
-        runs = [sum(p.bounds[k] for p in self.profiles) for k in range(len(SLOT_PRICES))]
+        runs = [sum(column) for column in zip(*(p.bounds for p in self.profiles), strict=True)]
         sums = [
             price * self.size + chosen[k] + self.rest[i][k] + runs[k]
             for k, price in enumerate(SLOT_PRICES)
@@ -278,12 +286,8 @@ class _SetSearch:
             elif kept == self.best and self.ties:
                 self.optimal.append(tuple(self.sets))
             return not self.ties and self.best >= self.enough
-        for choice in self.choices[i]:
+        for choice, added in zip(self.choices[i], self.gains[i], strict=True):
             undo = self._take(choice)
-            added = [
-                sum(SCALE * len(c) - price * max(3, len(c)) for c, _ in choice)
-                for price in SLOT_PRICES
-            ]
             done = self._visit(i + 1, [a + b for a, b in zip(chosen, added, strict=True)])
             self._restore(choice, undo)
             if done:
@@ -310,7 +314,7 @@ class _SetSearch:
             lo = colour * 13
             self.profiles[colour] = _colour_profile(
                 tuple(self.faces[lo : lo + 13]),
-                tuple(a > 0 for a in self.avail[lo : lo + 13]),
+                tuple(map(bool, self.avail[lo : lo + 13])),
                 self.wrap,
                 self.size,
             )
@@ -351,7 +355,7 @@ def kept_with_sets(hand: HandState, rules: Rules, sets: SetChoice) -> int:
 def _profiles(faces: list[int], avail: list[int], wrap: bool, size: int) -> list[Component]:
     return [
         _colour_profile(
-            tuple(faces[lo : lo + 13]), tuple(a > 0 for a in avail[lo : lo + 13]), wrap, size
+            tuple(faces[lo : lo + 13]), tuple(map(bool, avail[lo : lo + 13])), wrap, size
         )
         for lo in (0, 13, 26, 39)
     ]
@@ -413,7 +417,7 @@ class _Layout:
         avail = list(self.avail[lo : lo + 13])
         faces[face - lo] += 1
         avail[face - lo] = max(0, avail[face - lo] - 1)
-        profile = _colour_profile(tuple(faces), tuple(a > 0 for a in avail), self.wrap, self.size)
+        profile = _colour_profile(tuple(faces), tuple(map(bool, avail)), self.wrap, self.size)
         return totals.best_with(profile.entries)
 
 
