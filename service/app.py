@@ -41,8 +41,9 @@ def _load_runner(settings: Settings) -> PipelineRunner:
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
-    """A FastAPI app with the REST and WebSocket API under ``/api/v1`` and the two pages."""
-    settings = settings or Settings()
+    """A FastAPI app with the REST and WebSocket API under ``/api/v1`` and the two pages.
+    Without ``settings``, they come from the environment (``Settings.from_env``)."""
+    settings = settings or Settings.from_env()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:

@@ -23,6 +23,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--max-fps", type=float, default=8.0, help="frames per second read per camera stream"
     )
     parser.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="worker processes, each with its own recognition model (default 1)",
+    )
+    parser.add_argument(
         "--log-level",
         choices=("debug", "info", "warning", "error"),
         default="info",
@@ -55,7 +61,7 @@ def serve(args: argparse.Namespace) -> int:
     import uvicorn
 
     from service.app import create_app
-    from service.settings import MB, MODEL_ENV, Settings
+    from service.settings import MODEL_ENV, Settings
 
     if args.max_upload_mb <= 0 or args.max_fps <= 0:
         raise ValueError("--max-upload-mb and --max-fps must be positive")
@@ -63,10 +69,15 @@ def serve(args: argparse.Namespace) -> int:
         if not args.model.is_file():
             raise FileNotFoundError(f"--model: no such manifest {args.model}")
         os.environ[MODEL_ENV] = str(args.model.resolve())
-    settings = Settings(
-        max_upload_bytes=int(args.max_upload_mb * MB),
-        max_stream_fps=args.max_fps,
-        load_pipeline=not args.no_model,
-    )
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level=args.log_level)
+    if not 1 <= args.workers <= 32:
+        raise ValueError(f"--workers must be 1-32, got {args.workers}")
+    # The options travel as environment variables, so every worker process builds the same app.
+    os.environ["ISTAKA_MAX_UPLOAD_MB"] = str(args.max_upload_mb)
+    os.environ["ISTAKA_MAX_FPS"] = str(args.max_fps)
+    os.environ["ISTAKA_NO_MODEL"] = "1" if args.no_model else "0"
+    common = {"host": args.host, "port": args.port, "log_level": args.log_level}
+    if args.workers == 1:
+        uvicorn.run(create_app(Settings.from_env()), **common)
+    else:
+        uvicorn.run("service.app:create_app", factory=True, workers=args.workers, **common)
     return 0

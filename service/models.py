@@ -98,6 +98,7 @@ class HealthOut(BaseModel):
     recognition_error: str | None = None
     pending_scans: int
     streams: int = Field(description="camera streams open")
+    worker: int = Field(description="process id of the worker that answered")
 
 
 class EngineOut(BaseModel):

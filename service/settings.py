@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -60,6 +60,26 @@ class Settings:
                 raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
         if self.max_stream_fps <= 0:
             raise ValueError(f"max_stream_fps must be positive, got {self.max_stream_fps}")
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Settings from ``ISTAKA_MAX_UPLOAD_MB``, ``ISTAKA_MAX_FPS`` and ``ISTAKA_NO_MODEL=1``
+        (how ``istaka serve --workers N`` hands its options to every worker process).
+
+        >>> Settings.from_env({"ISTAKA_MAX_UPLOAD_MB": "2"}).max_upload_bytes
+        2097152
+        """
+        env = os.environ if environ is None else environ
+        kwargs: dict[str, Any] = {}
+        try:
+            if "ISTAKA_MAX_UPLOAD_MB" in env:
+                kwargs["max_upload_bytes"] = int(float(env["ISTAKA_MAX_UPLOAD_MB"]) * MB)
+            if "ISTAKA_MAX_FPS" in env:
+                kwargs["max_stream_fps"] = float(env["ISTAKA_MAX_FPS"])
+        except ValueError as exc:
+            raise ValueError(f"bad ISTAKA_MAX_UPLOAD_MB or ISTAKA_MAX_FPS: {exc}") from None
+        kwargs["load_pipeline"] = env.get("ISTAKA_NO_MODEL", "") != "1"
+        return cls(**kwargs)
 
     @property
     def min_frame_interval(self) -> float:

@@ -6,6 +6,7 @@ fast while scans are running.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
@@ -155,4 +156,5 @@ async def health(runner: Annotated[PipelineRunner, Depends(get_runner)]) -> Heal
         recognition_error=runner.error if runner.pipeline is None else None,
         pending_scans=runner.pending,
         streams=runner.streams,
+        worker=os.getpid(),
     )
