@@ -4,7 +4,9 @@ shipped model on real photos (the committed real validation set and the README's
 from __future__ import annotations
 
 import base64
+import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import httpx
@@ -237,3 +239,26 @@ def test_scan_of_a_blank_image_says_no_tiles(scanner: tuple[httpx.Client, object
     response = http.post("/api/v1/scan", content=png.tobytes())
     assert response.status_code == 422
     assert response.json()["error"]["code"] == "no_tiles"
+
+
+def test_a_burst_of_scans_is_shed_with_503_not_queued() -> None:
+    require_model()
+    data = EXAMPLE.read_bytes()
+    with live_server(Settings(max_pending_scans=1)) as live:
+        barrier = threading.Barrier(10)
+
+        def scan(_: int) -> httpx.Response:
+            with httpx.Client(base_url=live.url, timeout=120) as http:
+                barrier.wait()
+                return http.post("/api/v1/scan", content=data)
+
+        with ThreadPoolExecutor(10) as pool:
+            answers = list(pool.map(scan, range(10)))
+        statuses = sorted(r.status_code for r in answers)
+        assert statuses[0] == 200  # the first one in is read
+        shed = [r for r in answers if r.status_code == 503]
+        assert shed, statuses  # ten at once, one allowed to wait: the rest are told to retry
+        assert all(r.json()["error"]["code"] == "busy" for r in shed)
+        assert all(r.headers["retry-after"] == "1" for r in shed)
+        assert set(statuses) <= {200, 503}
+        assert httpx.get(f"{live.url}/api/v1/health").json()["pending_scans"] == 0

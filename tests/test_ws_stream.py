@@ -158,6 +158,8 @@ def test_bad_messages_get_errors_and_the_stream_goes_on(
         assert error["type"] == "error" and "X9" in error["message"]
         ws.send(b"GIF89a not a frame")
         assert receive(ws)["code"] == "unsupported_media_type"
+        ws.send(b"\xff\xd8\xff" + bytes(Settings().max_frame_bytes))
+        assert receive(ws)["code"] == "too_large"
         ws.send(frames[0])
         assert receive(ws)["type"] == "state"
 
