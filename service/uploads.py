@@ -57,6 +57,12 @@ async def read_image_bytes(request: Request, max_bytes: int) -> bytes:
         raise ApiError(400, "bad_multipart", f"the multipart body is malformed: {exc}") from exc
     try:
         field = form.get("image")
+        if isinstance(field, str):
+            raise ApiError(
+                400,
+                "missing_image",
+                "the field 'image' holds text, not a file (send it as a file: -F image=@rack.jpg)",
+            )
         if not isinstance(field, UploadFile):
             raise ApiError(
                 400, "missing_image", "the multipart form has no file in the field 'image'"
