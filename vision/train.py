@@ -168,6 +168,8 @@ def train(config: TrainConfig, resume: bool = False, **overrides: Any) -> Path:
             if not config.weights.is_file():
                 raise FileNotFoundError(f"{config.name}: no initial weights at {config.weights}")
             model = YOLO(str(config.weights), task=config.task)
+            # pretrained=False would make the classify trainer reset every layer it copied.
+            args["pretrained"] = str(config.weights)
         model.train(
             data=str(data),
             project=str(RUNS_DIR),
