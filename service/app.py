@@ -1,7 +1,7 @@
 """The app factory: ``create_app(settings)`` builds the FastAPI app of one server process.
 
 >>> app = create_app(Settings(load_pipeline=False))
->>> sorted(r.path for r in app.routes if r.path.startswith("/api/v1/r"))
+>>> [path for path in sorted(app.openapi()["paths"]) if path.startswith("/api/v1/r")]
 ['/api/v1/referee', '/api/v1/rules']
 """
 

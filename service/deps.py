@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from fastapi import Request
 from starlette.requests import HTTPConnection
 
 from service.runner import PipelineRunner
@@ -10,6 +9,7 @@ from service.settings import Settings
 from service.tables import TableHub
 
 
+# HTTPConnection, so the same dependencies serve HTTP routes and WebSocket routes.
 def get_settings(conn: HTTPConnection) -> Settings:
     return conn.app.state.settings
 
@@ -20,6 +20,3 @@ def get_runner(conn: HTTPConnection) -> PipelineRunner:
 
 def get_tables(conn: HTTPConnection) -> TableHub:
     return conn.app.state.tables
-
-
-__all__ = ["Request", "get_runner", "get_settings", "get_tables"]
