@@ -150,3 +150,9 @@ def test_live_writes_an_annotated_video(capsys: pytest.CaptureFixture[str], tmp_
         written += 1
         assert frame.shape[:2] == (240, 320)
     assert written == 6
+
+
+def test_live_without_a_camera_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    code, _, err = run(["live", "--camera", "57", "--out", str(tmp_path / "o.mp4")], capsys)
+    assert code == 2
+    assert err == "istaka live: cannot open camera 57\n"

@@ -193,6 +193,8 @@ def _has_display() -> bool:
 def _open_source(args: argparse.Namespace) -> Any:
     import cv2
 
+    # A missing camera makes OpenCV log several lines; the one-line message below says it all.
+    cv2.utils.logging.setLogLevel(cv2.utils.logging.LOG_LEVEL_SILENT)
     if args.video:
         if not Path(args.video).is_file():
             raise FileNotFoundError(f"no such file: {args.video}")
