@@ -227,3 +227,8 @@ def test_background_engine_answers_a_later_frame_of_the_same_hand() -> None:
             break
         time.sleep(0.05)
     assert later.verdict is not None and later.verdict.valid
+
+
+def test_a_false_joker_indicator_is_refused(pipeline: Pipeline) -> None:
+    with pytest.raises(ValueError, match="false joker"):
+        pipeline.read(rack(["R1 R2 R3"]), indicator="FJ")

@@ -290,6 +290,8 @@ class Pipeline:
         """Lay out, decode and referee an already recognised frame."""
         rules = rules or Rules.classic()
         given = Tile.parse(indicator) if isinstance(indicator, str) else indicator
+        if given is not None and given.is_false_joker:
+            raise ImpossibleHandError("the indicator can never be a false joker")
         seen_tiles = [Tile.parse(t) if isinstance(t, str) else t for t in seen]
         readings = recognition.tiles
         if not readings:
@@ -312,10 +314,10 @@ class Pipeline:
         t2 = time.perf_counter()
         result = _assemble(readings, ids, layout, decoded, fixed, rules, indicator_tile, source)
         result.image_size = recognition.image_size
-        _check_rack_size(result)
+        too_many = _check_rack_size(result)
         if result.indicator is None:
             result.warnings.append("no indicator: give one (--indicator) for a verdict and advice")
-        elif not any("rack holds" in w for w in result.warnings):
+        elif not too_many:
             verdict, advice, notes = self._engine(result, declare, seen_tiles, decoded, layout)
             result.verdict, result.advice = verdict, advice
             if verdict is None and advice is None:
@@ -492,18 +494,21 @@ def _assemble(
     return ScanResult(rows, table, flags, rules, indicator, source)
 
 
-def _check_rack_size(result: ScanResult) -> None:
+def _check_rack_size(result: ScanResult) -> bool:
+    """Note a rack that holds no hand; True when it holds more tiles than a rack can."""
     n = len(result.hand)
     rules = result.rules
     if n > rules.max_rack_tiles:
         result.warnings.append(
             f"{n} tiles on the rack: a {rules.name} rack holds at most {rules.max_rack_tiles}"
         )
-    elif n < rules.hand_size:
+        return True
+    if n < rules.hand_size:
         result.warnings.append(
             f"{n} tiles on the rack: a {rules.name} hand has {rules.hand_size} or "
             f"{rules.max_rack_tiles} (a tile hidden or off the rack?)"
         )
+    return False
 
 
 def _uncertain_alternatives(
