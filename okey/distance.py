@@ -338,13 +338,13 @@ def _taken(choice: list[tuple[tuple[int, ...], int]]) -> int:
 
 def kept_with_sets(hand: HandState, rules: Rules, sets: SetChoice) -> int:
     """Most faces kept by a meld layout with exactly these sets (-1 if the hand lacks a face)."""
-    need = [0] * NUMBERED_KINDS
+    need: dict[int, int] = {}
     for colours, number in sets:
         if len(set(colours)) != len(colours):
             return -1
         for c in colours:
-            need[c * 13 + number] += 1
-    if any(n > h for n, h in zip(need, hand.faces, strict=True)):
+            need[c * 13 + number] = need.get(c * 13 + number, 0) + 1
+    if any(n > hand.faces[face] for face, n in need.items()):
         return -1
     size = rules.hand_size
     items, faces, avail, _ = _take_sets(hand, sets)
@@ -362,8 +362,8 @@ def _profiles(faces: list[int], avail: list[int], wrap: bool, size: int) -> list
 
 
 def improving_draws(hand: HandState, rules: Rules) -> tuple[int, set[int]]:
-    """The distance of a hand and the faces (0..51) whose draw lowers it (an okey always does
-    while the distance is above 0).
+    """The distance of a hand and the drawable faces (0..51) whose draw lowers it (an okey always
+    does while the distance is above 0).
 
     Rather than solving the hand again for every face, this starts from the optimal meld layouts
     of the hand: a drawn face lowers the meld distance only if some optimal layout can keep it, in
@@ -381,6 +381,8 @@ def improving_draws(hand: HandState, rules: Rules) -> tuple[int, set[int]]:
         return 0, found
     layouts = [_Layout(hand, rules, sets) for sets in optimal] if melds == distance else []
     for face in range(NUMBERED_KINDS):
+        if not hand.avail[face]:
+            continue  # no copy left to draw
         drawn = hand.with_face(face)
         pairs_lower = pairs == distance and size - kept_in_pairs(drawn, rules) < distance
         if pairs_lower or (layouts and _melds_improve(drawn, face, layouts, kept_melds + 1, rules)):
