@@ -36,6 +36,7 @@ BASE_POINTS = {
     "counted": {"normal": 2, "seven_pairs": 4},
     "penalty_table": {"normal": 20, "seven_pairs": 40},
 }
+COLOUR_FINISHES = ("colour", "colour_ordered")
 FINISH_WORDS = {
     "normal": "a normal finish",
     "seven_pairs": "a seven-pairs finish",
@@ -177,7 +178,7 @@ def referee(
         points=points,
         ends_game=ends_game,
         discard=discard,
-        sentence=_valid_sentence(finish, okey_discard, double, points, ends_game),
+        sentence=_valid_sentence(finish, okey_discard, double, points, ends_game, rules),
     )
 
 
@@ -226,8 +227,20 @@ def _colour_finish(verdicts: tuple[GroupVerdict, ...], rules: Rules) -> str | No
 
 
 def _points(finish: str, okey_discard: bool, double: bool, rules: Rules) -> tuple[int, bool]:
-    """Classic points (RULES.md 5) and whether the finish ends the game."""
+    """Classic points (RULES.md 5) and whether the finish ends the game.
+
+    Seed 002's penalty table lists no colour finish (``okey.scoring`` refuses one), so there a
+    colour finish is reported but scores no points and does not end the game.
+
+    >>> from dataclasses import replace
+    >>> _points("colour", True, False, replace(Rules.classic(), colour_finish="variant_000"))
+    (8, False)
+    >>> _points("colour", True, False, replace(Rules.penalty_table(), colour_finish="variant_000"))
+    (0, False)
+    """
     base_table = BASE_POINTS.get(rules.scoring, BASE_POINTS["others_lose"])
+    if finish in COLOUR_FINISHES and not _colour_scored(rules):
+        return 0, False
     if finish == "colour_ordered":
         # Seed 003: everyone else drops to zero and the game is over.
         return rules.start_points, True
@@ -238,6 +251,11 @@ def _points(finish: str, okey_discard: bool, double: bool, rules: Rules) -> tupl
     if double:
         return base * 4, False
     return (base * 2 if okey_discard else base), False
+
+
+def _colour_scored(rules: Rules) -> bool:
+    """Whether the rules' scoring system has a value for a colour finish (seed 002's has none)."""
+    return rules.scoring != "penalty_table"
 
 
 def _as_group(g: GroupVerdict, pairs: bool) -> Group:
@@ -253,8 +271,10 @@ def _invalid_sentence(reason: str, other: WinResult | None) -> str:
 
 
 def _valid_sentence(
-    finish: str, okey_discard: bool, double: bool, points: int, ends_game: bool
+    finish: str, okey_discard: bool, double: bool, points: int, ends_game: bool, rules: Rules
 ) -> str:
+    scored = finish not in COLOUR_FINISHES or _colour_scored(rules)
+    scoring = rules.scoring.replace("_", " ")
     words = FINISH_WORDS[finish]
     if double:
         words += " with the second okey discarded (double okey)"
@@ -262,4 +282,9 @@ def _valid_sentence(
         words += " with an okey discarded"
     if ends_game:
         return f"Valid: {words}; everyone else drops to zero and the game ends."
+    if not scored:
+        return (
+            f"Valid: {words}; the {scoring} scoring lists no colour finish, "
+            "so it scores no points here (settle it at the table)."
+        )
     return f"Valid: {words}, worth {points} points."

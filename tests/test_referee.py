@@ -127,3 +127,39 @@ def test_13_1_2_reason_names_the_rule():
     verdict = judge("K13 K1 K2 | K5 Y5 B5 | B9 B10 B11 B12 | Y9 Y10 Y11 Y12")
     assert verdict.first_bad_group == 1
     assert "13-1-2 is not a run" in verdict.reason
+
+
+ORDERED = "R1 R2 R3 R4 R5 R6 R7 | R7 R8 R9 R10 R11 R12 R13"  # 1..13 of one colour (okey R10)
+
+
+@pytest.mark.parametrize("discard, points", [("Y13", 4), ("R10", 8)])
+def test_ordered_colour_finish_is_an_ordinary_colour_finish_in_variant_000(discard, points):
+    # Only seed 003 (turkish_003) has the ordered-1..13-ends-the-game rule (RULES.md 5).
+    rules = replace(CLASSIC, colour_finish="variant_000")
+    verdict = judge(ORDERED, discard, rules)
+    assert verdict.valid and verdict.finish == "colour"
+    assert verdict.points == points and not verdict.ends_game
+    assert "game ends" not in verdict.sentence
+
+
+def test_ordered_colour_finish_ends_the_game_only_in_turkish_003():
+    rules = replace(CLASSIC, colour_finish="turkish_003")
+    verdict = judge(ORDERED, "Y13", rules)
+    assert verdict.finish == "colour_ordered" and verdict.ends_game
+    assert verdict.points == rules.start_points
+    off = judge(ORDERED, "Y13", CLASSIC)
+    assert off.finish == "normal" and off.points == 2 and not off.ends_game
+
+
+@pytest.mark.parametrize("colour_finish", ["variant_000", "turkish_003"])
+@pytest.mark.parametrize("hand", [ORDERED, "R1 R2 R3 R4 | R3 R4 R5 | R5 R6 R7 R8 | R11 R12 R13"])
+def test_penalty_table_reports_a_colour_finish_without_points(colour_finish, hand):
+    # Seed 002's table lists no colour finish and okey.scoring refuses one: no 4 or 8 here.
+    rules = replace(Rules.penalty_table(), colour_finish=colour_finish)
+    verdict = judge(hand, "R10", rules)
+    assert verdict.valid and verdict.finish in ("colour", "colour_ordered")
+    assert verdict.points == 0 and not verdict.ends_game
+    assert "lists no colour finish" in verdict.sentence
+    # A normal finish at the same table keeps its 20 / 40.
+    normal = judge("R1 R2 R3 | K5 Y5 B5 | B9 B10 B11 B12 | Y9 Y10 Y11 Y12", "R10", rules)
+    assert normal.finish == "normal" and normal.points == 40
