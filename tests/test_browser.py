@@ -22,6 +22,8 @@ ROWS = [["R1 R2 R3", "Y5 B5 K5", "K9 K10 K11 K12"], ["B7 B8 B9 R6", "Y13"]]
 # Dark felt behind the transparent overlay in the screenshot, as a stream scene would be.
 FELT = {"r": 24, "g": 64, "b": 44, "a": 1}
 
+EXAMPLE_PHOTO = REPO / "examples" / "rack_real.jpg"
+EXAMPLE_TRUTH = REPO / "examples" / "rack_real.txt"
 VIDEO_SEED, VIDEO_FRAMES = 7, 30  # frames of the still video
 HAND_TILES = "[...document.querySelectorAll('#hand .tile')].map(e => e.dataset.tile)"
 
@@ -107,7 +109,7 @@ def rack_video(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
 
 
 def test_camera_shows_the_recognised_tiles_and_takes_a_correction(
-    rack_video: tuple[Path, dict], tmp_path: Path
+    rack_video: tuple[Path, dict],
 ) -> None:
     require_model()
     video, truth = rack_video
@@ -133,8 +135,6 @@ def test_camera_shows_the_recognised_tiles_and_takes_a_correction(
             " let n = 0; for (let i = 3; i < d.length; i += 4) if (d[i] > 0) n++; return n; })()"
         )
         assert painted > 1000
-        page.wait_for("Number(document.body.dataset.frames) >= 5", 120)
-        page.screenshot(shot("camera.png", tmp_path))
         # Tap a tile, pick another reading: the page shows that tile as corrected.
         first = page.evaluate(
             "(() => { const e = document.querySelector('#hand .tile');"
@@ -152,3 +152,35 @@ def test_camera_shows_the_recognised_tiles_and_takes_a_correction(
             f" return e && e.classList.contains('corrected') && e.dataset.tile === '{new}'; }})()",
             timeout=60,
         )
+
+
+@pytest.fixture(scope="module")
+def real_rack_video(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The README's real rack photo held still in front of Chromium's fake camera."""
+    import cv2
+
+    from vision.synth.video import write_y4m
+
+    photo = cv2.imread(str(EXAMPLE_PHOTO))
+    path = tmp_path_factory.mktemp("video") / "real_rack.y4m"
+    write_y4m(path, [photo] * VIDEO_FRAMES, 15)
+    return path
+
+
+def test_camera_reads_a_real_rack(real_rack_video: Path, tmp_path: Path) -> None:
+    require_model()
+    rows = [line.split() for line in EXAMPLE_TRUTH.read_text().splitlines() if line[:1] != "#"]
+    truth = [tile for row in rows for tile in row]
+    with (
+        live_server(Settings()) as server,
+        chromium(video=real_rack_video, width=1000, height=1300) as (page, _),
+    ):
+        page.navigate(f"{server.url}/camera?indicator=K4&table=home")
+        page.wait_for(f"document.querySelectorAll('#hand .tile').length >= {len(truth)}", 120)
+        page.wait_for("Number(document.body.dataset.frames) >= 5", 120)
+        seen = page.evaluate(f"({{shown: {HAND_TILES}, hand: document.body.dataset.hand}})")
+        # The photo's tiles, top row then bottom row, as the README's example lists them: the
+        # camera page shows exactly the hand on the real rack.
+        assert seen["shown"] == truth, seen
+        assert " ".join(seen["shown"]) == seen["hand"]
+        page.screenshot(shot("camera.png", tmp_path))
