@@ -336,8 +336,14 @@ def _taken(choice: list[tuple[tuple[int, ...], int]]) -> int:
     return sum(len(colours) for colours, _ in choice)
 
 
-def kept_with_sets(hand: HandState, rules: Rules, sets: SetChoice) -> int:
-    """Most faces kept by a meld layout with exactly these sets (-1 if the hand lacks a face)."""
+def kept_with_sets(
+    hand: HandState, rules: Rules, sets: SetChoice, at_least: int | None = None
+) -> int:
+    """Most faces kept by a meld layout with exactly these sets (-1 if the hand lacks a face).
+
+    With ``at_least``, a layout that cannot keep that many may be reported as -1 straight from
+    the bound of ``_kept_bound`` (its knapsack is skipped).
+    """
     need: dict[int, int] = {}
     for colours, number in sets:
         if len(set(colours)) != len(colours):
@@ -349,6 +355,8 @@ def kept_with_sets(hand: HandState, rules: Rules, sets: SetChoice) -> int:
     size = rules.hand_size
     items, faces, avail, _ = _take_sets(hand, sets)
     components = (*items, *_profiles(faces, avail, rules.wrap_13_1, size))
+    if at_least is not None and _kept_bound(components, size) < at_least:
+        return -1
     return _layout_kept(components, size, hand.okeys + hand.wild_avail)
 
 
@@ -495,7 +503,7 @@ def _melds_improve(
             if option in tried:
                 continue
             tried.add(option)
-            if kept_with_sets(drawn, rules, option) >= target:
+            if kept_with_sets(drawn, rules, option, target) >= target:
                 return True
     return False
 
@@ -633,7 +641,7 @@ def _cluster_runs(
     counts: tuple[int, ...], window: tuple[int, ...], left: int, right: int, size: int
 ) -> tuple[Entry, ...]:
     line = (0,) * left + counts + (0,) * right
-    found = _runs(line, window, len(line) - 1, size, {})
+    found = _runs(line, window, size)
     return tuple((s, k, x) for (s, x), k in found.items())
 
 
@@ -695,13 +703,14 @@ def _useful(found: dict[tuple[int, int], int]) -> tuple[Entry, ...]:
     return tuple(sorted(keep))
 
 
-def _runs(
-    line: tuple[int, ...],
-    avail: tuple[int, ...],
-    top: int,
-    size: int,
-    memo: dict[tuple[int, ...], dict[tuple[int, int], int]],
-) -> dict[tuple[int, int], int]:
+# Results of ``_runs`` shared by every cluster and hand of the process, keyed on the line and its
+# availability from 4 positions before the lowest held face (nothing further left matters), so
+# the clusters of different hands share the solutions of their common tails.
+_RUNS_MEMO: dict[tuple, dict[tuple[int, int], int]] = {}
+_RUNS_MEMO_LIMIT = 1 << 19
+
+
+def _runs(line: tuple[int, ...], avail: tuple[int, ...], size: int) -> dict[tuple[int, int], int]:
     """Every way to lay a colour's faces out in runs: (slots, excess) -> most faces kept.
 
     ``line`` holds counts at positions 0..13 (13 = a 1 played high); the lowest held face either
@@ -713,16 +722,21 @@ def _runs(
     3 or more spare slots make a group of their own.  A drawn tile whose face has no copy left
     counts one excess (an okey must stand in).
     """
-    cached = memo.get(line)
-    if cached is not None:
-        return cached
     first = next((i for i, n in enumerate(line) if n), -1)
     if first < 0:
-        memo[line] = {(0, 0): 0}
-        return memo[line]
+        return _NOTHING
+    if first > MAX_OUTSIDE:
+        # Positions further left than a lead of MAX_OUTSIDE can reach play no part.
+        cut = first - MAX_OUTSIDE
+        line, avail, first = line[cut:], avail[cut:], MAX_OUTSIDE
+    memo_key = (line, avail, size)
+    cached = _RUNS_MEMO.get(memo_key)
+    if cached is not None:
+        return cached
+    top = len(line) - 1
     rest = list(line)
     rest[first] -= 1
-    found = dict(_runs(tuple(rest), avail, top, size, memo))
+    found = dict(_runs(tuple(rest), avail, size))
     for lead in range(MAX_OUTSIDE + 1):
         start = first - lead
         if start < 0:
@@ -736,7 +750,7 @@ def _runs(
         while True:
             span = length - lead - since_kept
             if length >= 3 and lead + since_kept <= 2 + max(0, 3 - span):
-                for (slots, x), k in _runs(tuple(left), avail, top, size, memo).items():
+                for (slots, x), k in _runs(tuple(left), avail, size).items():
                     slots += length
                     if slots <= size:
                         key = (slots, x + excess)
@@ -757,8 +771,13 @@ def _runs(
             length += 1
     # Dropping choices that another beats in 3+ fewer slots is safe at every step (see _useful).
     found = {(s, x): k for s, k, x in _useful(found)}
-    memo[line] = found
+    if len(_RUNS_MEMO) >= _RUNS_MEMO_LIMIT:
+        _RUNS_MEMO.clear()
+    _RUNS_MEMO[memo_key] = found
     return found
+
+
+_NOTHING: dict[tuple[int, int], int] = {(0, 0): 0}
 
 
 def unseen_counts(tiles: Iterable[Tile], indicator: Tile, seen: Iterable[Tile] = ()) -> list[int]:
