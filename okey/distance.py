@@ -236,21 +236,24 @@ class _SetSearch:
         self.numbers = [
             n for n in range(13) if sum(1 for c in range(4) if hand.faces[c * 13 + n]) >= 2
         ]
+        # Per number: its choices of sets, what each adds to the bound, and what each takes out
+        # of the hand (a set's missing tiles are drawn at its own number only, so the effect of
+        # a choice never depends on the choices at other numbers).
+        options = [
+            _number_options(
+                tuple(hand.faces[c * 13 + n] for c in range(4)),
+                tuple(hand.avail[c * 13 + n] for c in range(4)),
+            )
+            for n in self.numbers
+        ]
         self.choices = [
-            sorted(_sets_at(n, hand.faces), key=_taken, reverse=True) for n in self.numbers
+            [[(colours, n) for colours in o.sets] for o in opts]
+            for n, opts in zip(self.numbers, options, strict=True)
         ]
         # gains[i][j][k]: what choice j at number i adds to the bound at price k; rest[i][k]:
         # the most the sets at numbers i.. can add.
-        self.gains = [
-            [
-                [
-                    sum(SCALE * len(c) - price * max(3, len(c)) for c, _ in choice)
-                    for price in SLOT_PRICES
-                ]
-                for choice in choices
-            ]
-            for choices in self.choices
-        ]
+        self.gains = [[o.gains for o in opts] for opts in options]
+        self.moves = options
         self.rest = [[0] * len(SLOT_PRICES) for _ in range(len(self.numbers) + 1)]
         for i in range(len(self.numbers) - 1, -1, -1):
             for k in range(len(SLOT_PRICES)):
@@ -266,18 +269,24 @@ class _SetSearch:
         self._visit(0, [0] * len(SLOT_PRICES))
         return self.best, self.optimal
 
-    def _bound(self, i: int, chosen: list[int]) -> int:
-        runs = [sum(column) for column in zip(*(p.bounds for p in self.profiles), strict=True)]
+    def _runs_bounds(self) -> list[int]:
+        """The colours' runs, as the faces now stand, in the bound at each slot price."""
+        return [sum(column) for column in zip(*(p.bounds for p in self.profiles), strict=True)]
+
+    def _bound(self, i: int, chosen: list[int], runs: list[int]) -> int:
         sums = [
             price * self.size + chosen[k] + self.rest[i][k] + runs[k]
             for k, price in enumerate(SLOT_PRICES)
         ]
         return min(self.size, min(sums) // SCALE)
 
+    def _pruned(self, bound: int) -> bool:
+        return bound < self.best or (bound == self.best and not self.ties and bool(self.optimal))
+
     def _visit(self, i: int, chosen: list[int]) -> bool:
         """Search from number ``i`` on; True once the answer is settled (stop everything)."""
-        bound = self._bound(i, chosen)
-        if bound < self.best or (bound == self.best and not self.ties and self.optimal):
+        runs = self._runs_bounds()
+        if self._pruned(self._bound(i, chosen, runs)):
             return False
         if i == len(self.numbers):
             kept = _layout_kept((*self.items, *self.profiles), self.size, self.budget)
@@ -286,50 +295,89 @@ class _SetSearch:
             elif kept == self.best and self.ties:
                 self.optimal.append(tuple(self.sets))
             return not self.ties and self.best >= self.enough
-        for choice, added in zip(self.choices[i], self.gains[i], strict=True):
-            undo = self._take(choice)
-            done = self._visit(i + 1, [a + b for a, b in zip(chosen, added, strict=True)])
-            self._restore(choice, undo)
+        number = self.numbers[i]
+        for choice, added, move in zip(self.choices[i], self.gains[i], self.moves[i], strict=True):
+            child = [a + b for a, b in zip(chosen, added, strict=True)]
+            # Taking faces into sets never raises a colour's runs bound, so the runs as they
+            # stand now already bound the child: most children are cut here, before the
+            # (costlier) profiles of their colours are looked up.
+            if self._pruned(self._bound(i + 1, child, runs)):
+                continue
+            old_profiles = self._take(number, choice, move)
+            done = self._visit(i + 1, child)
+            self._restore(number, move, old_profiles)
             if done:
                 return True
         return False
 
-    def _take(self, choice: list[tuple[tuple[int, ...], int]]) -> tuple[list[Component], list]:
+    def _take(self, number: int, choice: list, move: _Option) -> list[Component]:
         old_profiles = list(self.profiles)
-        drawn_all = []
-        touched: set[int] = set()
-        for colours, number in choice:
-            for c in colours:
-                self.faces[c * 13 + number] -= 1
-            touched.update(colours)
-            here = tuple(self.avail[c * 13 + number] for c in range(4))
-            component, drawn = _set_component(colours, here)
-            for c in drawn:
-                self.avail[c * 13 + number] -= 1
-                touched.add(c)
-            drawn_all.append(drawn)
-            self.items.append(component)
-            self.sets.append((colours, number))
-        for colour in touched:
+        faces, avail = self.faces, self.avail
+        for colour, taken, drawn in move.changes:
+            faces[colour * 13 + number] -= taken
+            avail[colour * 13 + number] -= drawn
+        self.items.extend(move.items)
+        self.sets.extend(choice)
+        for colour, _, _ in move.changes:
             lo = colour * 13
             self.profiles[colour] = _colour_profile(
-                tuple(self.faces[lo : lo + 13]),
-                tuple(map(bool, self.avail[lo : lo + 13])),
+                tuple(faces[lo : lo + 13]),
+                tuple(map(bool, avail[lo : lo + 13])),
                 self.wrap,
                 self.size,
             )
-        return old_profiles, drawn_all
+        return old_profiles
 
-    def _restore(self, choice: list[tuple[tuple[int, ...], int]], undo: tuple) -> None:
-        old_profiles, drawn_all = undo
-        for (colours, number), drawn in zip(choice, drawn_all, strict=True):
-            for c in colours:
-                self.faces[c * 13 + number] += 1
-            for c in drawn:
-                self.avail[c * 13 + number] += 1
-            self.items.pop()
-            self.sets.pop()
+    def _restore(self, number: int, move: _Option, old_profiles: list[Component]) -> None:
+        for colour, taken, drawn in move.changes:
+            self.faces[colour * 13 + number] += taken
+            self.avail[colour * 13 + number] += drawn
+        if move.items:
+            del self.items[-len(move.items) :]
+            del self.sets[-len(move.items) :]
         self.profiles = old_profiles
+
+
+class _Option(NamedTuple):
+    """One choice of sets at a number: the held colours of each set, its bound gains per slot
+    price, the set components, and per touched colour (colour, faces taken, copies drawn)."""
+
+    sets: tuple[tuple[int, ...], ...]
+    gains: list[int]
+    items: tuple[Component, ...]
+    changes: tuple[tuple[int, int, int], ...]
+
+
+@_cached(1 << 12)
+def _number_options(counts: tuple[int, ...], avail: tuple[int, ...]) -> list[_Option]:
+    """The choices of sets at one number (held ``counts`` and drawable ``avail`` per colour),
+    the ones taking the most faces first (they tend to find the best layout early)."""
+    options = []
+    faces = list(counts)  # _sets_at reads counts at faces[c * 13 + number]; number 0 here
+    padded = [0] * 52
+    for c in range(4):
+        padded[c * 13] = faces[c]
+    for choice in sorted(_sets_at(0, padded), key=_taken, reverse=True):
+        here = list(avail)
+        taken = [0] * 4
+        drawn = [0] * 4
+        items = []
+        for colours, _ in choice:
+            for c in colours:
+                taken[c] += 1
+            component, drawn_colours = _set_component(colours, tuple(here))
+            for c in drawn_colours:
+                here[c] -= 1
+                drawn[c] += 1
+            items.append(component)
+        gains = [
+            sum(SCALE * len(c) - price * max(3, len(c)) for c, _ in choice) for price in SLOT_PRICES
+        ]
+        changes = tuple((c, taken[c], drawn[c]) for c in range(4) if taken[c] or drawn[c])
+        options.append(
+            _Option(tuple(colours for colours, _ in choice), gains, tuple(items), changes)
+        )
+    return options
 
 
 def _taken(choice: list[tuple[tuple[int, ...], int]]) -> int:
@@ -417,11 +465,9 @@ class _Layout:
         colour = face // 13
         totals = self._without.get(colour)
         if totals is None:
-            table = {(0, 0): 0}
             others = [p for c, p in enumerate(self.profiles) if c != colour]
-            for component in (*self.items, *others):
-                table = _add_choices(table, component.entries, self.size, self.budget)
-            totals = self._without[colour] = _Totals(table, self.size, self.budget)
+            totals = _totals_of((*self.items, *others), self.size, self.budget)
+            self._without[colour] = totals
         lo = colour * 13
         faces = list(self.faces[lo : lo + 13])
         avail = list(self.avail[lo : lo + 13])
@@ -429,6 +475,29 @@ class _Layout:
         avail[face - lo] = max(0, avail[face - lo] - 1)
         profile = _colour_profile(tuple(faces), tuple(map(bool, avail)), self.wrap, self.size)
         return totals.best_with(profile.entries)
+
+
+# Knapsack tables of "everything but one colour", shared by the optimal layouts of a hand and by
+# the hands after each discard of one 15-tile hand (a discard changes one colour and the sets at
+# one number, so most of these tables repeat).  Keyed on the components' choices, in any order
+# (the table does not depend on the order the components are added in).
+_TOTALS_CACHE: dict[tuple, _Totals] = {}
+_TOTALS_CACHE_LIMIT = 4096
+
+
+def _totals_of(components: Sequence[Component], size: int, budget: int) -> _Totals:
+    """The ``_Totals`` of these components' knapsack, from the per-process cache when it is there."""
+    key = (tuple(sorted(c.entries for c in components)), size, budget)
+    totals = _TOTALS_CACHE.get(key)
+    if totals is None:
+        table: dict[tuple[int, int], int] = {(0, 0): 0}
+        for component in components:
+            table = _add_choices(table, component.entries, size, budget)
+        totals = _Totals(table, size, budget)
+        if len(_TOTALS_CACHE) >= _TOTALS_CACHE_LIMIT:
+            _TOTALS_CACHE.clear()
+        _TOTALS_CACHE[key] = totals
+    return totals
 
 
 class _Totals:
