@@ -486,7 +486,7 @@ _TOTALS_CACHE_LIMIT = 4096
 
 
 def _totals_of(components: Sequence[Component], size: int, budget: int) -> _Totals:
-    """The ``_Totals`` of these components' knapsack, from the per-process cache when it is there."""
+    """The ``_Totals`` of these components' knapsack (from the per-process cache if there)."""
     key = (tuple(sorted(c.entries for c in components)), size, budget)
     totals = _TOTALS_CACHE.get(key)
     if totals is None:
