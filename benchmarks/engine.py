@@ -1,6 +1,7 @@
 """Speed of the Okey engine on seeded random hands: median and p95 per call.
 
     .venv/bin/python benchmarks/engine.py                      # 10,000 hands, 100 for advise
+    .venv/bin/python benchmarks/engine.py --advise-hands 1000  # more 15-tile hands for advise
     .venv/bin/python benchmarks/engine.py --hands 2000 --advise-hands 20 --seed 7
 
 Hands are dealt from a shuffled 106-tile set: an indicator (never a false joker) and the next 14
@@ -12,6 +13,7 @@ run as they would in a long-lived process.  Prints one line per function and clo
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import statistics
 import time
@@ -57,6 +59,8 @@ def main() -> None:
     rng = random.Random(args.seed)
     size = rules.hand_size
 
+    load_before = os.getloadavg()[0]
+    started = time.perf_counter(), time.process_time()
     hands = [deal(rng, size) for _ in range(args.hands)]
     win_times = [timed(lambda h=h, i=i: check_win(h, i, rules)) for h, i in hands]
     dist_times = [timed(lambda h=h, i=i: distance_to_win(h, i, rules)) for h, i in hands]
@@ -64,7 +68,13 @@ def main() -> None:
     advise_hands = [deal(rng, size + 1) for _ in range(args.advise_hands)]
     advise_times = [timed(lambda h=h, i=i: advise(h, i, rules)) for h, i in advise_hands]
 
+    wall, cpu = time.perf_counter() - started[0], time.process_time() - started[1]
     print(f"rules {rules.name}, seed {args.seed}, hand size {size}")
+    # On a shared machine the wall-clock lines include waiting for a core; the load says how much.
+    print(
+        f"load average {load_before:.1f} before, {os.getloadavg()[0]:.1f} after "
+        f"({os.cpu_count()} cores); whole run {wall:.1f} s wall, {cpu:.1f} s CPU"
+    )
     for clock in (0, 1):
         print(summary("check_win", win_times, clock))
         print(summary("distance_to_win", dist_times, clock))

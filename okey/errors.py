@@ -1,4 +1,4 @@
-"""Errors the engine raises.  Each is a ``ValueError`` so callers can catch bad input in one place."""
+"""Errors the engine raises.  Each is a ``ValueError``: callers catch bad input in one place."""
 
 from __future__ import annotations
 

@@ -61,7 +61,7 @@ class Rules:
 
     @classmethod
     def classic(cls) -> Rules:
-        """Classic Okey with the digest's defaults: 12-13-1 allowed, 20-point others-lose scoring."""
+        """Classic Okey, the digest's defaults: 12-13-1 allowed, 20-point others-lose scoring."""
         return cls()
 
     @classmethod
@@ -89,7 +89,7 @@ class Rules:
 
     @classmethod
     def preset(cls, name: str) -> Rules:
-        """A preset by name (``classic``, ``okey101``); ``ValueError`` naming the choices otherwise."""
+        """A preset by name (``classic``, ``okey101``, ...); else a ``ValueError`` naming them."""
         presets = PRESETS
         if name not in presets:
             raise ValueError(f"unknown rules {name!r}: choose one of {', '.join(presets)}")
