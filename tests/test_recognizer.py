@@ -1,0 +1,107 @@
+"""The shipped recogniser: loads offline, reads a committed real rack photo exactly."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from okey import parse_tiles
+from vision.recognizer import (
+    MANIFEST,
+    Recognizer,
+    RecognizerSpec,
+    decode_detections,
+    letterbox,
+    to_tensor,
+)
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "examples" / "rack_real.jpg"
+# The tiles of examples/rack_real.jpg (a real-validation photo), read by eye, in reading order.
+EXAMPLE_TILES = (REPO / "examples" / "rack_real.txt").read_text().split("#")[0]
+
+
+def test_letterbox_keeps_aspect_and_centres() -> None:
+    image = np.full((100, 200, 3), 7, np.uint8)
+    padded, scale, (left, top) = letterbox(image, 64)
+    assert padded.shape == (64, 64, 3) and scale == pytest.approx(0.32)
+    assert (left, top) == (0, 16)
+    assert padded[0, 0, 0] == 114 and padded[32, 32, 0] == 7
+
+
+def test_to_tensor_is_rgb_nchw_unit_range() -> None:
+    image = np.zeros((4, 4, 3), np.uint8)
+    image[..., 0] = 255  # blue in BGR
+    batch = to_tensor([image])
+    assert batch.shape == (1, 3, 4, 4) and batch.dtype == np.float32
+    assert batch[0, 2].max() == 1.0 and batch[0, 0].max() == 0.0
+
+
+def test_decode_detections_thresholds_and_suppresses_overlaps() -> None:
+    # Three candidates (cx, cy, w, h, score): two overlapping, one weak.
+    raw = np.array(
+        [[50, 52, 150], [50, 50, 50], [20, 20, 20], [20, 20, 20], [0.9, 0.8, 0.1]], np.float32
+    )
+    boxes, scores = decode_detections(raw, conf=0.25, iou=0.5)
+    assert boxes.tolist() == [[40.0, 40.0, 60.0, 60.0]]
+    assert scores.tolist() == [[pytest.approx(0.9)]]
+
+
+def test_bad_backend_and_image_are_named() -> None:
+    spec = RecognizerSpec.load(MANIFEST)
+    with pytest.raises(ValueError, match="unknown backend 'tpu'"):
+        Recognizer(spec, "tpu")
+    recognizer = Recognizer.default()
+    with pytest.raises(ValueError, match=r"shape \(h, w, 3\)"):
+        recognizer.recognize(np.zeros((10, 10), np.uint8))
+
+
+@pytest.fixture(scope="module", params=["onnx", "torch"])
+def recognizer(request: pytest.FixtureRequest) -> Recognizer:
+    return Recognizer.default(request.param)
+
+
+@pytest.fixture
+def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise OSError("network access during a test")
+
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.setattr(socket, "create_connection", refuse)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("backend", ["onnx", "torch"])
+def test_shipped_model_loads_without_network(no_network: None, backend: str) -> None:
+    recognizer = Recognizer.default(backend)
+    recognition = recognizer.recognize(np.full((480, 640, 3), 90, np.uint8))
+    assert recognition.image_size == (640, 480)
+
+
+@pytest.mark.slow
+def test_reads_the_committed_real_rack_photo_exactly(recognizer: Recognizer) -> None:
+    recognition = recognizer.recognize(cv2.imread(str(EXAMPLE)))
+    expected = parse_tiles(EXAMPLE_TILES)
+    assert sorted(t.tile for t in recognition.tiles) == sorted(expected)
+    for reading in recognition.tiles:
+        assert reading.probs.shape == (53,)
+        assert reading.probs.sum() == pytest.approx(1.0, abs=1e-4)
+        assert reading.tile.index == int(reading.probs.argmax())
+        assert 0 < reading.confidence <= 1
+        x1, y1, x2, y2 = reading.box
+        assert 0 <= x1 < x2 <= 640 and 0 <= y1 < y2 <= 640
+
+
+@pytest.mark.slow
+def test_backends_agree() -> None:
+    image = cv2.imread(str(EXAMPLE))
+    a = Recognizer.default("onnx").recognize(image)
+    b = Recognizer.default("torch").recognize(image)
+    assert [t.tile for t in a.tiles] == [t.tile for t in b.tiles]
+    for x, y in zip(a.tiles, b.tiles, strict=True):
+        assert np.allclose(x.box, y.box, atol=1.0)
+        assert np.allclose(x.probs, y.probs, atol=1e-3)
