@@ -83,10 +83,11 @@ def run_scan(args: argparse.Namespace) -> int:
         return EXIT_NOT_FOUND
     if args.annotate:
         _write_annotated(args.annotate, image, result)
-    if args.json:
-        print(json.dumps(result.to_dict(), ensure_ascii=False))
-    else:
-        print(format_result(result))
+    text = json.dumps(result.to_dict(), ensure_ascii=False) if args.json else format_result(result)
+    try:
+        print(text, flush=True)
+    except BrokenPipeError:  # `istaka scan ... | head`: the reader left, nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
     return EXIT_OK
 
 
