@@ -128,6 +128,9 @@ class _OnnxNet:
 
         options = ort.SessionOptions()
         options.log_severity_level = 3
+        # Idle worker threads must not spin after a run: the pipeline's next stages (layout, the
+        # engine) share the same few cores and slowed down several-fold while they spun.
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self.session = ort.InferenceSession(
             str(path), sess_options=options, providers=["CPUExecutionProvider"]
         )
