@@ -1,1 +1,1 @@
-"""The ``istaka`` command: one entry point that gathers the subcommands of okey, vision and service."""
+"""The ``istaka`` command: one entry point gathering the subcommands of okey, vision and service."""
