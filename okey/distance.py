@@ -776,7 +776,7 @@ def _useful(found: dict[tuple[int, int], int]) -> tuple[Entry, ...]:
 # availability from 4 positions before the lowest held face (nothing further left matters), so
 # the clusters of different hands share the solutions of their common tails.
 _RUNS_MEMO: dict[tuple, dict[tuple[int, int], int]] = {}
-_RUNS_MEMO_LIMIT = 1 << 19
+_RUNS_MEMO_LIMIT = 1 << 17  # about 2 KB each with the other caches: a bounded few hundred MB
 
 
 def _runs(line: tuple[int, ...], avail: tuple[int, ...], size: int) -> dict[tuple[int, int], int]:
