@@ -57,9 +57,7 @@ def check_possible(
     rules = rules or Rules.classic()
     limit = rules.max_rack_tiles if max_tiles is None else max_tiles
     if len(tiles) > limit:
-        raise ImpossibleHandError(
-            f"{len(tiles)} tiles: a {rules.name} rack holds at most {limit}"
-        )
+        raise ImpossibleHandError(f"{len(tiles)} tiles: a {rules.name} rack holds at most {limit}")
     if indicator is not None and indicator.is_false_joker:
         raise ImpossibleHandError("the indicator can never be a false joker")
     tally = Counter(tiles)
