@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from okey.hand import okey_for
 from okey.rules import Rules
@@ -41,6 +42,15 @@ class GroupReading:
     @property
     def valid(self) -> bool:
         return bool(self.kinds)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "tiles": [str(t) for t in self.tiles],
+            "valid": self.valid,
+            "kinds": sorted(self.kinds),
+            "stands_for": [str(t) for t in self.stands_for],
+            "reason": self.reason,
+        }
 
 
 def plays_as(tiles: Sequence[Tile], indicator: Tile) -> tuple[list[Tile | None], int]:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from okey.errors import OkeyError
-from okey.groups import explain_group
+from okey.groups import GroupReading, explain_group
 from okey.hand import check_possible, okey_for
 from okey.rules import Rules
 from okey.solver import Group, WinResult, check_win
@@ -45,27 +45,8 @@ FINISH_WORDS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class GroupVerdict:
-    """One declared group: what it can be, the faces it plays as, or why it is no group."""
-
-    tiles: tuple[Tile, ...]
-    kinds: frozenset[str]
-    stands_for: tuple[Tile, ...]
-    reason: str
-
-    @property
-    def valid(self) -> bool:
-        return bool(self.kinds)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "tiles": [str(t) for t in self.tiles],
-            "valid": self.valid,
-            "kinds": sorted(self.kinds),
-            "stands_for": [str(t) for t in self.stands_for],
-            "reason": self.reason,
-        }
+# A declared group's verdict is the group reading itself: what it can be, its faces, or why not.
+GroupVerdict = GroupReading
 
 
 @dataclass(frozen=True, slots=True)
@@ -183,8 +164,7 @@ def referee(
 
 
 def _group_verdict(group: list[Tile], indicator: Tile, rules: Rules) -> GroupVerdict:
-    reading = explain_group(group, indicator, rules)
-    return GroupVerdict(reading.tiles, reading.kinds, reading.stands_for, reading.reason)
+    return explain_group(group, indicator, rules)
 
 
 def _declaration_fault(
