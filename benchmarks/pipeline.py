@@ -170,22 +170,17 @@ def vote_benchmark(pipeline: Pipeline, videos: int, frames: int) -> None:
 
 
 def layout_benchmark(n: int) -> None:
-    from vision.synth import render_sample
+    from vision.synth import layout_truth, render_sample
 
     compared = exact = 0
     for index in range(n):
-        _, truth = render_sample(2024, index, "heldout", (640, 480))
-        tiles = truth["tiles"]
-        if not all(tiles[i]["labelled"] for row in truth["rows"] for i in row):
+        _, sidecar = render_sample(2024, index, "heldout", (640, 480))
+        truth = layout_truth(sidecar)
+        if truth is None:
             continue
-        visible = [t for t in tiles if t["labelled"]]
-        ids = [t["id"] for t in visible]
-        layout = lay_out([tuple(t["box"]) for t in visible])
-        got = [[[ids[k] for k in g] for g in row] for row in layout.rows]
-        table = sorted(ids[k] for k in layout.table)
-        expected_table = sorted(i for i in truth["table"] if tiles[i]["labelled"])
+        layout = lay_out(truth.boxes)
         compared += 1
-        exact += got == [r for r in truth["groups"] if r] and table == expected_table
+        exact += truth.compare(layout.rows, layout.table)
     print(f"\nLayout on rendered racks (true boxes, every rack tile visible), {n} rendered:")
     print(f"  rows, groups and table exact: {exact}/{compared} = {exact / max(compared, 1):.1%}")
 
