@@ -19,7 +19,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from okey.distance import HandState, improving_draws, unseen_counts
+from okey.distance import (
+    HandState,
+    SetChoice,
+    improving_draws_from,
+    optimal_set_choices,
+    unseen_counts,
+)
 from okey.hand import check_possible, okey_for
 from okey.rules import Rules
 from okey.tiles import ALL_KINDS, Tile
@@ -94,10 +100,31 @@ def advise(
     if len(tiles) == size:
         return _waits(tiles, indicator, rules, seen, unseen)
     okey = okey_for(indicator)
-    options = [
-        _option(tiles, discard, indicator, rules, seen, unseen, okey)
-        for discard in sorted(set(tiles))
-    ]
+    whole = HandState.of(tiles, indicator, seen)
+    after: dict[Tile, tuple[HandState, tuple[int, list[SetChoice]]]] = {}
+    for discard in set(tiles):
+        rest = list(tiles)
+        rest.remove(discard)
+        state = HandState.of(rest, indicator, [*seen, discard])
+        after[discard] = state, optimal_set_choices(state, rules)
+    # The discards keeping the most faces go first: the faces found to raise them surely raise
+    # every discard keeping fewer (see ``improving_draws_from``), which then skips them.
+    raising: dict[int, set[int]] = {}  # faces kept -> faces found to raise such a discard
+    options = []
+    for discard in sorted(after, key=lambda d: (-after[d][1][0], d)):
+        state, solved = after[discard]
+        face = okey.index if discard.is_false_joker else discard.index  # FJ: the okey's face
+        surely: set[int] = set()
+        # Throwing an okey changes the okeys held, and no drawn copy can take the place of a
+        # discard with no copy left: the shortcut holds for neither.
+        if discard != okey and whole.avail[face] > 0:
+            for kept, faces in raising.items():
+                if kept > solved[0]:
+                    surely |= faces
+        option, melds_found = _option(discard, state, solved, surely, rules, unseen, okey)
+        options.append(option)
+        if discard != okey:
+            raising.setdefault(solved[0], set()).update(melds_found)
     # A winning okey discard scores double, so it beats any other winning discard.
     options.sort(
         key=lambda o: (
@@ -113,23 +140,24 @@ def advise(
 
 
 def _option(
-    tiles: list[Tile],
     discard: Tile,
-    indicator: Tile,
+    state: HandState,
+    solved: tuple[int, list[SetChoice]],
+    surely: set[int],
     rules: Rules,
-    seen: list[Tile],
     unseen: list[int],
     okey: Tile,
-) -> DiscardOption:
-    rest = list(tiles)
-    rest.remove(discard)
+) -> tuple[DiscardOption, set[int]]:
+    """One discard's option (``state`` is the hand after it), and the faces found to let its
+    meld layout keep one more."""
     # The discarded copy lies on the table now: it is seen, no longer unseen.
     left = list(unseen)
     left[discard.index] = max(0, left[discard.index] - 1)
-    distance, improving = _improving(rest, indicator, rules, [*seen, discard], left, okey)
+    distance, faces, melds_found = improving_draws_from(state, rules, solved, surely)
+    improving = _improving_tiles(distance, faces, left, okey)
     is_okey = discard == okey
     advised = not is_okey or distance == 0
-    return DiscardOption(
+    option = DiscardOption(
         discard,
         distance,
         improving,
@@ -137,6 +165,7 @@ def _option(
         advised,
         _sentence(discard, distance, improving, is_okey, advised, rules.hand_size),
     )
+    return option, melds_found
 
 
 def _improving(
@@ -148,7 +177,15 @@ def _improving(
     okey: Tile,
 ) -> tuple[int, tuple[tuple[Tile, int], ...]]:
     """The distance of a hand and the unseen tiles whose draw lowers it, most copies first."""
-    distance, faces = improving_draws(HandState.of(tiles, indicator, seen), rules)
+    state = HandState.of(tiles, indicator, seen)
+    distance, faces, _ = improving_draws_from(state, rules, optimal_set_choices(state, rules))
+    return distance, _improving_tiles(distance, faces, unseen, okey)
+
+
+def _improving_tiles(
+    distance: int, faces: set[int], unseen: list[int], okey: Tile
+) -> tuple[tuple[Tile, int], ...]:
+    """The unseen tiles whose draw lowers the distance (``faces``: the faces that do)."""
     found = []
     for tile in ALL_KINDS:
         if unseen[tile.index] <= 0 or distance == 0:
@@ -160,7 +197,7 @@ def _improving(
         if lowers:
             found.append((tile, unseen[tile.index]))
     found.sort(key=lambda tc: (-tc[1], tc[0]))
-    return distance, tuple(found)
+    return tuple(found)
 
 
 def _waits(

@@ -426,24 +426,50 @@ def improving_draws(hand: HandState, rules: Rules) -> tuple[int, set[int]]:
     its colour's runs, in one of its sets, or in a new set with one held face of its number (any
     layout keeping it one more time came from an optimal one in one of these ways).
     """
+    distance, found, _ = improving_draws_from(hand, rules, optimal_set_choices(hand, rules))
+    return distance, found
+
+
+def improving_draws_from(
+    hand: HandState,
+    rules: Rules,
+    solved: tuple[int, list[SetChoice]],
+    surely: set[int] | frozenset[int] = frozenset(),
+) -> tuple[int, set[int], set[int]]:
+    """``improving_draws`` from the hand's ``optimal_set_choices`` (``solved``), also returning
+    the faces found to let the meld layout keep one more.
+
+    ``surely`` are faces known to let the meld layout keep one more: they are not checked again.
+    (``advise`` knows some: if a face lets hand A keep one more, and hand B is A's 15-tile hand
+    less another tile, where A keeps at least one more than B and the tile B lacks still has a
+    copy to draw, then the face lets B keep one more: B plus the face keeps at most one fewer than
+    the 15 tiles plus the face, as a drawn copy can take the lacking tile's place.)
+    """
     size = rules.hand_size
     pairs_on = rules.seven_pairs and size % 2 == 0
-    kept_melds, optimal = optimal_set_choices(hand, rules)
+    kept_melds, optimal = solved
     melds = size - kept_melds - hand.okeys
     pairs = size - kept_in_pairs(hand, rules) if pairs_on else size
     distance = max(0, min(melds, pairs))
     found: set[int] = set()
+    melds_found: set[int] = set()
     if distance == 0:
-        return 0, found
+        return 0, found, melds_found
     layouts = [_Layout(hand, rules, sets) for sets in optimal] if melds == distance else []
     for face in range(NUMBERED_KINDS):
         if not hand.avail[face]:
             continue  # no copy left to draw
-        drawn = hand.with_face(face)
-        pairs_lower = pairs == distance and size - kept_in_pairs(drawn, rules) < distance
-        if pairs_lower or (layouts and _melds_improve(drawn, face, layouts, kept_melds + 1, rules)):
+        if layouts and face in surely:
             found.add(face)
-    return distance, found
+            melds_found.add(face)
+            continue
+        drawn = hand.with_face(face)
+        if pairs == distance and size - kept_in_pairs(drawn, rules) < distance:
+            found.add(face)
+        elif layouts and _melds_improve(drawn, face, layouts, kept_melds + 1, rules):
+            found.add(face)
+            melds_found.add(face)
+    return distance, found, melds_found
 
 
 class _Layout:
