@@ -107,24 +107,24 @@ def advise(
         rest.remove(discard)
         state = HandState.of(rest, indicator, [*seen, discard])
         after[discard] = state, optimal_set_choices(state, rules)
-    # The discards keeping the most faces go first: the faces found to raise them surely raise
-    # every discard keeping fewer (see ``improving_draws_from``), which then skips them.
-    raising: dict[int, set[int]] = {}  # faces kept -> faces found to raise such a discard
+    # The discards keeping the fewest faces go first: a face found not to raise one of them
+    # cannot raise a discard keeping more (see ``improving_draws_from``), which then skips it.
+    failing: dict[int, set[int]] = {}  # faces kept -> faces found not to raise such a discard
     options = []
-    for discard in sorted(after, key=lambda d: (-after[d][1][0], d)):
+    for discard in sorted(after, key=lambda d: (after[d][1][0], d)):
         state, solved = after[discard]
-        face = okey.index if discard.is_false_joker else discard.index  # FJ: the okey's face
-        surely: set[int] = set()
-        # Throwing an okey changes the okeys held, and no drawn copy can take the place of a
-        # discard with no copy left: the shortcut holds for neither.
-        if discard != okey and whole.avail[face] > 0:
-            for kept, faces in raising.items():
-                if kept > solved[0]:
-                    surely |= faces
-        option, melds_found = _option(discard, state, solved, surely, rules, unseen, okey)
-        options.append(option)
+        never: set[int] = set()
+        # Throwing an okey changes the okeys held: the shortcut holds neither way for it.
         if discard != okey:
-            raising.setdefault(solved[0], set()).update(melds_found)
+            for kept, faces in failing.items():
+                if kept < solved[0]:
+                    never |= faces
+        option, failed = _option(discard, state, solved, never, rules, unseen, okey)
+        options.append(option)
+        face = okey.index if discard.is_false_joker else discard.index  # FJ: the okey's face
+        # No drawn copy can take the place of a discard whose face has no copy left.
+        if discard != okey and whole.avail[face] > 0:
+            failing.setdefault(solved[0], set()).update(failed - {face})
     # A winning okey discard scores double, so it beats any other winning discard.
     options.sort(
         key=lambda o: (
@@ -143,17 +143,17 @@ def _option(
     discard: Tile,
     state: HandState,
     solved: tuple[int, list[SetChoice]],
-    surely: set[int],
+    never: set[int],
     rules: Rules,
     unseen: list[int],
     okey: Tile,
 ) -> tuple[DiscardOption, set[int]]:
-    """One discard's option (``state`` is the hand after it), and the faces found to let its
+    """One discard's option (``state`` is the hand after it), and the faces found not to let its
     meld layout keep one more."""
     # The discarded copy lies on the table now: it is seen, no longer unseen.
     left = list(unseen)
     left[discard.index] = max(0, left[discard.index] - 1)
-    distance, faces, melds_found = improving_draws_from(state, rules, solved, surely)
+    distance, faces, failed = improving_draws_from(state, rules, solved, never)
     improving = _improving_tiles(distance, faces, left, okey)
     is_okey = discard == okey
     advised = not is_okey or distance == 0
@@ -165,7 +165,7 @@ def _option(
         advised,
         _sentence(discard, distance, improving, is_okey, advised, rules.hand_size),
     )
-    return option, melds_found
+    return option, failed
 
 
 def _improving(

@@ -434,16 +434,17 @@ def improving_draws_from(
     hand: HandState,
     rules: Rules,
     solved: tuple[int, list[SetChoice]],
-    surely: set[int] | frozenset[int] = frozenset(),
+    never: set[int] | frozenset[int] = frozenset(),
 ) -> tuple[int, set[int], set[int]]:
     """``improving_draws`` from the hand's ``optimal_set_choices`` (``solved``), also returning
-    the faces found to let the meld layout keep one more.
+    the faces checked and found not to let the meld layout keep one more.
 
-    ``surely`` are faces known to let the meld layout keep one more: they are not checked again.
-    (``advise`` knows some: if a face lets hand A keep one more, and hand B is A's 15-tile hand
-    less another tile, where A keeps at least one more than B and the tile B lacks still has a
-    copy to draw, then the face lets B keep one more: B plus the face keeps at most one fewer than
-    the 15 tiles plus the face, as a drawn copy can take the lacking tile's place.)
+    ``never`` are faces known not to let the meld layout keep one more: their meld check is
+    skipped.  (``advise`` knows some.  Say hands A and B are one 15-tile hand T less one tile
+    each, neither an okey, B keeps more faces than A, and A's missing tile still has a copy to
+    draw.  If a face f (not A's missing one) does not let A keep one more, then T plus f keeps at
+    most one more than A (removing A's missing tile from it loses at most one kept face, as a
+    drawn copy can take its place), so B plus f, which holds less, keeps no more than B.)
     """
     size = rules.hand_size
     pairs_on = rules.seven_pairs and size % 2 == 0
@@ -452,24 +453,22 @@ def improving_draws_from(
     pairs = size - kept_in_pairs(hand, rules) if pairs_on else size
     distance = max(0, min(melds, pairs))
     found: set[int] = set()
-    melds_found: set[int] = set()
+    melds_failed: set[int] = set()
     if distance == 0:
-        return 0, found, melds_found
+        return 0, found, melds_failed
     layouts = [_Layout(hand, rules, sets) for sets in optimal] if melds == distance else []
     for face in range(NUMBERED_KINDS):
         if not hand.avail[face]:
             continue  # no copy left to draw
-        if layouts and face in surely:
-            found.add(face)
-            melds_found.add(face)
-            continue
         drawn = hand.with_face(face)
         if pairs == distance and size - kept_in_pairs(drawn, rules) < distance:
             found.add(face)
-        elif layouts and _melds_improve(drawn, face, layouts, kept_melds + 1, rules):
-            found.add(face)
-            melds_found.add(face)
-    return distance, found, melds_found
+        elif layouts and face not in never:
+            if _melds_improve(drawn, face, layouts, kept_melds + 1, rules):
+                found.add(face)
+            else:
+                melds_failed.add(face)
+    return distance, found, melds_failed
 
 
 class _Layout:
