@@ -26,7 +26,7 @@ from okey.distance import (
     optimal_set_choices,
     unseen_counts,
 )
-from okey.hand import check_possible, okey_for
+from okey.hand import check_playing_hand, okey_for
 from okey.rules import Rules
 from okey.tiles import ALL_KINDS, Tile
 
@@ -89,13 +89,8 @@ def advise(
     rules = rules or Rules.classic()
     tiles = list(tiles)
     seen = list(seen)
+    check_playing_hand(tiles, indicator, rules, seen)
     size = rules.hand_size
-    if len(tiles) not in (size, size + 1):
-        raise ValueError(
-            f"advice takes {size} tiles (the waits) or {size + 1} (the discard) in "
-            f"{rules.name}; got {len(tiles)}"
-        )
-    check_possible(tiles, indicator, rules, others=seen)
     unseen = unseen_counts(tiles, indicator, seen)
     if len(tiles) == size:
         return _waits(tiles, indicator, rules, seen, unseen)

@@ -34,7 +34,7 @@ from functools import wraps
 from itertools import combinations
 from typing import NamedTuple
 
-from okey.hand import check_possible, okey_for
+from okey.hand import check_playing_hand, okey_for
 from okey.rules import Rules
 from okey.solver import NUMBERED_KINDS, faces_and_okeys
 from okey.tiles import FALSE_JOKER_INDEX, Tile
@@ -88,13 +88,7 @@ def distance_to_win(
     rules = rules or Rules.classic()
     tiles = list(tiles)
     seen = list(seen)
-    size = rules.hand_size
-    if len(tiles) not in (size, size + 1):
-        raise ValueError(
-            f"a {rules.name} hand has {size} tiles, or {size + 1} before a discard; "
-            f"got {len(tiles)}"
-        )
-    check_possible(tiles, indicator, rules, others=seen)
+    check_playing_hand(tiles, indicator, rules, seen)
     state = HandState.of(tiles, indicator, seen)
     return state.distance(rules)
 

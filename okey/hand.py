@@ -80,6 +80,20 @@ def check_possible(
             )
 
 
+def check_playing_hand(
+    tiles: Sequence[Tile], indicator: Tile, rules: Rules, seen: Iterable[Tile] = ()
+) -> None:
+    """Raise unless ``tiles`` is a hand in play that can exist: ``rules.hand_size`` tiles between
+    turns, or one more before the discard (14 or 15 classic, 21 or 22 in 101)."""
+    size = rules.hand_size
+    if len(tiles) not in (size, size + 1):
+        raise ImpossibleHandError(
+            f"a {rules.name} hand has {size} tiles, or {size + 1} before a discard; "
+            f"got {len(tiles)}"
+        )
+    check_possible(tiles, indicator, rules, others=seen)
+
+
 def is_okey(tile: Tile, indicator: Tile) -> bool:
     return tile == okey_for(indicator)
 
