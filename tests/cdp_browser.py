@@ -12,12 +12,13 @@ import itertools
 import json
 import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -126,12 +127,18 @@ def chromium(
 ) -> Iterator[tuple[Page, subprocess.Popen[bytes]]]:
     """A headless Chromium (fake camera fed from ``video``, a .y4m file) and one open page."""
     path = require_chromium()
-    with tempfile.TemporaryDirectory(prefix="istaka-chromium-") as profile:
+    # Chromium's helper processes can still write to the profile for a moment after the browser
+    # exits; they are ended with it (own process group) and a late file does not fail the test.
+    profile_dir = tempfile.TemporaryDirectory(prefix="istaka-chromium-", ignore_cleanup_errors=True)
+    with profile_dir as profile:
         args = [path, *FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}"]
         if video is not None:
             args.append(f"--use-file-for-fake-video-capture={video}")
         process = subprocess.Popen(
-            [*args, "about:blank"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            [*args, "about:blank"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
         )
         try:
             port = _devtools_port(Path(profile), process)
@@ -147,12 +154,18 @@ def chromium(
             finally:
                 page.close()
         finally:
-            process.terminate()
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+            _end_process_group(process)
+
+
+def _end_process_group(process: subprocess.Popen[bytes]) -> None:
+    """Stop the browser and every helper process it started (they share its process group)."""
+    with suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    with suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=10)
+    with suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)  # helpers that outlived the browser
+    process.wait()
 
 
 def _devtools_port(profile: Path, process: subprocess.Popen[bytes]) -> int:
