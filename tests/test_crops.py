@@ -9,6 +9,8 @@ import numpy as np
 import pytest
 
 from vision.crops import (
+    CameraAugment,
+    camera_crop,
     class_folder,
     crop_tile,
     export_crops,
@@ -112,3 +114,65 @@ def test_flat_rendered_set_goes_to_train(tmp_path: Path) -> None:
     result = export_split_set([flat], tmp_path / "out", copies=1, size=24)
     assert result == {"train": {4: 1, 52: 1}, "val": {}}
     assert (tmp_path / "out" / "train" / "52_FJ" / "synth_a_001_0.jpg").exists()
+
+
+STILL = CameraAugment(
+    degrees=0.0,
+    blur_p=0.0,
+    noise_p=0.0,
+    brightness=0.0,
+    contrast=0.0,
+    white_balance=0.0,
+    jpeg_p=0.0,
+)
+
+
+def _tile_image() -> tuple[np.ndarray, tuple[float, float, float, float]]:
+    """A cream tile with a dark vertical bar (a '1'), on a brown table."""
+    image = np.full((200, 200, 3), (40, 70, 110), np.uint8)
+    image[50:150, 70:130] = (200, 230, 240)
+    image[70:130, 95:105] = (20, 20, 20)
+    return image, (70.0, 50.0, 130.0, 150.0)
+
+
+def test_camera_crop_without_changes_is_the_plain_crop() -> None:
+    image, box = _tile_image()
+    plain = crop_tile(image, box, 48).astype(int)
+    still = camera_crop(image, box, np.random.default_rng(0), 48, augment=STILL).astype(int)
+    assert np.abs(plain - still).mean() < 3  # only resampling differs
+
+
+def test_camera_crop_turns_the_tile_and_keeps_its_colours() -> None:
+    image, box = _tile_image()
+    turned = CameraAugment(**{**STILL.__dict__, "degrees": 30.0})
+    rng = np.random.default_rng(3)
+    crops = [camera_crop(image, box, rng, 48, augment=turned) for _ in range(6)]
+    plain = crop_tile(image, box, 48)
+    # The dark bar leans: its pixels are no longer in one vertical band in every crop.
+    assert any(np.abs(c.astype(int) - plain.astype(int)).mean() > 5 for c in crops)
+    # Full camera changes: the tile stays cream (red and green above blue), never recoloured.
+    rng = np.random.default_rng(4)
+    for crop in (camera_crop(image, box, rng, 48) for _ in range(20)):
+        centre = crop[8:40, 8:16].reshape(-1, 3).mean(axis=0)  # left of the bar, on the tile
+        assert centre[2] > centre[0] and centre[1] > centre[0]
+
+
+def test_augmented_export_keeps_the_first_copy_plain_and_is_seeded(tmp_path: Path) -> None:
+    _labelled_set(tmp_path / "set", "train")
+    _labelled_set(tmp_path / "set", "val")
+    export_split_set([tmp_path / "set"], tmp_path / "a", copies=3, seed=5, size=24, augment=True)
+    export_split_set([tmp_path / "set"], tmp_path / "b", copies=3, seed=5, size=24, augment=True)
+    plain = export_split_set([tmp_path / "set"], tmp_path / "c", copies=3, seed=5, size=24)
+    assert plain["train"] == {4: 3, 52: 3}
+    folder = tmp_path / "a" / "train" / "04_R5"
+    for p in folder.iterdir():
+        same = cv2.imread(str(tmp_path / "b" / "train" / "04_R5" / p.name))
+        assert np.array_equal(cv2.imread(str(p)), same)
+    # Copy 0 is the plain jittered crop; later copies are the camera's.
+    first = cv2.imread(str(folder / "set_a_000_0.jpg")).astype(int)
+    plain0 = cv2.imread(str(tmp_path / "c" / "train" / "04_R5" / "set_a_000_0.jpg")).astype(int)
+    assert np.abs(first - plain0).max() <= 2
+    # Validation crops never get camera changes.
+    val_a = cv2.imread(str(tmp_path / "a" / "val" / "04_R5" / "set_a_000_0.jpg"))
+    val_c = cv2.imread(str(tmp_path / "c" / "val" / "04_R5" / "set_a_000_0.jpg"))
+    assert np.array_equal(val_a, val_c)

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import yaml
 
-from vision.train import REPO_ROOT, TrainConfig, resolve_data_yaml, train
+from vision.train import REPO_ROOT, TrainConfig, prepare_generated, resolve_data_yaml, train
 
 
 def _write(path: Path, data: dict) -> Path:
@@ -18,7 +18,8 @@ def _write(path: Path, data: dict) -> Path:
 
 
 def test_shipped_configs_load() -> None:
-    for name in ("tile_detector", "tile_classifier", "tile_classifier_ft", "tile_detector53"):
+    names = ("tile_detector", "tile_classifier", "tile_classifier_ft", "tile_detector53")
+    for name in (*names, "tile_classifier96"):
         config = TrainConfig.load(REPO_ROOT / "models" / f"{name}.yaml")
         assert config.name == name
         assert config.model.endswith(".yaml")
@@ -72,3 +73,34 @@ def test_a_tiny_classifier_trains_offline(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr("vision.train.RUNS_DIR", tmp_path / "runs")
     out = train(config)
     assert out.exists() and out.stat().st_size > 100_000
+
+
+def test_a_config_builds_its_crop_set_when_missing(tmp_path: Path) -> None:
+    """``crops:`` in a config exports the crop set (train augmented, val plain) once."""
+    src = tmp_path / "set"
+    for split in ("train", "val"):
+        (src / "images" / split).mkdir(parents=True)
+        (src / "labels" / split).mkdir(parents=True)
+        image = np.full((100, 200, 3), 90, np.uint8)
+        image[20:60, 10:40] = (0, 0, 255)
+        cv2.imwrite(str(src / "images" / split / "a.png"), image)
+        (src / "labels" / split / "a.txt").write_text("4 0.125 0.4 0.15 0.4\n")
+    out = tmp_path / "crops"
+    config_path = _write(
+        tmp_path / "c.yaml",
+        {
+            "task": "classify",
+            "model": "yolo11n-cls.yaml",
+            "data": str(out),
+            "crops": {"out": str(out), "size": 32, "augment": True, "sources": {str(src): 3}},
+        },
+    )
+    config = TrainConfig.load(config_path)
+    assert config.crops["size"] == 32 and not config.synth
+    prepare_generated(config)
+    train_crops = sorted((out / "train" / "04_R5").iterdir())
+    assert len(train_crops) == 3 and len(list((out / "val" / "04_R5").iterdir())) == 1
+    assert cv2.imread(str(train_crops[0])).shape == (32, 32, 3)
+    stamp = train_crops[0].stat().st_mtime_ns
+    prepare_generated(config)  # already there: nothing rewritten
+    assert train_crops[0].stat().st_mtime_ns == stamp

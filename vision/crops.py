@@ -9,6 +9,12 @@ Training crops get random box jitter (each edge moved by up to ``jitter`` of the
 classifier tolerates the looser or tighter boxes a detector draws; validation crops get none.  The
 recogniser cuts its crops with the same :func:`crop_tile`, so training and inference agree.
 
+With ``augment`` the training crops also get what another camera would do to a tile and what
+ultralytics' classification training does not do (it has no rotation, blur or noise):
+:func:`camera_crop` turns the tile by up to ``AUGMENT.degrees`` around its centre, blurs it,
+adds sensor noise, shifts brightness, contrast and white balance a little (never the hue: colour
+is the identity) and recompresses it as a JPEG of random quality.
+
 Example::
 
     python -m vision.crops --src datasets/build/real --out datasets/build/crops --copies 3
@@ -18,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -29,6 +36,25 @@ CROP_SIZE = 64  # px; the number is ~25 px tall at this size, enough to read it
 CROP_PAD = 0.06  # fraction of the box added on each side: the tile's edge stays in view
 
 Box = tuple[float, float, float, float]
+
+
+@dataclass(frozen=True)
+class CameraAugment:
+    """Ranges of :func:`camera_crop`'s random changes (each drawn uniformly per crop)."""
+
+    degrees: float = 15.0  # a tile turned on the rack or a camera held crooked
+    blur_sigma: float = 1.2  # Gaussian blur, px at crop size (out-of-focus, motion)
+    blur_p: float = 0.4
+    noise_sigma: float = 6.0  # sensor noise, grey levels
+    noise_p: float = 0.4
+    brightness: float = 0.2  # gain 0.8..1.2
+    contrast: float = 0.25
+    white_balance: float = 0.04  # per-channel gain 0.96..1.04: warm and cold light, same hue order
+    jpeg_quality: tuple[int, int] = (35, 95)
+    jpeg_p: float = 0.5
+
+
+AUGMENT = CameraAugment()
 
 
 def class_folder(index: int) -> str:
@@ -63,6 +89,67 @@ def crop_tile(
         out[sy1 - iy1 : sy2 - iy1, sx1 - ix1 : sx2 - ix1] = image[sy1:sy2, sx1:sx2]
     interp = cv2.INTER_AREA if out.shape[0] > size else cv2.INTER_LINEAR
     return cv2.resize(out, (size, size), interpolation=interp)
+
+
+def camera_crop(
+    image: np.ndarray,
+    box: Box,
+    rng: np.random.Generator,
+    size: int = CROP_SIZE,
+    pad: float = CROP_PAD,
+    augment: CameraAugment = AUGMENT,
+) -> np.ndarray:
+    """A :func:`crop_tile` of ``box`` as another camera might have seen it (see ``CameraAugment``).
+
+    The tile turns around the box centre inside the same square, as a detector's upright box
+    frames a turned tile; pixels from outside the image are black, as in :func:`crop_tile`.
+
+    >>> rng = np.random.default_rng(0)
+    >>> camera_crop(np.full((100, 100, 3), 200, np.uint8), (10, 10, 40, 60), rng, size=32).shape
+    (32, 32, 3)
+    """
+    import cv2
+
+    x1, y1, x2, y2 = box
+    if x2 <= x1 or y2 <= y1:
+        raise ValueError(f"empty tile box {box}")
+    w, h = (x2 - x1) * (1 + 2 * pad), (y2 - y1) * (1 + 2 * pad)
+    cx, cy = (x1 + x2) / 2, (y1 + y2) / 2
+    angle = float(rng.uniform(-augment.degrees, augment.degrees))
+    # Output pixel centre (u + 1/2, v + 1/2) samples the source at centre + R(angle) S (it - size/2)
+    # (pixel centres at integer + 1/2 on both sides, as cv2.resize does), S the box-to-crop scale.
+    rot = cv2.getRotationMatrix2D((0.0, 0.0), angle, 1.0)[:, :2]
+    scale = np.diag([w / size, h / size])
+    linear = rot @ scale
+    offset = np.array([cx, cy]) - 0.5 + linear @ np.array([0.5 - size / 2, 0.5 - size / 2])
+    to_source = np.hstack([linear, offset[:, None]])
+    crop = cv2.warpAffine(
+        image,
+        to_source,
+        (size, size),
+        flags=cv2.INTER_AREA | cv2.WARP_INVERSE_MAP
+        if max(w, h) > size
+        else cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+        borderMode=cv2.BORDER_CONSTANT,
+        borderValue=(0, 0, 0),
+    )
+    out = crop.astype(np.float32)
+    if rng.random() < augment.blur_p:
+        out = cv2.GaussianBlur(out, (0, 0), float(rng.uniform(0.3, augment.blur_sigma)))
+    gain = 1 + rng.uniform(-augment.brightness, augment.brightness)
+    contrast = 1 + rng.uniform(-augment.contrast, augment.contrast)
+    mean = out.mean()
+    out = (out - mean) * contrast + mean * gain
+    out *= 1 + rng.uniform(-augment.white_balance, augment.white_balance, 3)
+    if rng.random() < augment.noise_p:
+        out += rng.normal(0, rng.uniform(1, augment.noise_sigma), out.shape)
+    out = np.clip(out, 0, 255).astype(np.uint8)
+    if rng.random() < augment.jpeg_p:
+        quality = int(rng.integers(augment.jpeg_quality[0], augment.jpeg_quality[1] + 1))
+        ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, quality])
+        if ok:
+            out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
+    return out
 
 
 def read_yolo_boxes(label_path: Path, width: int, height: int) -> list[tuple[int, Box]]:
@@ -113,10 +200,12 @@ def export_crops(
     seed: int = 0,
     size: int = CROP_SIZE,
     prefix: str = "",
+    augment: bool = False,
 ) -> dict[int, int]:
     """Write crops of every labelled tile of ``images`` into ``out_dir/<NN_NAME>/``.
 
-    Returns the number of crops per class.  ``copies`` crops per tile, each with its own jitter.
+    Returns the number of crops per class.  ``copies`` crops per tile, each with its own jitter
+    (and, with ``augment``, its own :func:`camera_crop` changes; the first copy stays plain).
     """
     import cv2
 
@@ -135,7 +224,10 @@ def export_crops(
             folder.mkdir(parents=True, exist_ok=True)
             for j in range(copies):
                 b = jitter_box(box, jitter, rng) if jitter > 0 else box
-                crop = crop_tile(image, b, size)
+                if augment and j > 0:
+                    crop = camera_crop(image, b, rng, size)
+                else:
+                    crop = crop_tile(image, b, size)
                 name = f"{prefix}{Path(image_path).stem}_{k:03d}_{j}.jpg"
                 cv2.imwrite(str(folder / name), crop, [cv2.IMWRITE_JPEG_QUALITY, 95])
                 counts[cls] = counts.get(cls, 0) + 1
@@ -156,6 +248,7 @@ def export_split_set(
     jitter: float = 0.08,
     seed: int = 0,
     size: int = CROP_SIZE,
+    augment: bool = False,
 ) -> dict[str, dict[int, int]]:
     """Export ``train`` (jittered copies) and ``val`` (exact boxes) of each YOLO set in ``sources``.
 
@@ -179,6 +272,7 @@ def export_split_set(
                 seed=seed + i,
                 size=size,
                 prefix=f"{Path(src).name}_",
+                augment=augment and split == "train",
             )
             for cls, n in counts.items():
                 result[split][cls] = result[split].get(cls, 0) + n
@@ -208,8 +302,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jitter", type=float, default=0.08)
     parser.add_argument("--size", type=int, default=CROP_SIZE)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--augment", action="store_true", help="camera-like changes on copies after the first"
+    )
     args = parser.parse_args(argv)
-    result = export_split_set(args.src, args.out, args.copies, args.jitter, args.seed, args.size)
+    result = export_split_set(
+        args.src, args.out, args.copies, args.jitter, args.seed, args.size, augment=args.augment
+    )
     for split, counts in result.items():
         print(f"{split}: {sum(counts.values())} crops over {len(counts)} classes")
     return 0

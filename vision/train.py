@@ -12,6 +12,15 @@ arguments and where the shipped weights go::
     weights: models/other.pt       # optional: start from a local checkpoint (same architecture)
     train: {epochs: 60, imgsz: 320, hsv_h: 0.0, fliplr: 0.0, ...}
 
+A classifier config may also say how its generated data are built, when missing::
+
+    synth: {out: datasets/build/synth2k, n: 2000, seed: 1}     # istaka synth (training styles)
+    crops:                                                     # python -m vision.crops
+      out: datasets/build/crops96
+      size: 96
+      augment: true                                            # vision.crops.camera_crop
+      sources: {datasets/build/real: 4, datasets/build/synth2k: 1}   # copies per tile
+
 Example::
 
     istaka train models/tile_detector.yaml            # fresh run (seeded)
@@ -66,6 +75,8 @@ class TrainConfig:
     train: dict[str, Any] = field(default_factory=dict)
     prepare: list[str] = field(default_factory=list)
     weights: Path | None = None  # local checkpoint whose matching layers initialise the model
+    synth: dict[str, Any] = field(default_factory=dict)  # rendered set to build when missing
+    crops: dict[str, Any] = field(default_factory=dict)  # crop set to export when missing
 
     @classmethod
     def load(cls, path: Path | str) -> TrainConfig:
@@ -94,6 +105,8 @@ class TrainConfig:
             train=dict(raw.get("train") or {}),
             prepare=list(raw.get("prepare") or []),
             weights=REPO_ROOT / raw["weights"] if raw.get("weights") else None,
+            synth=dict(raw.get("synth") or {}),
+            crops=dict(raw.get("crops") or {}),
         )
 
     def data_path(self) -> Path:
@@ -141,12 +154,48 @@ def prepare(steps: list[str]) -> None:
             raise ValueError(f"unknown prepare step {step!r} (use real, crops or synth)")
 
 
+def _repo_path(path: str | Path) -> Path:
+    path = Path(path)
+    return path if path.is_absolute() else REPO_ROOT / path
+
+
+def prepare_generated(config: TrainConfig, workers: int = 2) -> None:
+    """Render the config's ``synth`` set and export its ``crops`` set, each only when missing."""
+    if config.synth:
+        from vision.synth.dataset import render_dataset
+
+        out = _repo_path(config.synth["out"])
+        n = int(config.synth["n"])
+        have = len(list((out / "images").glob("*"))) if (out / "images").is_dir() else 0
+        if have < n:
+            render_dataset(
+                out, n, int(config.synth.get("seed", 1)), workers=workers, progress=False
+            )
+    if config.crops:
+        from vision import crops
+
+        out = _repo_path(config.crops["out"])
+        if not (out / "val").is_dir():
+            sources = config.crops.get("sources") or {}
+            for i, (src, copies) in enumerate(sources.items()):
+                crops.export_split_set(
+                    [_repo_path(src)],
+                    out,
+                    copies=int(copies),
+                    jitter=float(config.crops.get("jitter", 0.08)),
+                    seed=int(config.crops.get("seed", 0)) + i,
+                    size=int(config.crops.get("size", crops.CROP_SIZE)),
+                    augment=bool(config.crops.get("augment", False)),
+                )
+
+
 def train(config: TrainConfig, resume: bool = False, **overrides: Any) -> Path:
     """Train (or resume) the config's model; copy best.pt to ``config.output`` and return it."""
     offline_environment()
     from ultralytics import YOLO
 
     prepare(config.prepare)
+    prepare_generated(config)
     run_dir = RUNS_DIR / config.name
     last = run_dir / "weights" / "last.pt"
     started = time.time()
