@@ -86,23 +86,26 @@ def distance_to_win(
     answer is for the best discard).  ``seen`` are tiles known to be out of play (discards).
     """
     rules = rules or Rules.classic()
-    tiles = list(tiles)
-    seen = list(seen)
-    check_playing_hand(tiles, indicator, rules, seen)
-    state = HandState.of(tiles, indicator, seen)
-    return state.distance(rules)
+    return HandState.checked(tiles, indicator, rules, seen).distance(rules)
 
 
 class HandState:
     """A hand as the distance search sees it: faces, okeys held, what can still be drawn."""
 
-    __slots__ = ("faces", "okeys", "avail", "wild_avail")
+    __slots__ = ("faces", "okeys", "avail", "wild_avail", "_keys")
 
     def __init__(self, faces: list[int], okeys: int, avail: list[int], wild_avail: int) -> None:
         self.faces = faces
         self.okeys = okeys
         self.avail = avail
         self.wild_avail = wild_avail
+        self._keys: list[int] | None = None
+
+    def line_keys(self) -> list[int]:
+        """The four colours' line keys (``_line_key``)."""
+        if self._keys is None:
+            self._keys = [_line_key(self.faces, self.avail, lo) for lo in (0, 13, 26, 39)]
+        return self._keys
 
     @classmethod
     def of(cls, tiles: Sequence[Tile], indicator: Tile, seen: Iterable[Tile] = ()) -> HandState:
@@ -112,13 +115,60 @@ class HandState:
         avail = [max(0, 2 - faces[i] - out_faces[i]) for i in range(NUMBERED_KINDS)]
         return cls(faces, okeys, avail, max(0, 2 - okeys - out_okeys))
 
+    @classmethod
+    def checked(
+        cls, tiles: Iterable[Tile], indicator: Tile, rules: Rules, seen: Iterable[Tile] = ()
+    ) -> HandState:
+        """``of``, after ``check_playing_hand`` (which raises for a hand that cannot be in play).
+
+        The usual hand is checked here from its counts; anything unusual goes through
+        ``check_playing_hand`` itself, so the errors and their messages are the same."""
+        tiles = list(tiles)
+        seen = list(seen)
+        held = [0] * (FALSE_JOKER_INDEX + 1)
+        out = [0] * (FALSE_JOKER_INDEX + 1)
+        try:
+            for tile in tiles:
+                held[tile.index] += 1
+            for tile in seen:
+                out[tile.index] += 1
+            out[indicator.index] += 1
+            usual = (
+                len(tiles) in (rules.hand_size, rules.hand_size + 1)
+                and len(tiles) <= rules.max_rack_tiles
+                and not indicator.is_false_joker
+                and max(held) <= 2
+                and all(h + o <= 2 for h, o in zip(held, out, strict=True))
+            )
+        except (AttributeError, TypeError, IndexError):
+            usual = False
+        if not usual:
+            check_playing_hand(tiles, indicator, rules, seen)
+            return cls.of(tiles, indicator, seen)
+        okey = indicator.next()  # okey_for: the indicator is no false joker here
+        o = okey.index
+        held[o], held[FALSE_JOKER_INDEX] = held[FALSE_JOKER_INDEX], held[o]
+        out[o], out[FALSE_JOKER_INDEX] = out[FALSE_JOKER_INDEX], out[o]
+        # (After the swap the okeys are counted at FALSE_JOKER_INDEX and the false jokers at the
+        # okey's face, as ``faces_and_okeys`` counts them.)
+        okeys = held.pop()
+        out_okeys = out.pop()
+        avail = [max(0, 2 - h - x) for h, x in zip(held, out, strict=True)]
+        return cls(held, okeys, avail, max(0, 2 - okeys - out_okeys))
+
     def with_face(self, face: int) -> HandState:
         """This hand plus one drawn tile of ``face`` (that copy leaves the unseen pool)."""
         faces = list(self.faces)
         faces[face] += 1
         avail = list(self.avail)
         avail[face] = max(0, avail[face] - 1)
-        return HandState(faces, self.okeys, avail, self.wild_avail)
+        drawn = HandState(faces, self.okeys, avail, self.wild_avail)
+        if self._keys is not None:
+            keys = list(self._keys)
+            lost = 4 if self.avail[face] == 1 else 0
+            keys[face // 13] += (1 - lost) << (3 * (face % 13))
+            drawn._keys = keys
+        return drawn
 
     def distance(self, rules: Rules, at_most: int | None = None) -> int:
         """The distance to win; with ``at_most``, any answer above it is reported as above it.
@@ -166,21 +216,49 @@ def kept_in_pairs(hand: HandState, rules: Rules) -> int:
 
 class Component(NamedTuple):
     """One part of a layout (a set, or one colour's runs): its (slots, kept, excess) choices and,
-    for each slot price of ``SLOT_PRICES``, its best ``SCALE * kept - price * slots`` (bound)."""
+    for each slot price of ``SLOT_PRICES``, its best ``SCALE * kept - price * slots`` (bound).
+
+    ``packed`` holds the same choices as (slots + excess << ``SHIFT``, kept), so the knapsack adds
+    one int per choice instead of a pair; ``packed_bound`` holds the bounds one per 16-bit field
+    (they are never negative and their sums stay far below 2^16), so adding the bounds of parts is
+    one int addition."""
 
     entries: tuple[Entry, ...]
     bounds: tuple[int, ...]
+    packed: tuple[tuple[int, int], ...]
+    packed_bound: int
 
     @classmethod
     def of(cls, entries: tuple[Entry, ...]) -> Component:
         bounds = tuple(max(0, *(SCALE * k - p * s for s, k, _ in entries)) for p in SLOT_PRICES)
-        return cls(entries, bounds)
+        packed = tuple((s + (x << SHIFT), k) for s, k, x in entries)
+        return cls(entries, bounds, packed, _pack(bounds))
 
 
 # Prices of a slot, in 1/SCALE of a kept face, for the bound of ``_kept_bound`` (any price >= 0
 # gives a valid bound; integers keep it exact).
 SCALE = 60
 SLOT_PRICES = (15, 20, 24, 30)
+# A knapsack key is slots + (excess << SHIFT): slots of two parts added stay below 2^SHIFT.
+SHIFT = 8
+SLOTS_MASK = (1 << SHIFT) - 1
+FIELD = 16
+FIELD_MASK = (1 << FIELD) - 1
+
+
+def _pack(values: Sequence[int]) -> int:
+    """Non-negative values, one per slot price, as 16-bit fields of one int."""
+    return sum(v << (FIELD * k) for k, v in enumerate(values))
+
+
+def _packed_min(packed: int) -> int:
+    """The smallest of the four 16-bit fields of ``packed``."""
+    return min(
+        packed & FIELD_MASK,
+        (packed >> FIELD) & FIELD_MASK,
+        (packed >> (2 * FIELD)) & FIELD_MASK,
+        packed >> (3 * FIELD),
+    )
 
 
 def _kept_bound(components: Sequence[Component], size: int) -> int:
@@ -189,11 +267,10 @@ def _kept_bound(components: Sequence[Component], size: int) -> int:
     Every layout uses at most ``size`` slots, so for any price p >= 0 its kept total is at most
     the sum over components of max(kept - p * slots) plus p * size (a Lagrangian bound).
     """
-    sums = [p * size for p in SLOT_PRICES]
+    total = _pack([p * size for p in SLOT_PRICES])
     for c in components:
-        for i, b in enumerate(c.bounds):
-            sums[i] += b
-    return min(sums) // SCALE
+        total += c.packed_bound
+    return _packed_min(total) // SCALE
 
 
 def max_kept_in_melds(hand: HandState, rules: Rules, enough: int | None = None) -> int:
@@ -216,120 +293,149 @@ class _SetSearch:
 
     At each step the bound is: the sets chosen so far, plus every colour's runs as the faces now
     stand (taking more faces into sets never lets a colour keep more), plus the best the sets at
-    the numbers still to decide could add, priced per slot (see ``_kept_bound``).
+    the numbers still to decide could add, priced per slot (see ``_kept_bound``).  The bound's
+    terms, one per slot price, are added as packed ints (``Component.packed_bound``); each
+    colour's line is an int key (``_line_key``) that a choice of sets changes by a fixed amount.
     """
 
     def __init__(self, hand: HandState, rules: Rules, enough: int, ties: bool) -> None:
-        self.size = rules.hand_size
+        self.size = size = rules.hand_size
         self.wrap = rules.wrap_13_1
         self.budget = hand.okeys + hand.wild_avail
         self.enough = enough
         self.ties = ties
-        self.faces = list(hand.faces)
-        self.avail = list(hand.avail)
+        faces, avail = hand.faces, hand.avail
         self.numbers = [
-            n for n in range(13) if sum(1 for c in range(4) if hand.faces[c * 13 + n]) >= 2
+            n
+            for n in range(13)
+            if (faces[n] > 0) + (faces[13 + n] > 0) + (faces[26 + n] > 0) + (faces[39 + n] > 0) >= 2
         ]
         # Per number: its choices of sets, what each adds to the bound, and what each takes out
         # of the hand (a set's missing tiles are drawn at its own number only, so the effect of
-        # a choice never depends on the choices at other numbers).
-        options = [
-            _number_options(
-                tuple(hand.faces[c * 13 + n] for c in range(4)),
-                tuple(hand.avail[c * 13 + n] for c in range(4)),
+        # a choice never depends on the choices at other numbers, and the change it makes to
+        # each colour's line key is fixed).
+        self.options = []
+        self.deltas = []
+        gains = []
+        for n in self.numbers:
+            options, deltas, gain = _number_choices(
+                (faces[n], faces[13 + n], faces[26 + n], faces[39 + n]),
+                (avail[n], avail[13 + n], avail[26 + n], avail[39 + n]),
+                n,
             )
-            for n in self.numbers
-        ]
-        self.choices = [
-            [[(colours, n) for colours in o.sets] for o in opts]
-            for n, opts in zip(self.numbers, options, strict=True)
-        ]
-        # gains[i][j][k]: what choice j at number i adds to the bound at price k; rest[i][k]:
-        # the most the sets at numbers i.. can add.
-        self.gains = [[o.gains for o in opts] for opts in options]
-        self.moves = options
-        self.rest = [[0] * len(SLOT_PRICES) for _ in range(len(self.numbers) + 1)]
-        for i in range(len(self.numbers) - 1, -1, -1):
-            for k in range(len(SLOT_PRICES)):
-                gain = max(g[k] for g in self.gains[i])
-                self.rest[i][k] = self.rest[i + 1][k] + max(0, gain)
-        self.profiles = _profiles(self.faces, self.avail, self.wrap, self.size)
+            self.options.append(options)
+            self.deltas.append(deltas)
+            gains.append(gain)
+        # rest[i]: price * size plus the most the sets at numbers i.. can add (packed).
+        self.rest = [_pack([p * size for p in SLOT_PRICES])]
+        for gain in reversed(gains):
+            self.rest.append(self.rest[-1] + gain)
+        self.rest.reverse()
+        self.keys = list(hand.line_keys())
+        self.profiles = [_line_profile(key, self.wrap, size) for key in self.keys]
         self.items: list[Component] = []
         self.sets: list[tuple[tuple[int, ...], int]] = []
         self.best = 0
         self.optimal: list[SetChoice] = []
 
     def run(self) -> tuple[int, list[SetChoice]]:
-        self._visit(0, [0] * len(SLOT_PRICES))
+        runs = sum(p.packed_bound for p in self.profiles)
+        self._visit(0, runs)
         return self.best, self.optimal
-
-    def _runs_bounds(self) -> list[int]:
-        """The colours' runs, as the faces now stand, in the bound at each slot price."""
-        return [sum(column) for column in zip(*(p.bounds for p in self.profiles), strict=True)]
-
-    def _bound(self, i: int, chosen: list[int], runs: list[int]) -> int:
-        sums = [
-            price * self.size + chosen[k] + self.rest[i][k] + runs[k]
-            for k, price in enumerate(SLOT_PRICES)
-        ]
-        return min(self.size, min(sums) // SCALE)
 
     def _pruned(self, bound: int) -> bool:
         return bound < self.best or (bound == self.best and not self.ties and bool(self.optimal))
 
-    def _visit(self, i: int, chosen: list[int]) -> bool:
-        """Search from number ``i`` on; True once the answer is settled (stop everything)."""
-        runs = self._runs_bounds()
-        if self._pruned(self._bound(i, chosen, runs)):
+    def _visit(self, i: int, acc: int) -> bool:
+        """Search from number ``i`` on; True once the answer is settled (stop everything).
+
+        ``acc`` is the packed bound terms of the sets chosen so far and the colours' runs."""
+        size = self.size
+        if self._pruned(min(size, _packed_min(self.rest[i] + acc) // SCALE)):
             return False
         if i == len(self.numbers):
-            kept = _layout_kept((*self.items, *self.profiles), self.size, self.budget)
+            kept = _layout_kept((*self.items, *self.profiles), size, self.budget)
             if kept > self.best or not self.optimal:
                 self.best, self.optimal = kept, [tuple(self.sets)]
             elif kept == self.best and self.ties:
                 self.optimal.append(tuple(self.sets))
             return not self.ties and self.best >= self.enough
         number = self.numbers[i]
-        for choice, added, move in zip(self.choices[i], self.gains[i], self.moves[i], strict=True):
-            child = [a + b for a, b in zip(chosen, added, strict=True)]
+        after = self.rest[i + 1]
+        keys, profiles, wrap = self.keys, self.profiles, self.wrap
+        for option, deltas in zip(self.options[i], self.deltas[i], strict=True):
+            child = acc + option.packed_gains
             # Taking faces into sets never raises a colour's runs bound, so the runs as they
             # stand now already bound the child: most children are cut here, before the
             # (costlier) profiles of their colours are looked up.
-            if self._pruned(self._bound(i + 1, child, runs)):
+            if self._pruned(min(size, _packed_min(after + child) // SCALE)):
                 continue
-            old_profiles = self._take(number, choice, move)
+            old = []
+            for colour, delta in deltas:
+                profile = profiles[colour]
+                old.append((colour, profile))
+                keys[colour] += delta
+                new = profiles[colour] = _line_profile(keys[colour], wrap, size)
+                child += new.packed_bound - profile.packed_bound
+            if option.items:
+                self.items.extend(option.items)
+                self.sets.extend((colours, number) for colours in option.sets)
             done = self._visit(i + 1, child)
-            self._restore(number, move, old_profiles)
+            for colour, delta in deltas:
+                keys[colour] -= delta
+            for colour, profile in old:
+                profiles[colour] = profile
+            if option.items:
+                del self.items[-len(option.items) :]
+                del self.sets[-len(option.items) :]
             if done:
                 return True
         return False
 
-    def _take(self, number: int, choice: list, move: _Option) -> list[Component]:
-        old_profiles = list(self.profiles)
-        faces, avail = self.faces, self.avail
-        for colour, taken, drawn in move.changes:
-            faces[colour * 13 + number] -= taken
-            avail[colour * 13 + number] -= drawn
-        self.items.extend(move.items)
-        self.sets.extend(choice)
-        for colour, _, _ in move.changes:
-            lo = colour * 13
-            self.profiles[colour] = _colour_profile(
-                tuple(faces[lo : lo + 13]),
-                tuple(map(bool, avail[lo : lo + 13])),
-                self.wrap,
-                self.size,
-            )
-        return old_profiles
 
-    def _restore(self, number: int, move: _Option, old_profiles: list[Component]) -> None:
-        for colour, taken, drawn in move.changes:
-            self.faces[colour * 13 + number] += taken
-            self.avail[colour * 13 + number] += drawn
-        if move.items:
-            del self.items[-len(move.items) :]
-            del self.sets[-len(move.items) :]
-        self.profiles = old_profiles
+def _line_key(faces: Sequence[int], avail: Sequence[int], lo: int) -> int:
+    """One colour's line as an int: 3 bits per number, the count held plus 4 if a copy is left."""
+    key = 0
+    for p in range(12, -1, -1):
+        key = (key << 3) | faces[lo + p] | (4 if avail[lo + p] > 0 else 0)
+    return key
+
+
+@_cached(1 << 14)
+def _number_choices(
+    counts: tuple[int, ...], avail: tuple[int, ...], number: int
+) -> tuple[list[_Option], list[list[tuple[int, int]]], int]:
+    """``_number_options`` at ``number``, how each changes the line key of each colour it
+    touches, and the most any of them adds to the bound (packed, per slot price)."""
+    options = _number_options(counts, avail)
+    deltas = []
+    for option in options:
+        out = []
+        for colour, taken, drawn in option.changes:
+            lost = 4 if avail[colour] > 0 and avail[colour] - drawn <= 0 else 0
+            out.append((colour, -((taken + lost) << (3 * number))))
+        deltas.append(out)
+    best = [max(0, *(o.gains[k] for o in options)) for k in range(len(SLOT_PRICES))]
+    return options, deltas, _pack(best)
+
+
+# Colour profiles by line key (``_line_key``), wrap switch and hand size.
+_LINE_PROFILES: dict[int, Component] = {}
+_LINE_PROFILES_LIMIT = 1 << 18
+
+
+def _line_profile(key: int, wrap: bool, size: int) -> Component:
+    """``_colour_profile`` of the line with this key (``_line_key``)."""
+    full = key | (wrap << 39) | (size << 40)
+    profile = _LINE_PROFILES.get(full)
+    if profile is None:
+        faces = tuple((key >> (3 * p)) & 3 for p in range(13))
+        avail = tuple(bool((key >> (3 * p)) & 4) for p in range(13))
+        profile = _colour_profile(faces, avail, wrap, size)
+        if len(_LINE_PROFILES) >= _LINE_PROFILES_LIMIT:
+            _LINE_PROFILES.clear()
+        _LINE_PROFILES[full] = profile
+    return profile
 
 
 class _Option(NamedTuple):
@@ -340,6 +446,7 @@ class _Option(NamedTuple):
     gains: list[int]
     items: tuple[Component, ...]
     changes: tuple[tuple[int, int, int], ...]
+    packed_gains: int
 
 
 @_cached(1 << 12)
@@ -369,7 +476,13 @@ def _number_options(counts: tuple[int, ...], avail: tuple[int, ...]) -> list[_Op
         ]
         changes = tuple((c, taken[c], drawn[c]) for c in range(4) if taken[c] or drawn[c])
         options.append(
-            _Option(tuple(colours for colours, _ in choice), gains, tuple(items), changes)
+            _Option(
+                tuple(colours for colours, _ in choice),
+                gains,
+                tuple(items),
+                changes,
+                _pack(gains),
+            )
         )
     return options
 
@@ -395,20 +508,12 @@ def kept_with_sets(
     if any(n > hand.faces[face] for face, n in need.items()):
         return -1
     size = rules.hand_size
-    items, faces, avail, _ = _take_sets(hand, sets)
-    components = (*items, *_profiles(faces, avail, rules.wrap_13_1, size))
+    items, keys, _ = _take_set_keys(hand, sets)
+    wrap = rules.wrap_13_1
+    components = (*items, *(_line_profile(key, wrap, size) for key in keys))
     if at_least is not None and _kept_bound(components, size) < at_least:
         return -1
     return _layout_kept(components, size, hand.okeys + hand.wild_avail)
-
-
-def _profiles(faces: list[int], avail: list[int], wrap: bool, size: int) -> list[Component]:
-    return [
-        _colour_profile(
-            tuple(faces[lo : lo + 13]), tuple(map(bool, avail[lo : lo + 13])), wrap, size
-        )
-        for lo in (0, 13, 26, 39)
-    ]
 
 
 def improving_draws(hand: HandState, rules: Rules) -> tuple[int, set[int]]:
@@ -472,11 +577,12 @@ class _Layout:
     def __init__(self, hand: HandState, rules: Rules, sets: SetChoice) -> None:
         self.sets = sets
         self.numbers = {number for _, number in sets}
-        self.items, self.faces, self.avail, _ = _take_sets(hand, sets)
+        self.items, self.keys, self.avail = _take_set_keys(hand, sets)
+        self.hand_avail = hand.avail
         self.size = rules.hand_size
         self.wrap = rules.wrap_13_1
         self.budget = hand.okeys + hand.wild_avail
-        self.profiles = _profiles(self.faces, self.avail, self.wrap, self.size)
+        self.profiles = [_line_profile(key, self.wrap, self.size) for key in self.keys]
         self._without: dict[int, _Totals] = {}
 
     def kept_with_run_face(self, face: int) -> int:
@@ -487,13 +593,10 @@ class _Layout:
             others = [p for c, p in enumerate(self.profiles) if c != colour]
             totals = _totals_of((*self.items, *others), self.size, self.budget)
             self._without[colour] = totals
-        lo = colour * 13
-        faces = list(self.faces[lo : lo + 13])
-        avail = list(self.avail[lo : lo + 13])
-        faces[face - lo] += 1
-        avail[face - lo] = max(0, avail[face - lo] - 1)
-        profile = _colour_profile(tuple(faces), tuple(map(bool, avail)), self.wrap, self.size)
-        return totals.best_with(profile.entries)
+        # One more held copy, and the copy drawn leaves the pool (its last one: no copy left).
+        lost = 4 if self.avail.get(face, self.hand_avail[face]) == 1 else 0
+        key = self.keys[colour] + ((1 - lost) << (3 * (face % 13)))
+        return totals.best_with(_line_profile(key, self.wrap, self.size).packed)
 
 
 # Knapsack tables of "everything but one colour", shared by the optimal layouts of a hand and by
@@ -509,9 +612,9 @@ def _totals_of(components: Sequence[Component], size: int, budget: int) -> _Tota
     key = (tuple(sorted(c.entries for c in components)), size, budget)
     totals = _TOTALS_CACHE.get(key)
     if totals is None:
-        table: dict[tuple[int, int], int] = {(0, 0): 0}
+        table: dict[int, int] = {0: 0}
         for component in components:
-            table = _add_choices(table, component.entries, size, budget)
+            table = _add_packed(table, component.packed, size, budget)
         totals = _Totals(table, size, budget)
         if len(_TOTALS_CACHE) >= _TOTALS_CACHE_LIMIT:
             _TOTALS_CACHE.clear()
@@ -523,11 +626,12 @@ class _Totals:
     """A knapsack table read for its last step: for each excess allowance, the most kept at
     exactly each slot count and at each slot count or fewer."""
 
-    def __init__(self, table: dict[tuple[int, int], int], size: int, budget: int) -> None:
+    def __init__(self, table: dict[int, int], size: int, budget: int) -> None:
         self.size = size
         self.budget = budget
         self.exact = [[-1] * (size + 1) for _ in range(budget + 1)]
-        for (slots, excess), kept in table.items():
+        for key, kept in table.items():
+            slots, excess = key & SLOTS_MASK, key >> SHIFT
             for allowed in range(excess, budget + 1):
                 row = self.exact[allowed]
                 if kept > row[slots]:
@@ -540,10 +644,12 @@ class _Totals:
                 prefix.append(running)
             self.upto.append(prefix)
 
-    def best_with(self, entries: Sequence[Entry]) -> int:
-        """Most kept once one more component (its choices) is added and the slots must fit."""
+    def best_with(self, packed: Sequence[tuple[int, int]]) -> int:
+        """Most kept once one more component (its packed choices) is added and the slots must
+        fit."""
         best = -1
-        for slots, kept, excess in entries:
+        for key, kept in packed:
+            slots, excess = key & SLOTS_MASK, key >> SHIFT
             allowed = self.budget - excess
             rest = self.size - slots
             if allowed < 0 or rest < 0:
@@ -598,37 +704,62 @@ def _melds_improve(
 
 def _layout_kept(components: Sequence[Component], size: int, budget: int) -> int:
     """Most faces kept by one choice per component, with the slots adding up to a win."""
-    table: dict[tuple[int, int], int] = {(0, 0): 0}
+    table: dict[int, int] = {0: 0}
     for component in components[:-1]:
-        table = _add_choices(table, component.entries, size, budget)
+        table = _add_packed(table, component.packed, size, budget)
     best = 0
-    for (slots, excess), kept in table.items():
-        for e_slots, e_kept, e_excess in components[-1].entries:
-            total = slots + e_slots
-            if (total == size or total <= size - 3) and excess + e_excess <= budget:
-                best = max(best, kept + e_kept)
+    limit = (budget << SHIFT) | SLOTS_MASK
+    short = size - 3
+    for key, kept in table.items():
+        for e_key, e_kept in components[-1].packed:
+            total = key + e_key
+            if total <= limit and kept + e_kept > best:
+                slots = total & SLOTS_MASK
+                if slots == size or slots <= short:
+                    best = kept + e_kept
     return best
 
 
-def _take_sets(
+def _add_packed(
+    table: dict[int, int], packed: tuple[tuple[int, int], ...], size: int, budget: int
+) -> dict[int, int]:
+    """``_add_choices`` on packed keys (slots + excess << SHIFT)."""
+    out: dict[int, int] = {}
+    get = out.get
+    limit = (budget << SHIFT) | SLOTS_MASK
+    for key, kept in table.items():
+        for e_key, e_kept in packed:
+            total = key + e_key
+            if total <= limit and (total & SLOTS_MASK) <= size:
+                value = kept + e_kept
+                if get(total, -1) < value:
+                    out[total] = value
+    return out
+
+
+def _take_set_keys(
     hand: HandState, sets: SetChoice
-) -> tuple[list[Component], list[int], list[int], set[int]]:
-    """Take the given sets' held faces out of the hand and draw their missing tiles."""
-    faces = list(hand.faces)
-    avail = list(hand.avail)
+) -> tuple[list[Component], list[int], dict[int, int]]:
+    """Take the sets' held faces out of the hand and draw their missing tiles: the set
+    components, the colours' line keys after that, and the drawable copies left of each face
+    the sets drew (the other faces keep ``hand.avail``)."""
+    keys = list(hand.line_keys())
+    avail = hand.avail
+    changed: dict[int, int] = {}
     items: list[Component] = []
-    touched: set[int] = set()
     for colours, number in sets:
+        shift = 3 * number
         for c in colours:
-            faces[c * 13 + number] -= 1
-        touched.update(colours)
-        here = tuple(avail[c * 13 + number] for c in range(4))
+            keys[c] -= 1 << shift
+        here = tuple(changed.get(c * 13 + number, avail[c * 13 + number]) for c in range(4))
         component, drawn = _set_component(colours, here)
         for c in drawn:
-            avail[c * 13 + number] -= 1
-            touched.add(c)
+            left = here[c] - 1
+            changed[c * 13 + number] = left
+            if left <= 0:
+                keys[c] -= 4 << shift
         items.append(component)
-    return items, faces, avail, touched
+    return items, keys, changed
 
 
 def _sets_at(number: int, faces: list[int]) -> list[list[tuple[tuple[int, ...], int]]]:
@@ -689,6 +820,13 @@ def _colour_profile(
     clusters, cached by their shape) and their choices added up.
     """
     top = 13 if wrap else 12
+    if not (wrap and faces[0]):
+        clusters = _clusters((*faces, 0), avail, top)
+        if len(clusters) == 1:
+            # One cluster: its choices are already the useful ones (``_useful`` of a useful
+            # set of choices is the same set).
+            entries = _cluster_runs(*clusters[0], size)
+            return Component.of(tuple(e for e in entries if e[2] <= LONGEST_RUN))
     found: dict[tuple[int, int], int] = {}
     for high in range(faces[0] + 1) if wrap else range(1):
         line = (faces[0] - high, *faces[1:], high)
@@ -728,9 +866,15 @@ def _clusters(
 def _cluster_runs(
     counts: tuple[int, ...], window: tuple[int, ...], left: int, right: int, size: int
 ) -> tuple[Entry, ...]:
-    line = (0,) * left + counts + (0,) * right
-    found = _runs(line, window, size)
-    return tuple((s, k, x) for (s, x), k in found.items())
+    line = 0
+    for p, n in enumerate(counts):
+        line |= n << (2 * (left + p))
+    avail = 0
+    for p, a in enumerate(window):
+        if a:
+            avail |= 1 << p
+    found = _runs_packed(line, avail, left + len(counts) + right, size)
+    return tuple((k & SLOTS_MASK, kept, k >> SHIFT) for k, kept in found.items())
 
 
 def _add_choices(
@@ -866,6 +1010,97 @@ def _runs(line: tuple[int, ...], avail: tuple[int, ...], size: int) -> dict[tupl
 
 
 _NOTHING: dict[tuple[int, int], int] = {(0, 0): 0}
+
+
+_PACKED_MEMO: dict[int, dict[int, int]] = {}
+
+
+def _runs_packed(line: int, avail: int, length: int, size: int) -> dict[int, int]:
+    """``_runs`` on ints: ``line`` holds 2 bits per position (the count), ``avail`` 1 bit per
+    position (a copy left), ``length`` positions; the answer maps slots + (excess << SHIFT) to
+    the most faces kept.  Same search, same memo sharing (the key is the line from 4 positions
+    before its lowest held face), without building tuples at every step."""
+    if not line:
+        return _NOTHING_PACKED
+    first = ((line & -line).bit_length() - 1) >> 1
+    if first > MAX_OUTSIDE:
+        # Positions further left than a lead of MAX_OUTSIDE can reach play no part.
+        cut = first - MAX_OUTSIDE
+        line >>= 2 * cut
+        avail >>= cut
+        length -= cut
+        first = MAX_OUTSIDE
+    memo_key = line | (avail << 32) | (length << 48) | (size << 56)
+    cached = _PACKED_MEMO.get(memo_key)
+    if cached is not None:
+        return cached
+    top = length - 1
+    rest = line - (1 << (2 * first))
+    found = dict(_runs_packed(rest, avail, length, size))
+    get = found.get
+    missing = ~avail
+    for lead in range(MAX_OUTSIDE + 1):
+        start = first - lead
+        if start < 0:
+            break
+        left = rest
+        excess = ((missing >> start) & ((1 << lead) - 1)).bit_count()
+        kept = 1
+        since_kept = 0
+        run = lead + 1
+        pos = first
+        while True:
+            span = run - lead - since_kept
+            if run >= 3 and lead + since_kept <= 2 + max(0, 3 - span):
+                extra = run + (excess << SHIFT)
+                for key, k in _runs_packed(left, avail, length, size).items():
+                    key += extra
+                    if (key & SLOTS_MASK) <= size and get(key, -1) < k + kept:
+                        found[key] = k + kept
+            pos += 1
+            if pos > top or run >= LONGEST_RUN:
+                break
+            if (left >> (2 * pos)) & 3:
+                left -= 1 << (2 * pos)
+                kept += 1
+                since_kept = 0
+            else:
+                excess += (missing >> pos) & 1
+                since_kept += 1
+                if since_kept > MAX_OUTSIDE:
+                    break
+            run += 1
+    # Dropping choices that another beats in 3+ fewer slots is safe at every step (see _useful).
+    found = _useful_packed(found)
+    if len(_PACKED_MEMO) >= _RUNS_MEMO_LIMIT:
+        _PACKED_MEMO.clear()
+    _PACKED_MEMO[memo_key] = found
+    return found
+
+
+_NOTHING_PACKED: dict[int, int] = {0: 0}
+
+
+def _useful_packed(found: dict[int, int]) -> dict[int, int]:
+    """``_useful`` on packed keys (slots + (excess << SHIFT))."""
+    first = next(iter(found))
+    base = first & ~SLOTS_MASK
+    if all(k & ~SLOTS_MASK == base for k in found):
+        # The usual case, one excess: one pass in slot order.
+        keep = {}
+        get = found.get
+        upto: list[int] = []
+        running = -1
+        for slots in range(max(found) - base + 1):
+            kept = get(base + slots, -1)
+            if kept >= 0 and (slots < 3 or upto[slots - 3] < kept):
+                keep[base + slots] = kept
+            if kept > running:
+                running = kept
+            upto.append(running)
+        return keep
+    pairs = {(k & SLOTS_MASK, k >> SHIFT): v for k, v in found.items()}
+    return {s + (x << SHIFT): k for s, k, x in _useful(pairs)}
 
 
 def unseen_counts(tiles: Iterable[Tile], indicator: Tile, seen: Iterable[Tile] = ()) -> list[int]:
