@@ -429,9 +429,7 @@ def _line_profile(key: int, wrap: bool, size: int) -> Component:
     full = key | (wrap << 39) | (size << 40)
     profile = _LINE_PROFILES.get(full)
     if profile is None:
-        faces = tuple((key >> (3 * p)) & 3 for p in range(13))
-        avail = tuple(bool((key >> (3 * p)) & 4) for p in range(13))
-        profile = _colour_profile(faces, avail, wrap, size)
+        profile = _profile_of_key(key, wrap, size)
         if len(_LINE_PROFILES) >= _LINE_PROFILES_LIMIT:
             _LINE_PROFILES.clear()
         _LINE_PROFILES[full] = profile
@@ -723,7 +721,8 @@ def _layout_kept(components: Sequence[Component], size: int, budget: int) -> int
 def _add_packed(
     table: dict[int, int], packed: tuple[tuple[int, int], ...], size: int, budget: int
 ) -> dict[int, int]:
-    """``_add_choices`` on packed keys (slots + excess << SHIFT)."""
+    """Knapsack step: every total (slots + excess << SHIFT) -> most kept, after adding one more
+    component (its packed choices)."""
     out: dict[int, int] = {}
     get = out.get
     limit = (budget << SHIFT) | SLOTS_MASK
@@ -807,46 +806,65 @@ def _set_component(
     return Component.of(tuple(options)), tuple(drawn)
 
 
-@_cached(1 << 18)
 def _colour_profile(
     faces: tuple[int, ...], avail: tuple[int, ...], wrap: bool, size: int
 ) -> Component:
     """Runs of one colour: the useful (slots, kept, excess) choices of laying its faces in runs.
 
-    ``faces`` are the colour's 13 counts, ``avail`` whether each face still has a copy to draw.
+    ``faces`` are the colour's 13 counts, ``avail`` whether each face still has a copy to draw
+    (the work is done by ``_profile_of_key`` on the line's int key)."""
+    return _line_profile(_line_key(faces, avail, 0), wrap, size)
+
+
+def _profile_of_key(key: int, wrap: bool, size: int) -> Component:
+    """``_colour_profile`` of the line with this key (``_line_key``).
+
     With ``wrap`` a 1 may be played high (position 14, after 13): each split of the held 1s into
-    low and high ones is tried.  Runs never
-    cross 4 or more empty positions, so faces further apart than that are solved apart (as
-    clusters, cached by their shape) and their choices added up.
+    low and high ones is tried.  Runs never cross 4 or more empty positions, so faces further
+    apart than that are solved apart (as clusters, whose run choices ``_runs_packed`` caches by
+    their shape) and their choices added up.
     """
+    line = 0  # 2 bits per position: the count held
+    avail = 0  # 1 bit per position: a copy is left to draw
+    for p in range(13):
+        field = (key >> (3 * p)) & 7
+        line |= (field & 3) << (2 * p)
+        if field & 4:
+            avail |= 1 << p
     top = 13 if wrap else 12
-    if not (wrap and faces[0]):
-        clusters = _clusters((*faces, 0), avail, top)
-        if len(clusters) == 1:
+    if wrap:
+        avail |= (avail & 1) << 13  # position 13 is the 1 played high
+    ones = line & 3
+    splits = range(ones + 1) if wrap else range(1)
+    found: dict[int, int] = {}
+    for high in splits:
+        split = line - high + (high << 26)
+        table: dict[int, int] = {0: 0}
+        clusters = _clusters_packed(split, avail, top)
+        if len(splits) == 1 and len(clusters) == 1:
             # One cluster: its choices are already the useful ones (``_useful`` of a useful
             # set of choices is the same set).
-            entries = _cluster_runs(*clusters[0], size)
-            return Component.of(tuple(e for e in entries if e[2] <= LONGEST_RUN))
-    found: dict[tuple[int, int], int] = {}
-    for high in range(faces[0] + 1) if wrap else range(1):
-        line = (faces[0] - high, *faces[1:], high)
-        table: dict[tuple[int, int], int] = {(0, 0): 0}
-        for cluster in _clusters(line, avail, top):
-            table = _add_choices(table, _cluster_runs(*cluster, size), size)
-        for key, kept in table.items():
-            if found.get(key, -1) < kept:
-                found[key] = kept
-    return Component.of(_useful(found))
+            found = _add_packed(table, _runs_packed(*clusters[0], size), size, LONGEST_RUN)
+            return _component_of_packed(found)
+        for cluster in clusters:
+            table = _add_packed(table, _runs_packed(*cluster, size), size, LONGEST_RUN)
+        for k, kept in table.items():
+            if found.get(k, -1) < kept:
+                found[k] = kept
+    return _component_of_packed(_useful_packed(found))
 
 
-def _clusters(
-    line: tuple[int, ...], avail: tuple[int, ...], top: int
-) -> list[tuple[tuple[int, ...], tuple[int, ...], int, int]]:
-    """Split a colour's line into clusters: (counts, availability around them, room left, right).
+def _component_of_packed(found: dict[int, int]) -> Component:
+    return Component.of(
+        tuple(sorted((k & SLOTS_MASK, kept, k >> SHIFT) for k, kept in found.items()))
+    )
 
-    The room is how many positions (0-4) a run may draw before the first face and after the last.
-    """
-    held = [p for p in range(top + 1) if line[p]]
+
+def _clusters_packed(line: int, avail: int, top: int) -> list[tuple[int, int, int]]:
+    """Split a colour's line (2 bits per position, 0..top) into clusters: each as its line and
+    availability from up to 4 positions before its first face to up to 4 after its last (the
+    room a run may draw in), and that length."""
+    held = [p for p in range(top + 1) if (line >> (2 * p)) & 3]
     out = []
     i = 0
     while i < len(held):
@@ -854,44 +872,16 @@ def _clusters(
         while j + 1 < len(held) and held[j + 1] - held[j] <= 4:
             j += 1
         lo, hi = held[i], held[j]
-        left, right = min(MAX_OUTSIDE, lo), min(MAX_OUTSIDE, top - hi)
-        # Only whether a copy is left matters (a drawn tile with none needs an okey).
-        window = tuple(avail[p % 13] > 0 for p in range(lo - left, hi + right + 1))
-        out.append((line[lo : hi + 1], window, left, right))
+        start = lo - min(MAX_OUTSIDE, lo)
+        length = hi + min(MAX_OUTSIDE, top - hi) - start + 1
+        out.append(
+            (
+                (line >> (2 * start)) & ((1 << (2 * length)) - 1),
+                (avail >> start) & ((1 << length) - 1),
+                length,
+            )
+        )
         i = j + 1
-    return out
-
-
-@_cached(1 << 18)
-def _cluster_runs(
-    counts: tuple[int, ...], window: tuple[int, ...], left: int, right: int, size: int
-) -> tuple[Entry, ...]:
-    line = 0
-    for p, n in enumerate(counts):
-        line |= n << (2 * (left + p))
-    avail = 0
-    for p, a in enumerate(window):
-        if a:
-            avail |= 1 << p
-    found = _runs_packed(line, avail, left + len(counts) + right, size)
-    return tuple((k & SLOTS_MASK, kept, k >> SHIFT) for k, kept in found.items())
-
-
-def _add_choices(
-    table: dict[tuple[int, int], int],
-    entries: tuple[Entry, ...],
-    size: int,
-    budget: int = LONGEST_RUN,
-) -> dict[tuple[int, int], int]:
-    """Knapsack step: every total (slots, excess) -> most kept, after adding one more component."""
-    out: dict[tuple[int, int], int] = {}
-    for (slots, excess), kept in table.items():
-        for e_slots, e_kept, e_excess in entries:
-            s = slots + e_slots
-            if s <= size and excess + e_excess <= budget:
-                key = (s, excess + e_excess)
-                if out.get(key, -1) < kept + e_kept:
-                    out[key] = kept + e_kept
     return out
 
 
@@ -938,15 +928,23 @@ def _useful(found: dict[tuple[int, int], int]) -> tuple[Entry, ...]:
 # Results of ``_runs`` shared by every cluster and hand of the process, keyed on the line and its
 # availability from 4 positions before the lowest held face (nothing further left matters), so
 # the clusters of different hands share the solutions of their common tails.
-_RUNS_MEMO: dict[tuple, dict[tuple[int, int], int]] = {}
+# Results of ``_runs_packed`` shared by every cluster and hand of the process, keyed on the line
+# and its availability from 4 positions before the lowest held face (nothing further left
+# matters), so the clusters of different hands share the solutions of their common tails.
 _RUNS_MEMO_LIMIT = 1 << 17  # about 2 KB each with the other caches: a bounded few hundred MB
+_PACKED_MEMO: dict[int, tuple[tuple[int, int], ...]] = {}
+# Most drawn tiles outside a run's kept span of each length: what makes it 3 long, plus 2.
+_OUTSIDE = tuple(2 + max(0, 3 - span) for span in range(64))
 
 
-def _runs(line: tuple[int, ...], avail: tuple[int, ...], size: int) -> dict[tuple[int, int], int]:
-    """Every way to lay a colour's faces out in runs: (slots, excess) -> most faces kept.
+def _runs_packed(line: int, avail: int, length: int, size: int) -> tuple[tuple[int, int], ...]:
+    """Every way to lay a colour's faces out in runs: (slots + (excess << SHIFT), most faces kept)
+    pairs.
 
-    ``line`` holds counts at positions 0..13 (13 = a 1 played high); the lowest held face either
-    stays out of every run or is the first kept face of a run, perhaps with drawn tiles before it.
+    ``line`` holds 2 bits per position (the count), ``avail`` 1 bit per position (a copy left
+    to draw), over ``length`` positions (the last may be a 1 played high); the lowest held face
+    either stays out of every run or is the first kept face of a run, perhaps with drawn tiles
+    before it.
     The run then takes every held face on its way (taking beats drawing the same face), may cross
     gaps of up to 3 drawn tiles to reach further faces (a longer gap costs at least as many slots
     as two separate runs), and ends on a kept face, perhaps plus drawn tiles.  The drawn tiles
@@ -954,72 +952,6 @@ def _runs(line: tuple[int, ...], avail: tuple[int, ...], size: int) -> dict[tupl
     3 or more spare slots make a group of their own.  A drawn tile whose face has no copy left
     counts one excess (an okey must stand in).
     """
-    first = next((i for i, n in enumerate(line) if n), -1)
-    if first < 0:
-        return _NOTHING
-    if first > MAX_OUTSIDE:
-        # Positions further left than a lead of MAX_OUTSIDE can reach play no part.
-        cut = first - MAX_OUTSIDE
-        line, avail, first = line[cut:], avail[cut:], MAX_OUTSIDE
-    memo_key = (line, avail, size)
-    cached = _RUNS_MEMO.get(memo_key)
-    if cached is not None:
-        return cached
-    top = len(line) - 1
-    rest = list(line)
-    rest[first] -= 1
-    found = dict(_runs(tuple(rest), avail, size))
-    for lead in range(MAX_OUTSIDE + 1):
-        start = first - lead
-        if start < 0:
-            break
-        left = list(rest)
-        excess = sum(1 for p in range(start, first) if not avail[p])
-        kept = 1
-        since_kept = 0
-        length = lead + 1
-        pos = first
-        while True:
-            span = length - lead - since_kept
-            if length >= 3 and lead + since_kept <= 2 + max(0, 3 - span):
-                for (slots, x), k in _runs(tuple(left), avail, size).items():
-                    slots += length
-                    if slots <= size:
-                        key = (slots, x + excess)
-                        if found.get(key, -1) < k + kept:
-                            found[key] = k + kept
-            pos += 1
-            if pos > top or length >= LONGEST_RUN:
-                break
-            if left[pos]:
-                left[pos] -= 1
-                kept += 1
-                since_kept = 0
-            else:
-                excess += not avail[pos]
-                since_kept += 1
-                if since_kept > MAX_OUTSIDE:
-                    break
-            length += 1
-    # Dropping choices that another beats in 3+ fewer slots is safe at every step (see _useful).
-    found = {(s, x): k for s, k, x in _useful(found)}
-    if len(_RUNS_MEMO) >= _RUNS_MEMO_LIMIT:
-        _RUNS_MEMO.clear()
-    _RUNS_MEMO[memo_key] = found
-    return found
-
-
-_NOTHING: dict[tuple[int, int], int] = {(0, 0): 0}
-
-
-_PACKED_MEMO: dict[int, dict[int, int]] = {}
-
-
-def _runs_packed(line: int, avail: int, length: int, size: int) -> dict[int, int]:
-    """``_runs`` on ints: ``line`` holds 2 bits per position (the count), ``avail`` 1 bit per
-    position (a copy left), ``length`` positions; the answer maps slots + (excess << SHIFT) to
-    the most faces kept.  Same search, same memo sharing (the key is the line from 4 positions
-    before its lowest held face), without building tuples at every step."""
     if not line:
         return _NOTHING_PACKED
     first = ((line & -line).bit_length() - 1) >> 1
@@ -1030,19 +962,18 @@ def _runs_packed(line: int, avail: int, length: int, size: int) -> dict[int, int
         avail >>= cut
         length -= cut
         first = MAX_OUTSIDE
-    memo_key = line | (avail << 32) | (length << 48) | (size << 56)
-    cached = _PACKED_MEMO.get(memo_key)
+    tail = (avail << 32) | (length << 48) | (size << 56)
+    cached = _PACKED_MEMO.get(line | tail)
     if cached is not None:
         return cached
+    memo = _PACKED_MEMO
     top = length - 1
     rest = line - (1 << (2 * first))
     found = dict(_runs_packed(rest, avail, length, size))
     get = found.get
     missing = ~avail
-    for lead in range(MAX_OUTSIDE + 1):
+    for lead in range(min(MAX_OUTSIDE, first) + 1):
         start = first - lead
-        if start < 0:
-            break
         left = rest
         excess = ((missing >> start) & ((1 << lead) - 1)).bit_count()
         kept = 1
@@ -1050,10 +981,31 @@ def _runs_packed(line: int, avail: int, length: int, size: int) -> dict[int, int
         run = lead + 1
         pos = first
         while True:
-            span = run - lead - since_kept
-            if run >= 3 and lead + since_kept <= 2 + max(0, 3 - span):
+            # Drawn tiles outside the kept span: at most what makes the run 3 long, plus 2.
+            outside = _OUTSIDE[run - lead - since_kept]
+            if lead > outside:
+                break  # the lead is too long for this run or any longer one
+            if run >= 3 and lead + since_kept <= outside:
                 extra = run + (excess << SHIFT)
-                for key, k in _runs_packed(left, avail, length, size).items():
+                # The rest of the line: ``_runs_packed(left, ...)``, looked up here first.
+                if left:
+                    low = ((left & -left).bit_length() - 1) >> 1
+                    if low > MAX_OUTSIDE:
+                        cut = low - MAX_OUTSIDE
+                        key = (
+                            (left >> (2 * cut))
+                            | ((avail >> cut) << 32)
+                            | ((length - cut) << 48)
+                            | (size << 56)
+                        )
+                    else:
+                        key = left | tail
+                    sub = memo.get(key)
+                    if sub is None:
+                        sub = _runs_packed(left, avail, length, size)
+                else:
+                    sub = _NOTHING_PACKED
+                for key, k in sub:
                     key += extra
                     if (key & SLOTS_MASK) <= size and get(key, -1) < k + kept:
                         found[key] = k + kept
@@ -1071,14 +1023,14 @@ def _runs_packed(line: int, avail: int, length: int, size: int) -> dict[int, int
                     break
             run += 1
     # Dropping choices that another beats in 3+ fewer slots is safe at every step (see _useful).
-    found = _useful_packed(found)
-    if len(_PACKED_MEMO) >= _RUNS_MEMO_LIMIT:
-        _PACKED_MEMO.clear()
-    _PACKED_MEMO[memo_key] = found
-    return found
+    useful = tuple(_useful_packed(found).items())
+    if len(memo) >= _RUNS_MEMO_LIMIT:
+        memo.clear()
+    memo[line | tail] = useful
+    return useful
 
 
-_NOTHING_PACKED: dict[int, int] = {0: 0}
+_NOTHING_PACKED: tuple[tuple[int, int], ...] = ((0, 0),)
 
 
 def _useful_packed(found: dict[int, int]) -> dict[int, int]:
@@ -1099,8 +1051,29 @@ def _useful_packed(found: dict[int, int]) -> dict[int, int]:
                 running = kept
             upto.append(running)
         return keep
-    pairs = {(k & SLOTS_MASK, k >> SHIFT): v for k, v in found.items()}
-    return {s + (x << SHIFT): k for s, k, x in _useful(pairs)}
+    excesses = sorted({k >> SHIFT for k in found})
+    best = [-1] * ((max(k & SLOTS_MASK for k in found)) + 1)
+    keep = {}
+    for x in excesses:
+        # ``best``: the most kept at each slot count with at most this excess.
+        here = [(k & SLOTS_MASK, v) for k, v in found.items() if k >> SHIFT == x]
+        for slots, kept in here:
+            if kept > best[slots]:
+                best[slots] = kept
+        upto = []
+        running = -1
+        for kept in best:
+            if kept > running:
+                running = kept
+            upto.append(running)
+        lower = [x3 << SHIFT for x3 in excesses if x3 < x]
+        for slots, kept in here:
+            if kept < best[slots] or (slots >= 3 and upto[slots - 3] >= kept):
+                continue
+            if any(found.get(slots + low, -1) >= kept for low in lower):
+                continue
+            keep[slots + (x << SHIFT)] = kept
+    return keep
 
 
 def unseen_counts(tiles: Iterable[Tile], indicator: Tile, seen: Iterable[Tile] = ()) -> list[int]:
