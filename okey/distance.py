@@ -230,9 +230,14 @@ class Component(NamedTuple):
 
     @classmethod
     def of(cls, entries: tuple[Entry, ...]) -> Component:
-        bounds = tuple(max(0, *(SCALE * k - p * s for s, k, _ in entries)) for p in SLOT_PRICES)
+        bounds = [0] * len(SLOT_PRICES)
+        for slots, kept, _ in entries:
+            for i, price in enumerate(SLOT_PRICES):
+                value = SCALE * kept - price * slots
+                if value > bounds[i]:
+                    bounds[i] = value
         packed = tuple((s + (x << SHIFT), k) for s, k, x in entries)
-        return cls(entries, bounds, packed, _pack(bounds))
+        return cls(entries, tuple(bounds), packed, _pack(bounds))
 
 
 # Prices of a slot, in 1/SCALE of a kept face, for the bound of ``_kept_bound`` (any price >= 0
@@ -1035,9 +1040,8 @@ _NOTHING_PACKED: tuple[tuple[int, int], ...] = ((0, 0),)
 
 def _useful_packed(found: dict[int, int]) -> dict[int, int]:
     """``_useful`` on packed keys (slots + (excess << SHIFT))."""
-    first = next(iter(found))
-    base = first & ~SLOTS_MASK
-    if all(k & ~SLOTS_MASK == base for k in found):
+    base = min(found) & ~SLOTS_MASK
+    if max(found) & ~SLOTS_MASK == base:
         # The usual case, one excess: one pass in slot order.
         keep = {}
         get = found.get
