@@ -243,7 +243,7 @@ class Component(NamedTuple):
 # Prices of a slot, in 1/SCALE of a kept face, for the bound of ``_kept_bound`` (any price >= 0
 # gives a valid bound; integers keep it exact).
 SCALE = 60
-SLOT_PRICES = (15, 20, 24, 30)
+SLOT_PRICES = (15, 20, 24, 30, 40)
 # A knapsack key is slots + (excess << SHIFT): slots of two parts added stay below 2^SHIFT.
 SHIFT = 8
 SLOTS_MASK = (1 << SHIFT) - 1
@@ -257,12 +257,13 @@ def _pack(values: Sequence[int]) -> int:
 
 
 def _packed_min(packed: int) -> int:
-    """The smallest of the four 16-bit fields of ``packed``."""
+    """The smallest of the five 16-bit fields of ``packed`` (one per slot price)."""
     return min(
         packed & FIELD_MASK,
         (packed >> FIELD) & FIELD_MASK,
         (packed >> (2 * FIELD)) & FIELD_MASK,
-        packed >> (3 * FIELD),
+        (packed >> (3 * FIELD)) & FIELD_MASK,
+        packed >> (4 * FIELD),
     )
 
 
@@ -675,14 +676,16 @@ def _melds_improve(
 ) -> bool:
     colour, number = divmod(face, 13)
     tried: set[SetChoice] = set()
+    # The drawn face in its colour's runs, in every layout first (one knapsack step each).  (A
+    # set at its number may draw that face as its missing tile, so then the whole layout is
+    # solved again, below.)
     for layout in layouts:
-        sets = layout.sets
-        # The drawn face in its colour's runs.  (A set at its number may draw that face as its
-        # missing tile, so then the whole layout is solved again.)
         if number not in layout.numbers:
             if layout.kept_with_run_face(face) >= target:
                 return True
-            tried.add(sets)
+            tried.add(layout.sets)
+    for layout in layouts:
+        sets = layout.sets
         options = [sets]
         for i, (colours, at) in enumerate(sets):
             if at == number and colour not in colours and len(colours) < 4:
