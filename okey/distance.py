@@ -138,7 +138,11 @@ class HandState:
                 and len(tiles) <= rules.max_rack_tiles
                 and not indicator.is_false_joker
                 and max(held) <= 2
-                and all(h + o <= 2 for h, o in zip(held, out, strict=True))
+                and (
+                    held[indicator.index] <= 1  # nothing seen: only the indicator is out
+                    if not seen
+                    else all(h + o <= 2 for h, o in zip(held, out, strict=True))
+                )
             )
         except (AttributeError, TypeError, IndexError):
             usual = False
@@ -613,12 +617,17 @@ _TOTALS_CACHE_LIMIT = 4096
 
 def _totals_of(components: Sequence[Component], size: int, budget: int) -> _Totals:
     """The ``_Totals`` of these components' knapsack (from the per-process cache if there)."""
-    key = (tuple(sorted(c.entries for c in components)), size, budget)
+    return _totals_of_packed([c.packed for c in components], size, budget)
+
+
+def _totals_of_packed(parts: list[tuple[tuple[int, int], ...]], size: int, budget: int) -> _Totals:
+    """The ``_Totals`` of the knapsack of these parts' packed choices (cached per process)."""
+    key = (tuple(sorted(parts)), size, budget)
     totals = _TOTALS_CACHE.get(key)
     if totals is None:
         table: dict[int, int] = {0: 0}
-        for component in components:
-            table = _add_packed(table, component.packed, size, budget)
+        for packed in parts:
+            table = _add_packed(table, packed, size, budget)
         totals = _Totals(table, size, budget)
         if len(_TOTALS_CACHE) >= _TOTALS_CACHE_LIMIT:
             _TOTALS_CACHE.clear()
@@ -710,14 +719,17 @@ def _melds_improve(
 
 def _layout_kept(components: Sequence[Component], size: int, budget: int) -> int:
     """Most faces kept by one choice per component, with the slots adding up to a win."""
+    # The parts with the fewest choices first, the one with the most last (the last step only
+    # reads the table).
+    ordered = sorted((c.packed for c in components), key=len)
     table: dict[int, int] = {0: 0}
-    for component in components[:-1]:
-        table = _add_packed(table, component.packed, size, budget)
+    for packed in ordered[:-1]:
+        table = _add_packed(table, packed, size, budget)
     best = 0
     limit = (budget << SHIFT) | SLOTS_MASK
     short = size - 3
     for key, kept in table.items():
-        for e_key, e_kept in components[-1].packed:
+        for e_key, e_kept in ordered[-1]:
             total = key + e_key
             if total <= limit and kept + e_kept > best:
                 slots = total & SLOTS_MASK
@@ -832,16 +844,8 @@ def _profile_of_key(key: int, wrap: bool, size: int) -> Component:
     apart than that are solved apart (as clusters, whose run choices ``_runs_packed`` caches by
     their shape) and their choices added up.
     """
-    line = 0  # 2 bits per position: the count held
-    avail = 0  # 1 bit per position: a copy is left to draw
-    for p in range(13):
-        field = (key >> (3 * p)) & 7
-        line |= (field & 3) << (2 * p)
-        if field & 4:
-            avail |= 1 << p
+    line, avail = _line_bits(key, wrap)
     top = 13 if wrap else 12
-    if wrap:
-        avail |= (avail & 1) << 13  # position 13 is the 1 played high
     ones = line & 3
     splits = range(ones + 1) if wrap else range(1)
     found: dict[int, int] = {}
@@ -860,6 +864,21 @@ def _profile_of_key(key: int, wrap: bool, size: int) -> Component:
             if found.get(k, -1) < kept:
                 found[k] = kept
     return _component_of_packed(_useful_packed(found))
+
+
+def _line_bits(key: int, wrap: bool) -> tuple[int, int]:
+    """A line key as its counts (2 bits per position) and availability (1 bit per position);
+    with ``wrap``, position 13 (a 1 played high) has the 1's availability."""
+    line = 0
+    avail = 0
+    for p in range(13):
+        field = (key >> (3 * p)) & 7
+        line |= (field & 3) << (2 * p)
+        if field & 4:
+            avail |= 1 << p
+    if wrap:
+        avail |= (avail & 1) << 13
+    return line, avail
 
 
 def _component_of_packed(found: dict[int, int]) -> Component:
