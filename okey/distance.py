@@ -656,22 +656,29 @@ class _Totals:
                 running = max(running, kept)
                 prefix.append(running)
             self.upto.append(prefix)
+        # by_key[slots + (excess << SHIFT)]: the most the table adds to a last component's
+        # choice of that many slots and that excess (-1: none fits).
+        self.by_key = [-1] * ((budget + 1) << SHIFT)
+        for excess in range(budget + 1):
+            exact, upto = self.exact[budget - excess], self.upto[budget - excess]
+            for slots in range(size + 1):
+                rest = size - slots
+                found = exact[rest]
+                if rest >= 3 and upto[rest - 3] > found:
+                    found = upto[rest - 3]
+                self.by_key[slots + (excess << SHIFT)] = found
 
     def best_with(self, packed: Sequence[tuple[int, int]]) -> int:
         """Most kept once one more component (its packed choices) is added and the slots must
         fit."""
         best = -1
+        by_key = self.by_key
+        limit = len(by_key)
         for key, kept in packed:
-            slots, excess = key & SLOTS_MASK, key >> SHIFT
-            allowed = self.budget - excess
-            rest = self.size - slots
-            if allowed < 0 or rest < 0:
-                continue
-            found = self.exact[allowed][rest]
-            if rest >= 3:
-                found = max(found, self.upto[allowed][rest - 3])
-            if found >= 0:
-                best = max(best, found + kept)
+            if key < limit:
+                found = by_key[key]
+                if found >= 0 and found + kept > best:
+                    best = found + kept
         return max(best, 0)
 
 
@@ -770,7 +777,10 @@ def _take_set_keys(
         shift = 3 * number
         for c in colours:
             keys[c] -= 1 << shift
-        here = tuple(changed.get(c * 13 + number, avail[c * 13 + number]) for c in range(4))
+        if changed:
+            here = tuple(changed.get(c * 13 + number, avail[c * 13 + number]) for c in range(4))
+        else:
+            here = (avail[number], avail[13 + number], avail[26 + number], avail[39 + number])
         component, drawn = _set_component(colours, here)
         for c in drawn:
             left = here[c] - 1
