@@ -962,9 +962,6 @@ def _useful(found: dict[tuple[int, int], int]) -> tuple[Entry, ...]:
     return tuple(sorted(keep))
 
 
-# Results of ``_runs`` shared by every cluster and hand of the process, keyed on the line and its
-# availability from 4 positions before the lowest held face (nothing further left matters), so
-# the clusters of different hands share the solutions of their common tails.
 # Results of ``_runs_packed`` shared by every cluster and hand of the process, keyed on the line
 # and its availability from 4 positions before the lowest held face (nothing further left
 # matters), so the clusters of different hands share the solutions of their common tails.

@@ -3,9 +3,11 @@ exactly when winning, and the fast distance agrees with a brute-force reference 
 
 import os
 import random
+import re
 from collections import Counter
 from dataclasses import replace
 
+import pytest
 from engine_reference import brute_distance
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,8 +20,10 @@ from okey import (
     distance_to_win,
     group_kinds,
     okey_for,
+    parse_tiles,
 )
 from okey.distance import HandState, improving_draws
+from okey.hand import check_playing_hand
 
 CLASSIC = Rules.classic()
 # Seeded generators: hypothesis picks the seed (a whole shuffled deck per example is too much data
@@ -174,3 +178,43 @@ def test_improving_draws_match_solving_each_draw(rnd, seen_count):
         if hand.avail[f] and distance and hand.with_face(f).distance(CLASSIC) < distance
     }
     assert {f for f in faces if hand.avail[f]} == direct
+
+
+@settings(max_examples=80)
+@given(RANDOMS, st.sampled_from([0, 0, 5, 40]), st.sampled_from([14, 15]))
+def test_the_quick_hand_check_builds_the_same_state(rnd, seen_count, size):
+    """``HandState.checked`` counts a usual hand itself instead of calling check_playing_hand."""
+    tiles, indicator = random_hand(rnd, size)
+    pool = [t for t in FULL_SET if t not in tiles and t != indicator]
+    seen = [t for t in rnd.sample(pool, seen_count) if possible([*tiles, t, indicator], indicator)]
+    if not possible([*tiles, *seen, indicator], indicator):
+        seen = []
+    quick = HandState.checked(tiles, indicator, CLASSIC, seen)
+    plain = HandState.of(tiles, indicator, seen)
+    assert (quick.faces, quick.okeys, quick.avail, quick.wild_avail) == (
+        plain.faces,
+        plain.okeys,
+        plain.avail,
+        plain.wild_avail,
+    )
+    assert quick.line_keys() == plain.line_keys()
+
+
+@pytest.mark.parametrize(
+    ("hand", "indicator", "seen"),
+    [
+        ("R1 R1 R1 Y5 B5 K5 K9 K10 K11 K12 B7 B8 B9 B10", "K7", ""),  # a third copy
+        ("K7 K7 Y5 B5 K5 K9 K10 K11 K12 B7 B8 B9 B10 R1", "K7", ""),  # the indicator twice
+        ("FJ FJ FJ Y5 B5 K5 K9 K10 K11 K12 B7 B8 B9 B10", "K7", ""),  # three false jokers
+        ("R1 R2 R3 Y5 B5 K5 K9 K10 K11 K12 B7 B8 B9 B10", "K7", "R1 R1"),  # seen too often
+        ("R1 R2 R3 Y5 B5 K5 K9 K10 K11 K12 B7 B8 B9 B10", "FJ", ""),  # a false joker indicator
+        ("R1 R2 R3", "K7", ""),  # too few tiles
+        ("R1 R2 R3 Y5 B5 K5 K9 K10 K11 K12 B7 B8 B9 B10 B11 B12", "K7", ""),  # too many
+    ],
+)
+def test_the_quick_hand_check_raises_the_same_errors(hand, indicator, seen):
+    tiles, seen_tiles = parse_tiles(hand), parse_tiles(seen)
+    with pytest.raises(ValueError) as expected:
+        check_playing_hand(tiles, Tile.parse(indicator), CLASSIC, seen_tiles)
+    with pytest.raises(type(expected.value), match=re.escape(str(expected.value))):
+        HandState.checked(tiles, Tile.parse(indicator), CLASSIC, seen_tiles)
