@@ -682,11 +682,6 @@ class _Totals:
         return max(best, 0)
 
 
-def _fits(slots: int, size: int) -> bool:
-    """Slots a layout may use: all of them, or few enough that new groups fill the rest."""
-    return slots == size or size - slots >= 3
-
-
 def _melds_improve(
     drawn: HandState, face: int, layouts: list[_Layout], target: int, rules: Rules
 ) -> bool:
@@ -864,8 +859,8 @@ def _profile_of_key(key: int, wrap: bool, size: int) -> Component:
         table: dict[int, int] = {0: 0}
         clusters = _clusters_packed(split, avail, top)
         if len(splits) == 1 and len(clusters) == 1:
-            # One cluster: its choices are already the useful ones (``_useful`` of a useful
-            # set of choices is the same set).
+            # One cluster: its choices are already the useful ones (``_useful_packed`` of a
+            # useful set of choices is the same set).
             found = _add_packed(table, _runs_packed(*clusters[0], size), size, LONGEST_RUN)
             return _component_of_packed(found)
         for cluster in clusters:
@@ -920,46 +915,6 @@ def _clusters_packed(line: int, avail: int, top: int) -> list[tuple[int, int, in
         )
         i = j + 1
     return out
-
-
-def _useful(found: dict[tuple[int, int], int]) -> tuple[Entry, ...]:
-    """Keep the choices no other beats: as many faces kept, no more excess, and either the same
-    slots or 3+ fewer (three or more spare slots are always filled by a new group of drawn tiles,
-    so only choices within two slots of a better one can matter: they make the total exact)."""
-    excesses = {x for _, x in found}
-    if len(excesses) == 1:
-        # The usual case (every drawn tile has a copy left): one pass in slot order.
-        (x,) = excesses
-        keep = []
-        upto = [-1] * (max(s for s, _ in found) + 1)
-        running = -1
-        for slots in range(len(upto)):
-            kept = found.get((slots, x), -1)
-            if kept >= 0 and (slots < 3 or upto[slots - 3] < kept):
-                keep.append((slots, kept, x))
-            running = max(running, kept)
-            upto[slots] = running
-        return tuple(keep)
-    excesses = sorted(excesses)
-    keep = []
-    for x in excesses:
-        # Best kept at each slot count over entries with at most this excess.
-        best = [-1] * (max(s for s, _ in found) + 1)
-        for (s, x2), k in found.items():
-            if x2 <= x and k > best[s]:
-                best[s] = k
-        running = -1
-        upto = []
-        for k in best:
-            running = max(running, k)
-            upto.append(running)
-        for (s, x2), k in found.items():
-            if x2 != x or k < best[s] or (s >= 3 and upto[s - 3] >= k):
-                continue
-            if any(found.get((s, x3), -1) >= k for x3 in excesses if x3 < x):
-                continue
-            keep.append((s, k, x))
-    return tuple(sorted(keep))
 
 
 # Results of ``_runs_packed`` shared by every cluster and hand of the process, keyed on the line
@@ -1056,7 +1011,8 @@ def _runs_packed(line: int, avail: int, length: int, size: int) -> tuple[tuple[i
                 if since_kept > MAX_OUTSIDE:
                     break
             run += 1
-    # Dropping choices that another beats in 3+ fewer slots is safe at every step (see _useful).
+    # Dropping choices that another beats in 3+ fewer slots is safe at every step (see
+    # ``_useful_packed``).
     useful = tuple(_useful_packed(found).items())
     if len(memo) >= _RUNS_MEMO_LIMIT:
         memo.clear()
@@ -1068,7 +1024,10 @@ _NOTHING_PACKED: tuple[tuple[int, int], ...] = ((0, 0),)
 
 
 def _useful_packed(found: dict[int, int]) -> dict[int, int]:
-    """``_useful`` on packed keys (slots + (excess << SHIFT))."""
+    """Keep the choices no other beats: as many faces kept, no more excess, and either the same
+    slots or 3+ fewer (three or more spare slots are always filled by a new group of drawn tiles,
+    so only choices within two slots of a better one can matter: they make the total exact).
+    Keys are slots + (excess << SHIFT)."""
     base = min(found) & ~SLOTS_MASK
     if max(found) & ~SLOTS_MASK == base:
         # The usual case, one excess: one pass in slot order.
