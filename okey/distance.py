@@ -564,11 +564,14 @@ def improving_draws_from(
     if distance == 0:
         return 0, found, melds_failed
     layouts = [_Layout(hand, rules, sets) for sets in optimal] if melds == distance else []
+    pairs_count = pairs == distance
     for face in range(NUMBERED_KINDS):
         if not hand.avail[face]:
             continue  # no copy left to draw
+        if not pairs_count and (not layouts or face in never):
+            continue  # nothing to check for this face
         drawn = hand.with_face(face)
-        if pairs == distance and size - kept_in_pairs(drawn, rules) < distance:
+        if pairs_count and size - kept_in_pairs(drawn, rules) < distance:
             found.add(face)
         elif layouts and face not in never:
             if _melds_improve(drawn, face, layouts, kept_melds + 1, rules):
@@ -592,6 +595,15 @@ class _Layout:
         self.budget = hand.okeys + hand.wild_avail
         self.profiles = [_line_profile(key, self.wrap, self.size) for key in self.keys]
         self._without: dict[int, _Totals] = {}
+        # The layout's bound terms (``_kept_bound``), plus a new set of two held faces: a bound
+        # for the layout with such a set added for a drawn face (that set's faces leave their
+        # colours' runs, which never raises their bounds, and availability never changes one).
+        self.bound = (
+            _pack([price * self.size for price in SLOT_PRICES])
+            + sum(c.packed_bound for c in self.items)
+            + sum(p.packed_bound for p in self.profiles)
+        )
+        self.bound_with_pair = self.bound + _set_bound(2)
 
     def kept_with_run_face(self, face: int) -> int:
         """Faces kept when a drawn ``face`` joins its colour's runs (the sets stay as they are)."""
@@ -707,9 +719,10 @@ def _melds_improve(
             if at == number:
                 for c in colours:
                     used[c] += 1
-        for other in range(4):
-            if other != colour and drawn.faces[other * 13 + number] > used[other]:
-                options.append((*sets, (tuple(sorted((colour, other))), number)))
+        if _packed_min(layout.bound_with_pair) // SCALE >= target:
+            for other in range(4):
+                if other != colour and drawn.faces[other * 13 + number] > used[other]:
+                    options.append((*sets, (tuple(sorted((colour, other))), number)))
         for option in options:
             if option in tried:
                 continue
@@ -802,6 +815,12 @@ def _sets_at(number: int, faces: list[int]) -> list[list[tuple[tuple[int, ...], 
 def _colour_subsets(counts: list[int]) -> list[tuple[int, ...]]:
     present = [c for c in range(4) if counts[c]]
     return [s for size in (2, 3, 4) for s in combinations(present, size)]
+
+
+def _set_bound(kept: int) -> int:
+    """The packed bound terms of a set of ``kept`` held faces (availability never changes them:
+    a set of k held faces uses 3 or 4 slots, or k if more)."""
+    return _pack([max(0, SCALE * kept - price * max(3, kept)) for price in SLOT_PRICES])
 
 
 @_cached(4096)
