@@ -234,14 +234,30 @@ class Component(NamedTuple):
 
     @classmethod
     def of(cls, entries: tuple[Entry, ...]) -> Component:
-        bounds = [0] * len(SLOT_PRICES)
-        for slots, kept, _ in entries:
-            for i, price in enumerate(SLOT_PRICES):
-                value = SCALE * kept - price * slots
-                if value > bounds[i]:
-                    bounds[i] = value
         packed = tuple((s + (x << SHIFT), k) for s, k, x in entries)
-        return cls(entries, tuple(bounds), packed, _pack(bounds))
+        return cls.of_packed(entries, packed)
+
+    @classmethod
+    def of_packed(
+        cls, entries: tuple[Entry, ...], packed: tuple[tuple[int, int], ...]
+    ) -> Component:
+        """``of``, given the packed choices too (in the same order)."""
+        p0, p1, p2, p3, p4 = SLOT_PRICES
+        b0 = b1 = b2 = b3 = b4 = 0
+        for slots, kept, _ in entries:
+            value = SCALE * kept
+            if value - p0 * slots > b0:
+                b0 = value - p0 * slots
+            if value - p1 * slots > b1:
+                b1 = value - p1 * slots
+            if value - p2 * slots > b2:
+                b2 = value - p2 * slots
+            if value - p3 * slots > b3:
+                b3 = value - p3 * slots
+            if value - p4 * slots > b4:
+                b4 = value - p4 * slots
+        bounds = (b0, b1, b2, b3, b4)
+        return cls(entries, bounds, packed, _pack(bounds))
 
 
 # Prices of a slot, in 1/SCALE of a kept face, for the bound of ``_kept_bound`` (any price >= 0
@@ -892,23 +908,37 @@ def _profile_of_key(key: int, wrap: bool, size: int) -> Component:
 
 def _line_bits(key: int, wrap: bool) -> tuple[int, int]:
     """A line key as its counts (2 bits per position) and availability (1 bit per position);
-    with ``wrap``, position 13 (a 1 played high) has the 1's availability."""
-    line = 0
-    avail = 0
-    for p in range(13):
-        field = (key >> (3 * p)) & 7
-        line |= (field & 3) << (2 * p)
-        if field & 4:
-            avail |= 1 << p
+    with ``wrap``, position 13 (a 1 played high) has the 1's availability.  (Three positions at
+    a time, from a table.)"""
+    l0, a0 = _BITS3[key & 511]
+    l1, a1 = _BITS3[(key >> 9) & 511]
+    l2, a2 = _BITS3[(key >> 18) & 511]
+    l3, a3 = _BITS3[(key >> 27) & 511]
+    l4, a4 = _BITS3[(key >> 36) & 7]
+    line = l0 | (l1 << 6) | (l2 << 12) | (l3 << 18) | (l4 << 24)
+    avail = a0 | (a1 << 3) | (a2 << 6) | (a3 << 9) | (a4 << 12)
     if wrap:
         avail |= (avail & 1) << 13
     return line, avail
 
 
+def _bits3(chunk: int) -> tuple[int, int]:
+    """Three positions of a line key (9 bits) as 2-bit counts and availability bits."""
+    line = avail = 0
+    for p in range(3):
+        field = (chunk >> (3 * p)) & 7
+        line |= (field & 3) << (2 * p)
+        if field & 4:
+            avail |= 1 << p
+    return line, avail
+
+
+_BITS3 = [_bits3(chunk) for chunk in range(512)]
+
+
 def _component_of_packed(found: dict[int, int]) -> Component:
-    return Component.of(
-        tuple(sorted((k & SLOTS_MASK, kept, k >> SHIFT) for k, kept in found.items()))
-    )
+    entries = tuple(sorted((k & SLOTS_MASK, kept, k >> SHIFT) for k, kept in found.items()))
+    return Component.of_packed(entries, tuple((s + (x << SHIFT), k) for s, k, x in entries))
 
 
 def _clusters_packed(line: int, avail: int, top: int) -> list[tuple[int, int, int]]:
