@@ -749,24 +749,84 @@ def _melds_improve(
 
 
 def _layout_kept(components: Sequence[Component], size: int, budget: int) -> int:
-    """Most faces kept by one choice per component, with the slots adding up to a win."""
-    # The parts with the fewest choices first, the one with the most last (the last step only
-    # reads the table).
-    ordered = sorted((c.packed for c in components), key=len)
-    table: dict[int, int] = {0: 0}
-    for packed in ordered[:-1]:
-        table = _add_packed(table, packed, size, budget)
-    best = 0
-    limit = (budget << SHIFT) | SLOTS_MASK
-    short = size - 3
-    for key, kept in table.items():
-        for e_key, e_kept in ordered[-1]:
-            total = key + e_key
-            if total <= limit and kept + e_kept > best:
-                slots = total & SLOTS_MASK
-                if slots == size or slots <= short:
-                    best = kept + e_kept
-    return best
+    """Most faces kept by one choice per component, with the slots adding up to a win.
+
+    The knapsack runs on one int used as a set of bits, one per (kept, slots, excess) total that
+    some choice per component reaches (``_layout_fields``): adding a component ORs the set shifted
+    by each of its choices, so every step is a few big-int operations instead of a loop over
+    the table's entries times the component's choices.
+    """
+    valid, kept_masks = _layout_masks(size, budget)
+    table = 1
+    for c in components:
+        packed = c.packed
+        cached = _SHIFTS.get(id(packed))
+        if cached is None or cached[0] is not packed or cached[1] != size:
+            cached = _layout_shifts(packed, size)
+        new = 0
+        for shift in cached[2]:
+            new |= table << shift
+        table = new & valid
+    kept = size
+    for mask in kept_masks:
+        if table & mask:
+            return kept
+        kept -= 1
+    return 0
+
+
+# Bit positions of a layout knapsack total (``_layout_kept``): kept in the lowest
+# ``size.bit_length()`` bits, slots in the next ``(2 * size + 1).bit_length()``, excess above.
+# A choice never keeps more faces than its slots (each kept face fills one), and totals with
+# more than ``size`` slots are dropped after every step, so two totals add to at most
+# ``2 * size`` kept and slots: a kept sum that overflows its field carries one into a slot count
+# above ``size`` (dropped at once), and slot sums never overflow theirs.
+_SHIFTS: dict[int, tuple[tuple[tuple[int, int], ...], int, tuple[int, ...]]] = {}
+_SHIFTS_LIMIT = 1 << 17
+_MASKS: dict[tuple[int, int], tuple[int, tuple[int, ...]]] = {}
+
+
+def _layout_fields(size: int) -> tuple[int, int]:
+    kept_bits = size.bit_length()
+    return kept_bits, kept_bits + (2 * size + 1).bit_length()
+
+
+def _layout_shifts(
+    packed: tuple[tuple[int, int], ...], size: int
+) -> tuple[tuple[tuple[int, int], ...], int, tuple[int, ...]]:
+    """A component's choices as bit shifts of the layout knapsack (cached by the choices' id,
+    the entry holding them so the id stays theirs); choices over ``size`` slots never fit."""
+    kept_bits, excess_at = _layout_fields(size)
+    shifts = tuple(
+        kept + ((key & SLOTS_MASK) << kept_bits) + ((key >> SHIFT) << excess_at)
+        for key, kept in packed
+        if (key & SLOTS_MASK) <= size
+    )
+    if len(_SHIFTS) >= _SHIFTS_LIMIT:
+        _SHIFTS.clear()
+    entry = _SHIFTS[id(packed)] = (packed, size, shifts)
+    return entry
+
+
+def _layout_masks(size: int, budget: int) -> tuple[int, tuple[int, ...]]:
+    """For ``_layout_kept``: the bits of totals that may still grow into a win (at most
+    ``size`` slots and ``budget`` excess), and for each kept count from ``size`` down the bits
+    of the winning totals (exactly ``size`` slots or 3+ fewer, which a group of drawn tiles
+    fills) that keep that many."""
+    masks = _MASKS.get((size, budget))
+    if masks is None:
+        kept_bits, excess_at = _layout_fields(size)
+        valid = 0
+        kept_masks = [0] * (size + 1)
+        for excess in range(budget + 1):
+            for slots in range(size + 1):
+                at = (slots << kept_bits) + (excess << excess_at)
+                valid |= ((1 << (size + 1)) - 1) << at
+                if slots == size or slots <= size - 3:
+                    for kept in range(size + 1):
+                        kept_masks[kept] |= 1 << (at + kept)
+        masks = _MASKS[(size, budget)] = (valid, tuple(reversed(kept_masks)))
+    return masks
 
 
 def _add_packed(
