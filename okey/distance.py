@@ -271,6 +271,11 @@ FIELD = 16
 FIELD_MASK = (1 << FIELD) - 1
 
 
+_HALF = 1 << (FIELD - 1)
+# Bit 15 of each of the five fields (``_SetSearch._set_guard``).
+HIGH = sum(_HALF << (FIELD * k) for k in range(5))
+
+
 def _pack(values: Sequence[int]) -> int:
     """Non-negative values, one per slot price, as 16-bit fields of one int."""
     return sum(v << (FIELD * k) for k, v in enumerate(values))
@@ -366,42 +371,55 @@ class _SetSearch:
 
     def run(self) -> tuple[int, list[SetChoice]]:
         runs = sum(p.packed_bound for p in self.profiles)
+        self._set_guard()
         self._visit(0, runs)
         return self.best, self.optimal
 
-    def _pruned(self, bound: int) -> bool:
-        return bound < self.best or (bound == self.best and not self.ties and bool(self.optimal))
+    def _set_guard(self) -> None:
+        """``guard``: a packed bound plus it has bit 15 set in all five fields (``HIGH``) exactly
+        when the bound, ``min(size, smallest field // SCALE)``, is worth visiting: at least the
+        best so far, or one more once a layout is found and ties are not wanted.  (Each field
+        is below 2^15 and gets 2^15 - need * SCALE added, so it carries into its bit 15 exactly
+        when it is at least need * SCALE, and never into the next field.)"""
+        need = self.best + (0 if self.ties or not self.optimal else 1)
+        self.guard = 0 if need > self.size else _pack([_HALF - need * SCALE] * len(SLOT_PRICES))
 
     def _visit(self, i: int, acc: int) -> bool:
         """Search from number ``i`` on; True once the answer is settled (stop everything).
 
         ``acc`` is the packed bound terms of the sets chosen so far and the colours' runs."""
         size = self.size
-        if self._pruned(min(size, _packed_min(self.rest[i] + acc) // SCALE)):
+        if (self.rest[i] + acc + self.guard) & HIGH != HIGH:
             return False
         if i == len(self.numbers):
             kept = _layout_kept((*self.items, *self.profiles), size, self.budget)
             if kept > self.best or not self.optimal:
                 self.best, self.optimal = kept, [tuple(self.sets)]
+                self._set_guard()
             elif kept == self.best and self.ties:
                 self.optimal.append(tuple(self.sets))
             return not self.ties and self.best >= self.enough
         number = self.numbers[i]
         after = self.rest[i + 1]
         keys, profiles, wrap = self.keys, self.profiles, self.wrap
+        cache, tail = _LINE_PROFILES, (wrap << 39) | (size << 40)
         for option, deltas in zip(self.options[i], self.deltas[i], strict=True):
             child = acc + option.packed_gains
             # Taking faces into sets never raises a colour's runs bound, so the runs as they
             # stand now already bound the child: most children are cut here, before the
             # (costlier) profiles of their colours are looked up.
-            if self._pruned(min(size, _packed_min(after + child) // SCALE)):
+            if (after + child + self.guard) & HIGH != HIGH:
                 continue
             old = []
             for colour, delta in deltas:
                 profile = profiles[colour]
                 old.append((colour, profile))
-                keys[colour] += delta
-                new = profiles[colour] = _line_profile(keys[colour], wrap, size)
+                key = keys[colour] = keys[colour] + delta
+                # ``_line_profile``, its cache read here first.
+                new = cache.get(key | tail)
+                if new is None:
+                    new = _line_profile(key, wrap, size)
+                profiles[colour] = new
                 child += new.packed_bound - profile.packed_bound
             if option.items:
                 self.items.extend(option.items)
@@ -955,9 +973,9 @@ def _profile_of_key(key: int, wrap: bool, size: int) -> Component:
         clusters = _clusters_packed(split, avail, top)
         if len(splits) == 1 and len(clusters) == 1:
             # One cluster: its choices are already the useful ones (``_useful_packed`` of a
-            # useful set of choices is the same set).
-            found = _add_packed(table, _runs_packed(*clusters[0], size), size, LONGEST_RUN)
-            return _component_of_packed(found)
+            # useful set of choices is the same set), all within ``size`` slots and with less
+            # excess than LONGEST_RUN (a run keeps at least one face).
+            return _component_of_packed(dict(_runs_packed(*clusters[0], size)))
         for cluster in clusters:
             table = _add_packed(table, _runs_packed(*cluster, size), size, LONGEST_RUN)
         for k, kept in table.items():
