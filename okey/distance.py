@@ -671,10 +671,7 @@ def _totals_of_packed(parts: list[tuple[tuple[int, int], ...]], size: int, budge
     key = (tuple(sorted(parts)), size, budget)
     totals = _TOTALS_CACHE.get(key)
     if totals is None:
-        table: dict[int, int] = {0: 0}
-        for packed in parts:
-            table = _add_packed(table, packed, size, budget)
-        totals = _Totals(table, size, budget)
+        totals = _Totals(_knapsack_bits(parts, size, budget), size, budget)
         if len(_TOTALS_CACHE) >= _TOTALS_CACHE_LIMIT:
             _TOTALS_CACHE.clear()
         _TOTALS_CACHE[key] = totals
@@ -685,16 +682,21 @@ class _Totals:
     """A knapsack table read for its last step: for each excess allowance, the most kept at
     exactly each slot count and at each slot count or fewer."""
 
-    def __init__(self, table: dict[int, int], size: int, budget: int) -> None:
+    def __init__(self, table: int, size: int, budget: int) -> None:
+        """From the knapsack's totals as bits (``_knapsack_bits``)."""
         self.size = size
         self.budget = budget
-        self.exact = [[-1] * (size + 1) for _ in range(budget + 1)]
-        for key, kept in table.items():
-            slots, excess = key & SLOTS_MASK, key >> SHIFT
-            for allowed in range(excess, budget + 1):
-                row = self.exact[allowed]
-                if kept > row[slots]:
-                    row[slots] = kept
+        self.exact = []
+        kept_bits, excess_at = _layout_fields(size)
+        field = (1 << (size + 1)) - 1
+        row = [-1] * (size + 1)
+        for excess in range(budget + 1):
+            at = excess << excess_at
+            row = [
+                max(before, ((table >> (at + (slots << kept_bits))) & field).bit_length() - 1)
+                for slots, before in enumerate(row)
+            ]
+            self.exact.append(row)
         self.upto = []
         for row in self.exact:
             running, prefix = -1, []
@@ -774,10 +776,22 @@ def _layout_kept(components: Sequence[Component], size: int, budget: int) -> int
     by each of its choices, so every step is a few big-int operations instead of a loop over
     the table's entries times the component's choices.
     """
-    valid, kept_masks = _layout_masks(size, budget)
+    table = _knapsack_bits([c.packed for c in components], size, budget)
+    kept = size
+    _, kept_masks = _layout_masks(size, budget)
+    for mask in kept_masks:
+        if table & mask:
+            return kept
+        kept -= 1
+    return 0
+
+
+def _knapsack_bits(parts: Sequence[tuple[tuple[int, int], ...]], size: int, budget: int) -> int:
+    """The (kept, slots, excess) totals of one choice per part (packed choices), as bits
+    (``_layout_fields``), those over ``size`` slots or ``budget`` excess left out."""
+    valid = _layout_masks(size, budget)[0]
     table = 1
-    for c in components:
-        packed = c.packed
+    for packed in parts:
         cached = _SHIFTS.get(id(packed))
         if cached is None or cached[0] is not packed or cached[1] != size:
             cached = _layout_shifts(packed, size)
@@ -785,12 +799,7 @@ def _layout_kept(components: Sequence[Component], size: int, budget: int) -> int
         for shift in cached[2]:
             new |= table << shift
         table = new & valid
-    kept = size
-    for mask in kept_masks:
-        if table & mask:
-            return kept
-        kept -= 1
-    return 0
+    return table
 
 
 # Bit positions of a layout knapsack total (``_layout_kept``): kept in the lowest
