@@ -281,6 +281,22 @@ def _pack(values: Sequence[int]) -> int:
     return sum(v << (FIELD * k) for k, v in enumerate(values))
 
 
+# ``_SetSearch._set_guard`` per number of faces needed (hands of up to 63 slots).
+_GUARDS = [_pack([_HALF - need * SCALE] * len(SLOT_PRICES)) for need in range(64)]
+
+
+# ``_pack`` of every slot price times a hand size, per size.
+_PRICED: dict[int, int] = {}
+
+
+def _priced(size: int) -> int:
+    """The packed terms ``price * size``, one per slot price (the start of every bound)."""
+    packed = _PRICED.get(size)
+    if packed is None:
+        packed = _PRICED[size] = _pack([price * size for price in SLOT_PRICES])
+    return packed
+
+
 def _packed_min(packed: int) -> int:
     """The smallest of the five 16-bit fields of ``packed`` (one per slot price)."""
     return min(
@@ -298,7 +314,7 @@ def _kept_bound(components: Sequence[Component], size: int) -> int:
     Every layout uses at most ``size`` slots, so for any price p >= 0 its kept total is at most
     the sum over components of max(kept - p * slots) plus p * size (a Lagrangian bound).
     """
-    total = _pack([p * size for p in SLOT_PRICES])
+    total = _priced(size)
     for c in components:
         total += c.packed_bound
     return _packed_min(total) // SCALE
@@ -358,7 +374,7 @@ class _SetSearch:
             self.deltas.append(deltas)
             gains.append(gain)
         # rest[i]: price * size plus the most the sets at numbers i.. can add (packed).
-        self.rest = [_pack([p * size for p in SLOT_PRICES])]
+        self.rest = [_priced(size)]
         for gain in reversed(gains):
             self.rest.append(self.rest[-1] + gain)
         self.rest.reverse()
@@ -382,7 +398,7 @@ class _SetSearch:
         is below 2^15 and gets 2^15 - need * SCALE added, so it carries into its bit 15 exactly
         when it is at least need * SCALE, and never into the next field.)"""
         need = self.best + (0 if self.ties or not self.optimal else 1)
-        self.guard = 0 if need > self.size else _pack([_HALF - need * SCALE] * len(SLOT_PRICES))
+        self.guard = 0 if need > self.size else _GUARDS[need]
 
     def _visit(self, i: int, acc: int) -> bool:
         """Search from number ``i`` on; True once the answer is settled (stop everything).
@@ -633,7 +649,7 @@ class _Layout:
         # for the layout with such a set added for a drawn face (that set's faces leave their
         # colours' runs, which never raises their bounds, and availability never changes one).
         self.bound = (
-            _pack([price * self.size for price in SLOT_PRICES])
+            _priced(self.size)
             + sum(c.packed_bound for c in self.items)
             + sum(p.packed_bound for p in self.profiles)
         )
@@ -920,6 +936,7 @@ def _colour_subsets(counts: list[int]) -> list[tuple[int, ...]]:
     return [s for size in (2, 3, 4) for s in combinations(present, size)]
 
 
+@_cached(64)
 def _set_bound(kept: int) -> int:
     """The packed bound terms of a set of ``kept`` held faces (availability never changes them:
     a set of k held faces uses 3 or 4 slots, or k if more)."""
