@@ -705,13 +705,22 @@ class _Totals:
         self.exact = []
         kept_bits, excess_at = _layout_fields(size)
         field = (1 << (size + 1)) - 1
+        block = 1 << kept_bits
+        layer_mask = (1 << (1 << excess_at)) - 1
         row = [-1] * (size + 1)
         for excess in range(budget + 1):
-            at = excess << excess_at
-            row = [
-                max(before, ((table >> (at + (slots << kept_bits))) & field).bit_length() - 1)
-                for slots, before in enumerate(row)
-            ]
+            # The totals with this excess, one block of kept bits per slot count (an empty
+            # layer, the usual case above excess 0, leaves the row as it is).
+            layer = (table >> (excess << excess_at)) & layer_mask
+            if layer:
+                row = row[:]
+                for slots in range(size + 1):
+                    found = (layer & field).bit_length() - 1
+                    if found > row[slots]:
+                        row[slots] = found
+                    layer >>= block
+                    if not layer:
+                        break
             self.exact.append(row)
         self.upto = []
         for row in self.exact:
