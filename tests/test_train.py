@@ -19,7 +19,7 @@ def _write(path: Path, data: dict) -> Path:
 
 def test_shipped_configs_load() -> None:
     names = ("tile_detector", "tile_classifier", "tile_classifier_ft", "tile_detector53")
-    for name in (*names, "tile_classifier96", "tile_detector448"):
+    for name in (*names, "tile_classifier96", "tile_classifier96_ft", "tile_detector448"):
         config = TrainConfig.load(REPO_ROOT / "models" / f"{name}.yaml")
         assert config.name == name
         assert config.model.endswith(".yaml")
