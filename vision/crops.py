@@ -123,13 +123,12 @@ def camera_crop(
     linear = rot @ scale
     offset = np.array([cx, cy]) - 0.5 + linear @ np.array([0.5 - size / 2, 0.5 - size / 2])
     to_source = np.hstack([linear, offset[:, None]])
+    # Bilinear sampling (warpAffine has no area averaging: INTER_AREA would act the same).
     crop = cv2.warpAffine(
         image,
         to_source,
         (size, size),
-        flags=cv2.INTER_AREA | cv2.WARP_INVERSE_MAP
-        if max(w, h) > size
-        else cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
+        flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
         borderMode=cv2.BORDER_CONSTANT,
         borderValue=(0, 0, 0),
     )

@@ -63,6 +63,12 @@ def offline_environment() -> None:
     os.environ["YOLO_AUTOINSTALL"] = "false"
 
 
+def _repo_path(path: str | Path) -> Path:
+    """A config's path: absolute as given, else relative to the repository."""
+    path = Path(path)
+    return path if path.is_absolute() else REPO_ROOT / path
+
+
 @dataclass
 class TrainConfig:
     """A parsed training config (see the module docstring)."""
@@ -101,7 +107,7 @@ class TrainConfig:
             task=raw["task"],
             model=str(raw["model"]),
             data=str(raw["data"]),
-            output=output if output.is_absolute() else REPO_ROOT / output,
+            output=_repo_path(output),
             train=dict(raw.get("train") or {}),
             prepare=list(raw.get("prepare") or []),
             weights=REPO_ROOT / raw["weights"] if raw.get("weights") else None,
@@ -110,8 +116,7 @@ class TrainConfig:
         )
 
     def data_path(self) -> Path:
-        path = Path(self.data)
-        return path if path.is_absolute() else REPO_ROOT / path
+        return _repo_path(self.data)
 
 
 def resolve_data_yaml(path: Path, out_dir: Path) -> Path:
@@ -152,11 +157,6 @@ def prepare(steps: list[str]) -> None:
                 )
         else:
             raise ValueError(f"unknown prepare step {step!r} (use real, crops or synth)")
-
-
-def _repo_path(path: str | Path) -> Path:
-    path = Path(path)
-    return path if path.is_absolute() else REPO_ROOT / path
 
 
 def prepare_generated(config: TrainConfig, workers: int = 2) -> None:
