@@ -176,3 +176,25 @@ def test_augmented_export_keeps_the_first_copy_plain_and_is_seeded(tmp_path: Pat
     val_a = cv2.imread(str(tmp_path / "a" / "val" / "04_R5" / "set_a_000_0.jpg"))
     val_c = cv2.imread(str(tmp_path / "c" / "val" / "04_R5" / "set_a_000_0.jpg"))
     assert np.array_equal(val_a, val_c)
+
+
+def test_wide_turns_lean_the_tile_further_than_the_usual_range() -> None:
+    """``wide_p`` draws some turns from +-``wide_degrees``: measured on the crop, the tile's bar
+    leans beyond the usual 15 degrees in some crops, and never with ``wide_p`` 0."""
+    image, _ = _tile_image()
+    box = (50.0, 50.0, 150.0, 150.0)  # square: turns in the crop are turns in the photo
+
+    def lean(crop: np.ndarray) -> float:
+        dark = (crop.astype(int).sum(axis=2) < 200).astype(np.uint8)
+        m = cv2.moments(dark, binaryImage=True)
+        # orientation of the dark bar from vertical, degrees
+        angle = 0.5 * np.degrees(np.arctan2(2 * m["mu11"], m["mu20"] - m["mu02"]))
+        return 90 - abs(angle)
+
+    usual = CameraAugment(**{**STILL.__dict__, "degrees": 15.0})
+    wide = CameraAugment(**{**usual.__dict__, "wide_degrees": 50.0, "wide_p": 0.5})
+    rng = np.random.default_rng(8)
+    usual_leans = [lean(camera_crop(image, box, rng, 96, augment=usual)) for _ in range(40)]
+    wide_leans = [lean(camera_crop(image, box, rng, 96, augment=wide)) for _ in range(40)]
+    assert max(usual_leans) < 18
+    assert max(wide_leans) > 25

@@ -229,3 +229,42 @@ def test_every_sidecar_key_is_documented() -> None:
     keys = set(truth) | {k for t in truth["tiles"] for k in t}
     missing = sorted(k for k in keys if f'"{k}"' not in doc)
     assert not missing, f"undocumented sidecar keys: {missing}"
+
+
+def test_table_scenes_lay_groups_on_the_table_at_any_angle() -> None:
+    """``scene_kind="table"``: labelled tiles lying on the table, in rows and columns of touching
+    tiles turned every way, each box tight around the drawn tile (rotation widens boxes)."""
+    from vision.synth.scene import sample_scene
+
+    spins, labelled, aspect = [], 0, []
+    for index in range(6):
+        scene = sample_scene(np.random.default_rng(100 + index), kind="table")
+        table = [t for t in scene.tiles if t.role == "table"]
+        assert table and all(not t.on_rack for t in table)
+        spins += [t.spin % 180 for t in table]
+        # no tile appears more often than a set holds it (two of each, the rack included)
+        counts = Counter(str(t.tile) for t in scene.tiles)
+        assert max(counts.values()) <= 2
+        _, truth = render_sample(7, index, scene_kind="table")
+        for t in truth["tiles"]:
+            if t["labelled"] and t["role"] == "table":
+                labelled += 1
+                x0, y0, x1, y1 = t["box"]
+                assert 0 <= x0 < x1 <= 640 and 0 <= y0 < y1 <= 480
+                aspect.append((x1 - x0) / (y1 - y0))
+        assert set(truth["table"]) == {t["id"] for t in truth["tiles"] if not t["on_rack"]}
+    assert labelled >= 20
+    # both near-upright and sideways or slanted tiles
+    assert min(spins) < 20 and any(40 < s < 140 for s in spins)
+    assert min(aspect) < 0.9 and max(aspect) > 1.1  # upright tiles and tiles lying sideways
+
+
+def test_unknown_scene_kind_is_rejected(capsys: pytest.CaptureFixture[str]) -> None:
+    from vision.synth.scene import sample_scene
+
+    with pytest.raises(ValueError, match="scene kind 'floor'"):
+        sample_scene(np.random.default_rng(0), kind="floor")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["synth", "--out", "/tmp/never-written", "--scene", "floor"])
+    assert exit_info.value.code == 2
+    assert "invalid choice: 'floor'" in capsys.readouterr().err

@@ -104,3 +104,37 @@ def test_a_config_builds_its_crop_set_when_missing(tmp_path: Path) -> None:
     stamp = train_crops[0].stat().st_mtime_ns
     prepare_generated(config)  # already there: nothing rewritten
     assert train_crops[0].stat().st_mtime_ns == stamp
+
+
+def test_synth_list_and_augment_ranges_in_a_config(tmp_path: Path) -> None:
+    """``synth`` may list several rendered sets (with a scene kind); ``augment`` may give ranges."""
+    from vision.crops import CameraAugment
+    from vision.train import _augment
+
+    config_path = _write(
+        tmp_path / "c.yaml",
+        {
+            "task": "detect",
+            "model": "yolo11n.yaml",
+            "data": "x.yaml",
+            "synth": [
+                {"out": "datasets/build/a", "n": 5, "seed": 1},
+                {"out": "datasets/build/b", "n": 3, "seed": 2, "scene": "table"},
+            ],
+        },
+    )
+    config = TrainConfig.load(config_path)
+    assert [s["n"] for s in config.synth] == [5, 3] and config.synth[1]["scene"] == "table"
+    single = _write(
+        tmp_path / "d.yaml",
+        {"task": "detect", "model": "m.yaml", "data": "x", "synth": {"out": "o", "n": 2}},
+    )
+    assert TrainConfig.load(single).synth == [{"out": "o", "n": 2}]
+    bad = _write(
+        tmp_path / "e.yaml", {"task": "detect", "model": "m.yaml", "data": "x", "synth": [{"n": 2}]}
+    )
+    with pytest.raises(ValueError, match="needs 'out' and 'n'"):
+        TrainConfig.load(bad)
+    ranges = _augment({"degrees": 10, "wide_degrees": 40, "wide_p": 0.2})
+    assert ranges == CameraAugment(degrees=10, wide_degrees=40, wide_p=0.2)
+    assert _augment(True) is True and _augment(False) is False

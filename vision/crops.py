@@ -43,6 +43,10 @@ class CameraAugment:
     """Ranges of :func:`camera_crop`'s random changes (each drawn uniformly per crop)."""
 
     degrees: float = 15.0  # a tile turned on the rack or a camera held crooked
+    # With probability ``wide_p`` the turn is drawn from +-``wide_degrees`` instead: tiles lying
+    # on the table at any slant.  Kept below 90 so a 6 and a turned-over 9 never meet.
+    wide_degrees: float = 0.0
+    wide_p: float = 0.0
     blur_sigma: float = 1.2  # Gaussian blur, px at crop size (out-of-focus, motion)
     blur_p: float = 0.4
     noise_sigma: float = 6.0  # sensor noise, grey levels
@@ -115,7 +119,8 @@ def camera_crop(
         raise ValueError(f"empty tile box {box}")
     w, h = (x2 - x1) * (1 + 2 * pad), (y2 - y1) * (1 + 2 * pad)
     cx, cy = (x1 + x2) / 2, (y1 + y2) / 2
-    angle = float(rng.uniform(-augment.degrees, augment.degrees))
+    limit = augment.wide_degrees if rng.random() < augment.wide_p else augment.degrees
+    angle = float(rng.uniform(-limit, limit))
     # Output pixel centre (u + 1/2, v + 1/2) samples the source at centre + R(angle) S (it - size/2)
     # (pixel centres at integer + 1/2 on both sides, as cv2.resize does), S the box-to-crop scale.
     rot = cv2.getRotationMatrix2D((0.0, 0.0), angle, 1.0)[:, :2]
@@ -199,15 +204,17 @@ def export_crops(
     seed: int = 0,
     size: int = CROP_SIZE,
     prefix: str = "",
-    augment: bool = False,
+    augment: bool | CameraAugment = False,
 ) -> dict[int, int]:
     """Write crops of every labelled tile of ``images`` into ``out_dir/<NN_NAME>/``.
 
     Returns the number of crops per class.  ``copies`` crops per tile, each with its own jitter
     (and, with ``augment``, its own :func:`camera_crop` changes; the first copy stays plain).
+    ``augment`` is ``True`` for the default ranges (``AUGMENT``) or a :class:`CameraAugment`.
     """
     import cv2
 
+    ranges = augment if isinstance(augment, CameraAugment) else AUGMENT
     rng = np.random.default_rng(seed)
     counts: dict[int, int] = {}
     for image_path in images:
@@ -224,7 +231,7 @@ def export_crops(
             for j in range(copies):
                 b = jitter_box(box, jitter, rng) if jitter > 0 else box
                 if augment and j > 0:
-                    crop = camera_crop(image, b, rng, size)
+                    crop = camera_crop(image, b, rng, size, augment=ranges)
                 else:
                     crop = crop_tile(image, b, size)
                 name = f"{prefix}{Path(image_path).stem}_{k:03d}_{j}.jpg"
@@ -247,7 +254,7 @@ def export_split_set(
     jitter: float = 0.08,
     seed: int = 0,
     size: int = CROP_SIZE,
-    augment: bool = False,
+    augment: bool | CameraAugment = False,
 ) -> dict[str, dict[int, int]]:
     """Export ``train`` (jittered copies) and ``val`` (exact boxes) of each YOLO set in ``sources``.
 
@@ -271,7 +278,7 @@ def export_split_set(
                 seed=seed + i,
                 size=size,
                 prefix=f"{Path(src).name}_",
-                augment=augment and split == "train",
+                augment=augment if split == "train" else False,
             )
             for cls, n in counts.items():
                 result[split][cls] = result[split].get(cls, 0) + n

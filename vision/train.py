@@ -12,7 +12,7 @@ arguments and where the shipped weights go::
     weights: models/other.pt       # optional: start from a local checkpoint (same architecture)
     train: {epochs: 60, imgsz: 320, hsv_h: 0.0, fliplr: 0.0, ...}
 
-A classifier config may also say how its generated data are built, when missing::
+A config may also say how its generated data are built, when missing::
 
     synth: {out: datasets/build/synth2k, n: 2000, seed: 1}     # istaka synth (training styles)
     crops:                                                     # python -m vision.crops
@@ -20,6 +20,10 @@ A classifier config may also say how its generated data are built, when missing:
       size: 96
       augment: true                                            # vision.crops.camera_crop
       sources: {datasets/build/real: 4, datasets/build/synth2k: 1}   # copies per tile
+
+``synth`` may also be a list of such sets (each may add ``scene: table`` for tiles laid out on
+the table, see ``vision.synth.scene``), and ``augment`` a mapping of
+``vision.crops.CameraAugment`` ranges (``{degrees: 15, wide_degrees: 50, wide_p: 0.3}``).
 
 Example::
 
@@ -81,7 +85,7 @@ class TrainConfig:
     train: dict[str, Any] = field(default_factory=dict)
     prepare: list[str] = field(default_factory=list)
     weights: Path | None = None  # local checkpoint whose matching layers initialise the model
-    synth: dict[str, Any] = field(default_factory=dict)  # rendered set to build when missing
+    synth: list[dict[str, Any]] = field(default_factory=list)  # rendered sets to build if missing
     crops: dict[str, Any] = field(default_factory=dict)  # crop set to export when missing
 
     @classmethod
@@ -111,12 +115,23 @@ class TrainConfig:
             train=dict(raw.get("train") or {}),
             prepare=list(raw.get("prepare") or []),
             weights=REPO_ROOT / raw["weights"] if raw.get("weights") else None,
-            synth=dict(raw.get("synth") or {}),
+            synth=_synth_sets(raw.get("synth"), path),
             crops=dict(raw.get("crops") or {}),
         )
 
     def data_path(self) -> Path:
         return _repo_path(self.data)
+
+
+def _synth_sets(raw: Any, path: Path) -> list[dict[str, Any]]:
+    """The ``synth`` key as a list of rendered sets (one mapping or a list of them)."""
+    if not raw:
+        return []
+    sets = [raw] if isinstance(raw, dict) else list(raw)
+    for s in sets:
+        if not isinstance(s, dict) or "out" not in s or "n" not in s:
+            raise ValueError(f"{path}: each synth set needs 'out' and 'n', got {s!r}")
+    return [dict(s) for s in sets]
 
 
 def resolve_data_yaml(path: Path, out_dir: Path) -> Path:
@@ -160,16 +175,21 @@ def prepare(steps: list[str]) -> None:
 
 
 def prepare_generated(config: TrainConfig, workers: int = 2) -> None:
-    """Render the config's ``synth`` set and export its ``crops`` set, each only when missing."""
-    if config.synth:
+    """Render the config's ``synth`` sets and export its ``crops`` set, each only when missing."""
+    for spec in config.synth:
         from vision.synth.dataset import render_dataset
 
-        out = _repo_path(config.synth["out"])
-        n = int(config.synth["n"])
+        out = _repo_path(spec["out"])
+        n = int(spec["n"])
         have = len(list((out / "images").glob("*"))) if (out / "images").is_dir() else 0
         if have < n:
             render_dataset(
-                out, n, int(config.synth.get("seed", 1)), workers=workers, progress=False
+                out,
+                n,
+                int(spec.get("seed", 1)),
+                workers=workers,
+                progress=False,
+                **({"scene": spec["scene"]} if "scene" in spec else {}),
             )
     if config.crops:
         from vision import crops
@@ -185,8 +205,17 @@ def prepare_generated(config: TrainConfig, workers: int = 2) -> None:
                     jitter=float(config.crops.get("jitter", 0.08)),
                     seed=int(config.crops.get("seed", 0)) + i,
                     size=int(config.crops.get("size", crops.CROP_SIZE)),
-                    augment=bool(config.crops.get("augment", False)),
+                    augment=_augment(config.crops.get("augment", False)),
                 )
+
+
+def _augment(raw: Any) -> Any:
+    """A crops ``augment`` value: true/false, or a mapping of ``CameraAugment`` fields."""
+    from vision.crops import CameraAugment
+
+    if isinstance(raw, dict):
+        return CameraAugment(**raw)
+    return bool(raw)
 
 
 def train(config: TrainConfig, resume: bool = False, **overrides: Any) -> Path:

@@ -50,6 +50,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
     p.add_argument("--style-pool", choices=("train", "heldout"), default="train")
     p.add_argument("--rules", choices=("classic", "okey101"), default=None, help="default: mixed")
+    p.add_argument(
+        "--scene",
+        choices=("rack", "table"),
+        default="rack",
+        help="rack: the player's rack (default); table: groups lying on the table at any angle",
+    )
     p.add_argument("--size", type=_size, default=(640, 480), help="WIDTHxHEIGHT (default 640x480)")
     p.add_argument(
         "--quality", type=int, default=90, help="JPEG quality of saved images (default 90)"
@@ -87,6 +93,7 @@ def run(args: argparse.Namespace) -> int:
         rules=args.rules,
         start=args.start,
         progress=not args.quiet,
+        scene=args.scene,
     )
     print(f"wrote {len(names)} images to {args.out} ({args.out / 'data.yaml'})")
     return 0
@@ -101,7 +108,9 @@ def _preview(args: argparse.Namespace) -> int:
         raise InputError(f"--preview writes a PNG; got {args.preview}")
     if args.count < 1:
         raise InputError(f"--count must be at least 1, got {args.count}")
-    sheet = contact_sheet(args.seed, args.count, pool_name=args.style_pool, size=args.size)
+    sheet = contact_sheet(
+        args.seed, args.count, pool_name=args.style_pool, size=args.size, scene=args.scene
+    )
     args.preview.parent.mkdir(parents=True, exist_ok=True)
     cv2.imwrite(str(args.preview), sheet, [cv2.IMWRITE_PNG_COMPRESSION, 9])
     print(f"wrote {args.preview} ({args.count} images)")

@@ -43,10 +43,12 @@ def render_sample(
     pool_name: str = "train",
     size: tuple[int, int] = (640, 480),
     rules: str | None = None,
+    scene_kind: str = "rack",
 ) -> tuple[np.ndarray, dict]:
-    """Render image ``index`` of a run: BGR image and sidecar dict."""
+    """Render image ``index`` of a run: BGR image and sidecar dict (``scene_kind``: see
+    ``vision.synth.scene.sample_scene``)."""
     rng = sample_rng(seed, index)
-    scene = sample_scene(rng, pool_name, size, rules)
+    scene = sample_scene(rng, pool_name, size, rules, scene_kind)
     image, truth = render_scene(scene, rng)
     truth = {"image": stem(seed, index) + ".jpg", "seed": int(seed), "index": int(index), **truth}
     return image, truth
@@ -104,7 +106,9 @@ def _init_worker(job: dict) -> None:
 
 def _render_one(index: int) -> str:
     job = _JOB
-    image, truth = render_sample(job["seed"], index, job["pool"], job["size"], job["rules"])
+    image, truth = render_sample(
+        job["seed"], index, job["pool"], job["size"], job["rules"], job["scene"]
+    )
     out = Path(job["out"])
     name = stem(job["seed"], index)
     (out / "images" / f"{name}.jpg").write_bytes(encode_jpeg(image, job["quality"]))
@@ -124,6 +128,7 @@ def render_dataset(
     rules: str | None = None,
     start: int = 0,
     progress: bool = True,
+    scene: str = "rack",
 ) -> list[str]:
     """Render images ``start .. start+n-1`` of seed ``seed`` into ``out``; returns the stems."""
     if n < 1:
@@ -139,6 +144,7 @@ def render_dataset(
         "rules": rules,
         "out": str(out),
         "quality": quality,
+        "scene": scene,
     }
     indices = range(start, start + n)
     names: list[str] = []

@@ -57,13 +57,14 @@ def contact_sheet(
     cell: tuple[int, int] = (400, 300),
     pool_name: str = "train",
     size: tuple[int, int] = (640, 480),
+    scene: str = "rack",
 ) -> np.ndarray:
     """Render ``count`` images of seed ``seed`` and tile them with their boxes drawn."""
     cw, ch = cell
     rows = (count + columns - 1) // columns
     sheet = np.full((rows * ch, columns * cw, 3), 255, np.uint8)
     for i in range(count):
-        image, truth = render_sample(seed, i, pool_name, size)
+        image, truth = render_sample(seed, i, pool_name, size, scene_kind=scene)
         scale = cw / image.shape[1]
         small = cv2.resize(
             image, (cw, int(round(image.shape[0] * scale))), interpolation=cv2.INTER_AREA

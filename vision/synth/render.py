@@ -300,7 +300,13 @@ def render_scene(scene: Scene, rng: np.random.Generator) -> tuple[np.ndarray, di
         _draw_far_rack(canvas, idmap, cam, far, body, light_dir)
     for t in sorted(scene.backs, key=lambda b: b.z0):
         _draw_tile(canvas, idmap, cam, table_tile_cuboid(t), t, -1, body, light_dir)
-    for tid, t in sorted(enumerate(scene.tiles), key=lambda it: it[1].z0):  # piles bottom first
+
+    def table_order(item: tuple[int, PlacedTile]) -> tuple[float, float]:
+        # piles bottom first; on one level far to near, so a near tile's side hides a far one
+        t = item[1]
+        return t.z0, -float(np.hypot(t.x - cam.C[0], t.y - cam.C[1]))
+
+    for tid, t in sorted(enumerate(scene.tiles), key=table_order):
         if not t.on_rack:
             cub = table_tile_cuboid(t)
             contact = _project_ok(cam, cub.corners()[1] + [0.3, -0.2, 0])

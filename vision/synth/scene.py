@@ -333,7 +333,16 @@ def _sample_view(rng: np.random.Generator, lean: float) -> tuple[float, float]:
 
 
 def make_camera(params: dict, rack: Rack, size: tuple[int, int]) -> Camera:
-    """The camera of ``params`` (see ``_sample_camera``) around the rack."""
+    """The camera of ``params`` (see ``_sample_camera``) around the rack, or over the table
+    (``_sample_table_camera``: ``params`` has a ``table_target``)."""
+    if "table_target" in params:
+        tilt, azimuth = np.deg2rad(params["tilt"]), np.deg2rad(params["azimuth"])
+        direction = np.array(
+            [np.sin(tilt) * np.cos(azimuth), np.sin(tilt) * np.sin(azimuth), np.cos(tilt)]
+        )
+        target = np.array([*params["table_target"], TILE_D])
+        eye = target + direction * params["distance"]
+        return look_at(eye, target, params["hfov"], size, params["roll"], tuple(params["offset"]))
     direction = _view_direction(rack.lean, params["tilt"], params["phi"])
     if direction[2] < np.sin(np.deg2rad(4)):  # keep the camera above the table
         direction[2] = np.sin(np.deg2rad(4))
@@ -487,6 +496,93 @@ def _sample_backs(
     return out
 
 
+SCENE_KINDS = ("rack", "table")
+
+
+def _sample_table_groups(
+    rng: np.random.Generator,
+    remaining: list[Tile],
+    style: SetStyle,
+    tile_size: tuple[float, float, float],
+    length: float,
+) -> list[PlacedTile]:
+    """Groups lying face up on the table: rows of tiles side by side, columns of tiles end to end
+    (touching or nearly), and strays, each group at its own angle (any, or near a right angle).
+    Tiles come from the deal's remaining tiles, so no tile appears more often than a set has it."""
+    w, h, _ = tile_size
+    order = [int(i) for i in rng.permutation(len(remaining))]
+    out: list[PlacedTile] = []
+    placed: list[tuple[float, float, float]] = []  # centre x, y and radius of each group
+    for _ in range(int(rng.integers(2, 9))):
+        n = min(len(order), int(rng.choice([1, 2, 3, 3, 4, 4, 5, 6])))
+        if n == 0:
+            break
+        along_row = rng.random() < 0.5  # side by side (a meld as laid out) or end to end
+        if rng.random() < 0.5:
+            angle = float(rng.uniform(-180, 180))
+        else:
+            angle = float(90 * rng.integers(4) + rng.normal(0, 6))
+        gap = float(rng.uniform(0, 0.3) if rng.random() < 0.7 else rng.uniform(0.3, 1.5))
+        step = (w if along_row else h) + gap
+        radius = n * step / 2 + max(w, h) / 2
+        for _attempt in range(20):
+            cx = float(rng.uniform(-0.45, 0.45) * length)
+            cy = float(rng.uniform(-42, -8))
+            if all(np.hypot(cx - x, cy - y) > radius + r + 0.5 for x, y, r in placed):
+                break
+        else:
+            continue
+        placed.append((cx, cy, radius))
+        a = np.deg2rad(angle)
+        axis = np.array([np.cos(a), np.sin(a)]) if along_row else np.array([-np.sin(a), np.cos(a)])
+        for j in range(n):
+            tile = remaining[order.pop()]
+            pos = np.array([cx, cy]) + (j - (n - 1) / 2) * step * axis + rng.normal(0, 0.08, 2)
+            out.append(
+                PlacedTile(
+                    size=tile_size,
+                    tile=tile,
+                    face=_face(rng, tile, style),
+                    upside_down=False,
+                    on_rack=False,
+                    role="table",
+                    x=float(pos[0]),
+                    y=float(pos[1]),
+                    spin=angle + float(rng.normal(0, 2.5)),
+                )
+            )
+    return out
+
+
+def _sample_table_camera(
+    rng: np.random.Generator, size: tuple[int, int], melds: list[PlacedTile]
+) -> dict:
+    """A camera over the table groups: 3-50 degrees from straight down, from any side, tiles
+    22-100 px wide (at 640 px)."""
+    w, _ = size
+    hfov = float(rng.uniform(50, 72))
+    f = (w / 2) / np.tan(np.deg2rad(hfov) / 2)
+    if melds:
+        pick = melds[int(rng.integers(len(melds)))]
+        xs = np.array([t.x for t in melds])
+        ys = np.array([t.y for t in melds])
+        centre = (
+            np.array([xs.mean(), ys.mean()]) if rng.random() < 0.6 else np.array([pick.x, pick.y])
+        )
+    else:
+        centre = np.array([0.0, -20.0])
+    tile_px = float(np.exp(rng.uniform(np.log(22), np.log(100)))) * w / 640
+    return {
+        "hfov": hfov,
+        "distance": float(f * TILE_W / tile_px),
+        "tilt": float(rng.uniform(3, 50) if rng.random() < 0.6 else rng.uniform(3, 20)),
+        "azimuth": float(rng.uniform(-180, 180)),
+        "table_target": [float(centre[0] + rng.normal(0, 3)), float(centre[1] + rng.normal(0, 3))],
+        "roll": float(rng.normal(0, 20)),
+        "offset": [float(rng.normal(0, w * 0.05)), float(rng.normal(0, w * 0.04))],
+    }
+
+
 SKINS = ((120, 150, 210), (100, 135, 190), (140, 170, 225), (70, 100, 150), (50, 75, 120))
 
 
@@ -495,9 +591,17 @@ def sample_scene(
     pool_name: str = "train",
     size: tuple[int, int] = (640, 480),
     rules: str | None = None,
+    kind: str = "rack",
 ) -> Scene:
-    """Draw every random choice of one photo."""
+    """Draw every random choice of one photo.
+
+    ``kind`` ``"rack"``: the camera looks at the player's rack.  ``"table"``: it looks down at
+    groups laid face up on the table in front of the rack (opened melds, a declared hand): rows
+    and columns of touching tiles and strays at any angle, which a rack never shows.
+    """
     pool(pool_name)  # validates the name
+    if kind not in SCENE_KINDS:
+        raise ValueError(f"unknown scene kind {kind!r}; use one of: {', '.join(SCENE_KINDS)}")
     rules = rules or ("okey101" if rng.random() < 0.25 else "classic")
     hand_size = int(rng.choice([21, 22])) if rules == "okey101" else int(rng.choice([14, 15]))
     deal = deal_hand(rng, hand_size)
@@ -577,14 +681,20 @@ def sample_scene(
 
     backs = _sample_backs(rng, style, length, tile_size)
     far_racks = _sample_far_racks(rng, pool_name, style, length)
-    xs = [t.x for t in tiles if t.on_rack]
-    cam_params = _sample_camera(rng, rack, size, xs)
-    camera = make_camera(cam_params, rack, size)
-    # perspective makes the nearest tiles wider than aimed for: keep every tile <= 120 px (at 640)
-    widest = _widest_tile(camera, rack, [t for t in tiles if t.on_rack])
-    if widest > 120 * size[0] / 640:
-        cam_params["distance"] *= widest / (120 * size[0] / 640)
+    if kind == "table":
+        melds = _sample_table_groups(rng, deal.remaining, style, tile_size, length)
+        tiles.extend(melds)
+        cam_params = _sample_table_camera(rng, size, melds)
         camera = make_camera(cam_params, rack, size)
+    else:
+        xs = [t.x for t in tiles if t.on_rack]
+        cam_params = _sample_camera(rng, rack, size, xs)
+        camera = make_camera(cam_params, rack, size)
+        # perspective makes the nearest tiles wider than aimed for: keep every tile <= 120 px
+        widest = _widest_tile(camera, rack, [t for t in tiles if t.on_rack])
+        if widest > 120 * size[0] / 640:
+            cam_params["distance"] *= widest / (120 * size[0] / 640)
+            camera = make_camera(cam_params, rack, size)
     fingers: list[Finger] = []
     n_fingers = int(rng.choice([0, 0, 0, 1, 1, 2]))
     rack_tiles = [t for t in tiles if t.on_rack]

@@ -98,7 +98,9 @@ POOLS: dict[str, StylePool] = {
         inks=_TRAIN_INKS,
         racks=_TRAIN_RACKS,
         suits=("heart", "spade", "club", "dot", "none"),
-        joker_marks=("clover", "star"),
+        # more marks than real sets use, so "a mark and no number" is what makes a false joker
+        # (the held-out pool's flower stays unseen)
+        joker_marks=("clover", "star", "heart", "spade", "club", "dot"),
     ),
     "heldout": StylePool(
         name="heldout",
