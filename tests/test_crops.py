@@ -9,7 +9,10 @@ import numpy as np
 import pytest
 
 from vision.crops import (
+    NOT_A_TILE,
     CameraAugment,
+    background_boxes,
+    box_iou,
     camera_crop,
     class_folder,
     crop_tile,
@@ -198,3 +201,42 @@ def test_wide_turns_lean_the_tile_further_than_the_usual_range() -> None:
     wide_leans = [lean(camera_crop(image, box, rng, 96, augment=wide)) for _ in range(40)]
     assert max(usual_leans) < 18
     assert max(wide_leans) > 25
+
+
+def test_background_boxes_hold_no_whole_tile() -> None:
+    tiles = [(10.0, 10.0, 40.0, 50.0), (42.0, 10.0, 72.0, 50.0), (100.0, 60.0, 130.0, 100.0)]
+    rng = np.random.default_rng(2)
+    boxes = background_boxes(tiles, 200, 120, 40, rng)
+    assert len(boxes) == 40
+    overlapping = 0
+    for b in boxes:
+        assert 0 <= b[0] < b[2] <= 200 and 0 <= b[1] < b[3] <= 120
+        ious = [box_iou(b, t) for t in tiles]
+        assert max(ious) < 0.3
+        for t in tiles:  # never half a tile or more inside
+            ix = max(0.0, min(t[2], b[2]) - max(t[0], b[0]))
+            iy = max(0.0, min(t[3], b[3]) - max(t[1], b[1]))
+            assert ix * iy < 0.5 * (t[2] - t[0]) * (t[3] - t[1])
+        overlapping += max(ious) > 0.05  # part of a tile in view: a stray box's look
+        assert 10 <= b[2] - b[0] <= 43 and 14 <= b[3] - b[1] <= 57  # tile-sized, maybe clipped
+    assert overlapping >= 10
+    assert background_boxes([], 200, 120, 5, rng) == []
+    assert box_iou((0, 0, 10, 10), (5, 0, 15, 10)) == 1 / 3
+
+
+def test_export_with_background_adds_a_not_a_tile_class(tmp_path: Path) -> None:
+    _labelled_set(tmp_path / "set", "train")
+    _labelled_set(tmp_path / "set", "val")
+    plain = export_split_set([tmp_path / "set"], tmp_path / "p", copies=2, seed=5, size=24)
+    with_bg = export_split_set(
+        [tmp_path / "set"], tmp_path / "b", copies=2, seed=5, size=24, background=3
+    )
+    assert class_folder(NOT_A_TILE) == "53_none" and class_folder(52) < "53_none"
+    for split in ("train", "val"):
+        assert with_bg[split][NOT_A_TILE] == 3
+        assert len(list((tmp_path / "b" / split / "53_none").iterdir())) == 3
+        assert {k: v for k, v in with_bg[split].items() if k != NOT_A_TILE} == plain[split]
+    # the tile crops are the same with or without background crops (their own random stream)
+    for p in (tmp_path / "p" / "train" / "04_R5").iterdir():
+        other = cv2.imread(str(tmp_path / "b" / "train" / "04_R5" / p.name))
+        assert np.array_equal(cv2.imread(str(p)), other)

@@ -61,8 +61,18 @@ class CameraAugment:
 AUGMENT = CameraAugment()
 
 
+# A classifier may learn one class beyond the 53 identities: "not a tile" (table, rack, half a
+# tile, two tiles' seam).  Its folder sorts after 52_FJ, so it is class 53; the recogniser drops a
+# box the classifier reads as not a tile.
+NOT_A_TILE = len(CLASS_NAMES)
+NOT_A_TILE_FOLDER = f"{NOT_A_TILE:02d}_none"
+
+
 def class_folder(index: int) -> str:
-    """Folder name of a class: ``class_folder(7) == '07_R8'``, ``class_folder(52) == '52_FJ'``."""
+    """Folder name of a class: ``class_folder(7) == '07_R8'``, ``class_folder(52) == '52_FJ'``,
+    ``class_folder(53) == '53_none'`` (not a tile)."""
+    if index == NOT_A_TILE:
+        return NOT_A_TILE_FOLDER
     return f"{index:02d}_{CLASS_NAMES[index]}"
 
 
@@ -188,6 +198,64 @@ def jitter_box(box: Box, amount: float, rng: np.random.Generator) -> Box:
     return (x1 + dx[0], y1 + dy[0], x2 + dx[1], y2 + dy[1])
 
 
+def box_iou(a: Box, b: Box) -> float:
+    """Intersection over union of two xyxy boxes."""
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = ix * iy
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def _covered(tile: Box, box: Box) -> float:
+    """The fraction of ``tile``'s area inside ``box``."""
+    ix = max(0.0, min(tile[2], box[2]) - max(tile[0], box[0]))
+    iy = max(0.0, min(tile[3], box[3]) - max(tile[1], box[1]))
+    return ix * iy / max((tile[2] - tile[0]) * (tile[3] - tile[1]), 1e-9)
+
+
+def background_boxes(
+    tiles: Sequence[Box],
+    width: int,
+    height: int,
+    count: int,
+    rng: np.random.Generator,
+    max_iou: float = 0.3,
+) -> list[Box]:
+    """Up to ``count`` tile-sized boxes that hold no whole tile: IoU < ``max_iou`` with each tile
+    and less than half of any tile inside.
+
+    Half are a tile's box slid off it by half a tile or more (part tile, part table or neighbour:
+    what a detector's stray box looks like), half anywhere in the image at a tile's size.
+    """
+    if not tiles:
+        return []
+    out: list[Box] = []
+    for _ in range(count * 10):
+        if len(out) == count:
+            break
+        x1, y1, x2, y2 = tiles[int(rng.integers(len(tiles)))]
+        w, h = (x2 - x1) * rng.uniform(0.7, 1.4), (y2 - y1) * rng.uniform(0.7, 1.4)
+        if rng.random() < 0.5:
+            sx, sy = rng.choice([-1, 1], 2) * rng.uniform(0.5, 1.0, 2) * rng.integers(0, 2, 2)
+            if sx == 0 and sy == 0:
+                sx = float(rng.choice([-1, 1]) * rng.uniform(0.5, 1.0))
+            cx, cy = (x1 + x2) / 2 + sx * (x2 - x1), (y1 + y2) / 2 + sy * (y2 - y1)
+        else:
+            cx, cy = rng.uniform(w / 2, width - w / 2), rng.uniform(h / 2, height - h / 2)
+        box = (
+            max(0.0, cx - w / 2),
+            max(0.0, cy - h / 2),
+            min(float(width), cx + w / 2),
+            min(float(height), cy + h / 2),
+        )
+        if box[2] - box[0] < 0.5 * w or box[3] - box[1] < 0.5 * h:
+            continue
+        if all(box_iou(box, t) < max_iou and _covered(t, box) < 0.5 for t in tiles):
+            out.append(box)
+    return out
+
+
 def label_path_for(image_path: Path) -> Path:
     """The YOLO label of an image: ``.../images/<split>/x.jpg`` -> ``.../labels/<split>/x.txt``."""
     parts = list(image_path.parts)
@@ -205,17 +273,21 @@ def export_crops(
     size: int = CROP_SIZE,
     prefix: str = "",
     augment: bool | CameraAugment = False,
+    background: int = 0,
 ) -> dict[int, int]:
     """Write crops of every labelled tile of ``images`` into ``out_dir/<NN_NAME>/``.
 
     Returns the number of crops per class.  ``copies`` crops per tile, each with its own jitter
     (and, with ``augment``, its own :func:`camera_crop` changes; the first copy stays plain).
     ``augment`` is ``True`` for the default ranges (``AUGMENT``) or a :class:`CameraAugment`.
+    ``background``: that many crops per image of places holding no whole tile, class
+    ``NOT_A_TILE`` (see :func:`background_boxes`).
     """
     import cv2
 
     ranges = augment if isinstance(augment, CameraAugment) else AUGMENT
     rng = np.random.default_rng(seed)
+    bg_rng = np.random.default_rng([seed, 53])  # its own stream: tile crops stay as without it
     counts: dict[int, int] = {}
     for image_path in images:
         label_path = label_path_for(Path(image_path))
@@ -225,7 +297,18 @@ def export_crops(
         if image is None:
             raise ValueError(f"cannot read image {image_path}")
         height, width = image.shape[:2]
-        for k, (cls, box) in enumerate(read_yolo_boxes(label_path, width, height)):
+        labelled = read_yolo_boxes(label_path, width, height)
+        if background:
+            tiles = [box for _, box in labelled]
+            folder = out_dir / NOT_A_TILE_FOLDER
+            folder.mkdir(parents=True, exist_ok=True)
+            for k, b in enumerate(background_boxes(tiles, width, height, background, bg_rng)):
+                name = f"{prefix}{Path(image_path).stem}_bg{k:02d}.jpg"
+                crop = camera_crop(image, b, bg_rng, size, augment=ranges) if augment else None
+                crop = crop_tile(image, b, size) if crop is None else crop
+                cv2.imwrite(str(folder / name), crop, [cv2.IMWRITE_JPEG_QUALITY, 95])
+                counts[NOT_A_TILE] = counts.get(NOT_A_TILE, 0) + 1
+        for k, (cls, box) in enumerate(labelled):
             folder = out_dir / class_folder(cls)
             folder.mkdir(parents=True, exist_ok=True)
             for j in range(copies):
@@ -255,6 +338,7 @@ def export_split_set(
     seed: int = 0,
     size: int = CROP_SIZE,
     augment: bool | CameraAugment = False,
+    background: int = 0,
 ) -> dict[str, dict[int, int]]:
     """Export ``train`` (jittered copies) and ``val`` (exact boxes) of each YOLO set in ``sources``.
 
@@ -279,6 +363,7 @@ def export_split_set(
                 size=size,
                 prefix=f"{Path(src).name}_",
                 augment=augment if split == "train" else False,
+                background=background,
             )
             for cls, n in counts.items():
                 result[split][cls] = result[split].get(cls, 0) + n

@@ -204,7 +204,8 @@ class Recognizer:
         return boxes, scores
 
     def classify(self, image_bgr: np.ndarray, boxes: np.ndarray) -> np.ndarray:
-        """Identity probabilities ``(k, 53)`` of the tiles in ``boxes``."""
+        """Class probabilities of the crops in ``boxes``: ``(k, 53)`` identities, or ``(k, 54)``
+        when the classifier also knows "not a tile" (column 53, ``vision.crops.NOT_A_TILE``)."""
         if not len(boxes):
             return np.zeros((0, NUM_CLASSES), np.float32)
         size = self.spec.classifier_imgsz
@@ -223,6 +224,10 @@ class Recognizer:
         det_conf = scores.max(axis=1) if len(scores) else np.zeros(0, np.float32)
         if self.classifier is not None:
             probs = self.classify(image_bgr, boxes)
+            if probs.shape[1] > NUM_CLASSES:  # the classifier's "not a tile": drop those boxes
+                tile = probs.argmax(axis=1) < NUM_CLASSES
+                boxes, det_conf, probs = boxes[tile], det_conf[tile], probs[tile, :NUM_CLASSES]
+                probs = probs / probs.sum(axis=1, keepdims=True)
         else:  # the detector's own class scores, normalised into a distribution
             probs = scores / np.maximum(scores.sum(axis=1, keepdims=True), 1e-9)
         t2 = time.perf_counter()

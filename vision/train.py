@@ -21,6 +21,8 @@ A config may also say how its generated data are built, when missing::
       augment: true                                            # vision.crops.camera_crop
       sources: {datasets/build/real: 4, datasets/build/synth2k: 1}   # copies per tile
 
+``crops`` may add ``background: {datasets/build/real: 3}``: not-a-tile crops per image, a 54th
+class (``vision.crops.NOT_A_TILE``) the recogniser uses to drop stray boxes.
 ``synth`` may also be a list of such sets (each may add ``scene: table`` for tiles laid out on
 the table, see ``vision.synth.scene``), and ``augment`` a mapping of
 ``vision.crops.CameraAugment`` ranges (``{degrees: 15, wide_degrees: 50, wide_p: 0.3}``).
@@ -197,6 +199,7 @@ def prepare_generated(config: TrainConfig, workers: int = 2) -> None:
         out = _repo_path(config.crops["out"])
         if not (out / "val").is_dir():
             sources = config.crops.get("sources") or {}
+            background = config.crops.get("background") or {}
             for i, (src, copies) in enumerate(sources.items()):
                 crops.export_split_set(
                     [_repo_path(src)],
@@ -206,6 +209,7 @@ def prepare_generated(config: TrainConfig, workers: int = 2) -> None:
                     seed=int(config.crops.get("seed", 0)) + i,
                     size=int(config.crops.get("size", crops.CROP_SIZE)),
                     augment=_augment(config.crops.get("augment", False)),
+                    background=int(background.get(src, 0)),
                 )
 
 
