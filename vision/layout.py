@@ -5,7 +5,9 @@ the image at fixed heights) keeps a tilted rack in two rows, and a straight line
 under perspective, so a rack photographed at an angle works too.  Within a row the tiles are
 ordered along the line, and a group ends where the gap to the next tile exceeds a fraction of the
 local tile width (tiles shrink with distance, so each gap is measured against its own neighbours).
-Tiles on no rack row (the indicator lying on the table, discards) are table tiles.
+A single tile standing where a second row would be (13 tiles above and one below, or the discard
+set apart) is a row of its own; other tiles on no rack row (the indicator lying on the table,
+discards) are table tiles.
 
 >>> top = [(0, 0, 10, 14), (10, 0, 20, 14), (30, 0, 40, 14)]
 >>> bottom = [(0, 20, 10, 34), (11, 20, 21, 34)]
@@ -46,6 +48,20 @@ EXTRA_LINES = 4
 # no two tiles of the rack touch (or a detection is doubled) and the box width is used as it is.
 MIN_PITCH = 0.3
 MAX_PITCH = 1.3
+# A lone tile is a rack row of its own when it is the only tile standing where a second row would
+# be: its centre this far from the rack row's line (in box extents across the row, measured on the
+# row's tiles beside it: rendered racks' rows are 0.58 to 1.63 apart), no further beyond the row's
+# ends than a row bridges (``MAX_ROW_GAP``), and its box about as large as the rack tiles' beside
+# it (scale: the square root of the area ratio) and of the same shape (aspect: height / width
+# against theirs): a tile lying on the table is foreshortened or turned, standing rack tiles keep
+# their shape; a farther row is a little smaller, not flatter.
+LONE_ROW_SPACING = (0.55, 1.7)
+LONE_ROW_SCALE = (0.8, 1.25)
+LONE_ROW_ASPECT = (0.85, 1.2)
+# ... and only beside a rack row of at least this many tiles, and when no other tile off the rack
+# lies within this many tile sizes of it (centre to centre: tiles touching on the table).
+LONE_ROW_MIN_TILES = 5
+LONE_ROW_ALONE = 1.5
 # A row's touching pairs are at most this much wider apart (in box widths) than the rack's typical
 # touching pair; wider pairs in a row of lone tiles are gaps.
 TOUCHING_SPREAD = 1.35
@@ -110,8 +126,13 @@ def lay_out(
     sizes = np.sqrt(widths * heights)
     lines = _find_lines(centres, sizes, max_rows + EXTRA_LINES)
     rows = _rack_rows(lines, centres, sizes, max_rows)
+    if len(rows) == 1 < max_rows:
+        lone = _lone_row_tile(rows[0], arr, centres, sizes)
+        if lone is not None:
+            rows.append(np.array([lone]))
     rows = _top_to_bottom(rows, centres)
-    ordered = [_order_row(r, centres) for r in rows]
+    _, rack_direction = _fit_line(centres[rows[0]]) if rows else (None, None)
+    ordered = [_order_row(r, centres, rack_direction) for r in rows]
     touching = _touching_spacings(ordered, widths)
     row_values = [_split_groups(r, t, gap_fraction) for r, t in zip(ordered, touching, strict=True)]
     on_rack = {i for r in rows for i in r}
@@ -287,6 +308,51 @@ def _rack_rows(
     return rows
 
 
+def _lone_row_tile(
+    row: np.ndarray, boxes: np.ndarray, centres: np.ndarray, sizes: np.ndarray
+) -> int | None:
+    """The one tile off the rack that stands where a second rack row would be, if there is one.
+
+    A row takes two tiles to have a direction, so a row holding a single tile is never found as a
+    line; it is recognised by where it stands relative to the rack row (parallel to it, at a row's
+    distance, not far beyond its ends), by its box (as wide and as high as the rack tiles beside
+    it) and by standing alone (no other tile off the rack touches it: tiles side by side on the
+    table are a group lying there).  Only a long row establishes the rack well enough for that,
+    and when two tiles or more qualify, none is taken: which one is the rack's is a guess.
+    """
+    if len(row) < LONE_ROW_MIN_TILES:
+        return None
+    point, direction = _fit_line(centres[row])
+    normal = np.array([-direction[1], direction[0]])
+    along = centres[row] @ direction
+    widths = boxes[:, 2] - boxes[:, 0]
+    heights = boxes[:, 3] - boxes[:, 1]
+    off_row = np.setdiff1d(np.arange(len(boxes)), row)
+    found: list[int] = []
+    for i in off_row:
+        others = off_row[off_row != i]
+        gaps = np.linalg.norm(centres[others] - centres[i], axis=1)
+        if np.any(gaps < LONE_ROW_ALONE * (sizes[others] + sizes[i]) / 2):
+            continue
+        position = float(centres[i] @ direction)
+        beside = row[np.argsort(np.abs(along - position), kind="stable")[:3]]
+        width = float(np.median(widths[beside]))
+        height = float(np.median(heights[beside]))
+        extent = abs(direction[1]) * width + abs(direction[0]) * height  # box across the row
+        distance = abs(float((centres[i] - point) @ normal)) / extent
+        reach = MAX_ROW_GAP * float(np.median(sizes[beside]))
+        scale = math.sqrt(widths[i] * heights[i] / (width * height))
+        aspect = (heights[i] / widths[i]) / (height / width)
+        if (
+            LONE_ROW_SPACING[0] <= distance <= LONE_ROW_SPACING[1]
+            and along.min() - reach <= position <= along.max() + reach
+            and LONE_ROW_SCALE[0] <= scale <= LONE_ROW_SCALE[1]
+            and LONE_ROW_ASPECT[0] <= aspect <= LONE_ROW_ASPECT[1]
+        ):
+            found.append(int(i))
+    return found[0] if len(found) == 1 else None
+
+
 def _top_to_bottom(rows: list[np.ndarray], centres: np.ndarray) -> list[np.ndarray]:
     if not rows:
         return rows
@@ -297,8 +363,12 @@ def _top_to_bottom(rows: list[np.ndarray], centres: np.ndarray) -> list[np.ndarr
     return sorted(rows, key=lambda r: float((centres[r] @ normal).mean()))
 
 
-def _order_row(members: np.ndarray, centres: np.ndarray) -> _OrderedRow:
+def _order_row(
+    members: np.ndarray, centres: np.ndarray, rack_direction: np.ndarray | None = None
+) -> _OrderedRow:
     point, direction = _fit_line(centres[members])
+    if len(members) == 1 and rack_direction is not None:
+        direction = rack_direction  # a lone tile's row runs along the rack
     order = members[np.argsort(centres[members] @ direction)]
     return _OrderedRow(order, point, direction, centres[order] @ direction)
 
