@@ -131,12 +131,15 @@ class DiscardOptionOut(EngineOut):
     improving: list[TileCountOut] = Field(description="unseen tiles that would lower it")
     improving_copies: int
     is_okey: bool
-    advised: bool = Field(description="false for an okey that does not win")
+    advised: bool = Field(
+        description="false for an okey that does not win (101: a discard drawing a penalty)"
+    )
     sentence: str
 
 
 class AdviceOut(EngineOut):
-    """``okey.advise(...).to_dict()``: ranked discards (15 tiles) or the waits (14)."""
+    """``okey.advise(...).to_dict()``: ranked discards (15 tiles) or the waits (14); a 101 hand of
+    22 tiles is ranked by ``okey.okey101.advise_discard`` in this shape (``service.advice``)."""
 
     kind: str = Field(description='"discard" or "waits"')
     distance: int

@@ -19,6 +19,7 @@ from starlette.requests import HTTPConnection
 import okey
 from okey import Rules, Tile, parse_tiles
 from okey.rules import PRESETS
+from service.advice import hand_advice
 from service.deps import get_runner
 from service.errors import ApiError
 from service.models import (
@@ -63,7 +64,8 @@ def tiles_of(texts: list[str], field: str) -> list[Tile]:
 def analyse_hand(
     tiles: list[Tile], indicator: Tile, rules: Rules, seen: list[Tile]
 ) -> dict[str, Any]:
-    """Distance to win, the win check (14 tiles) and the advice, as plain JSON values."""
+    """Distance to win, the win check (14 tiles) and the advice (``service.advice``: a 22-tile
+    101 hand is ranked by ``okey.okey101``), as plain JSON values."""
     allowed = (rules.hand_size, rules.hand_size + 1)
     if len(tiles) not in allowed:
         raise ApiError(
@@ -76,7 +78,7 @@ def analyse_hand(
         okey.check_possible(tiles, indicator, rules, others=seen)
         result: dict[str, Any] = {
             "distance_to_win": okey.distance_to_win(tiles, indicator, rules),
-            "advice": okey.advise(tiles, indicator, rules, seen=seen).to_dict(),
+            "advice": hand_advice(tiles, indicator, rules, seen),
             "arrangement": None,
         }
         if len(tiles) == rules.hand_size:
