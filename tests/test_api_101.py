@@ -1,15 +1,16 @@
 """101 hands through a real uvicorn server: a 22-tile hand is ranked by ``okey.okey101`` (its
-opening-then-leftover order and figures) in the advice shape the pages read; 21 tiles keep the
-waits; classic hands are untouched."""
+opening-then-leftover order and figures) in the advice shape the pages read, on ``/hand``, pushed
+tables, ``/scan`` and the camera stream; 21 tiles keep the waits; classic hands are untouched."""
 
 from __future__ import annotations
 
 import doctest
+import json
 from collections.abc import Iterator
 
 import httpx
 import pytest
-from conftest_service import live_server
+from conftest_service import LiveServer, live_server, require_model
 
 import okey
 import service.advice
@@ -110,6 +111,73 @@ def test_pushed_101_table_shows_the_101_discard(engine: httpx.Client) -> None:
     assert state["rules"] == "okey101"
     assert state["advice"]["adviser"] == "okey101"
     assert state["discard"] == {"tile": "B9"}
+
+
+# A rendered 101 rack of 22 tiles (vision.synth) that the shipped model reads in full.
+RACK_101 = (5, 3)
+
+
+@pytest.fixture(scope="module")
+def scanner() -> Iterator[LiveServer]:
+    require_model()
+    with live_server(Settings(max_stream_fps=20)) as live:
+        yield live
+
+
+@pytest.fixture(scope="module")
+def rack_101() -> tuple[bytes, str]:
+    import cv2
+
+    from vision.synth import render_sample
+
+    image, truth = render_sample(*RACK_101, rules="okey101")
+    ok, png = cv2.imencode(".png", image)
+    assert ok
+    return png.tobytes(), truth["indicator"]
+
+
+def assert_101_advice(state: dict, indicator: str) -> None:
+    """The scan's advice is the 101 adviser's, as ``/hand`` gives it for the hand read."""
+    assert len(state["hand"]) == 22, state["hand"]
+    rules = Rules.okey101()
+    expected = service.advice.hand_advice(
+        parse_tiles(state["hand"]), Tile.parse(indicator), rules, []
+    )
+    assert state["advice"]["adviser"] == "okey101"
+    assert state["advice"] == expected
+    assert state["discard"]["tile"] == expected["options"][0]["discard"]
+
+
+def test_scan_of_a_101_rack_is_ranked_by_the_101_adviser(
+    scanner: LiveServer, rack_101: tuple[bytes, str]
+) -> None:
+    data, indicator = rack_101
+    response = httpx.post(
+        f"{scanner.url}/api/v1/scan",
+        params={"rules": "okey101", "indicator": indicator},
+        content=data,
+        timeout=120,
+    )
+    assert response.status_code == 200, response.text
+    assert_101_advice(response.json(), indicator)
+
+
+def test_stream_of_a_101_rack_is_ranked_by_the_101_adviser(
+    scanner: LiveServer, rack_101: tuple[bytes, str]
+) -> None:
+    from websockets.sync.client import connect
+
+    data, indicator = rack_101
+    settings = {"type": "settings", "rules": "okey101", "indicator": indicator}
+    with connect(f"{scanner.ws_url}/api/v1/stream", max_size=2**24) as ws:
+        ws.send(json.dumps(settings))
+        for _ in range(20):  # the tracker confirms tiles over a few frames of the same rack
+            ws.send(data)
+            while (message := json.loads(ws.recv(timeout=120)))["type"] != "state":
+                assert message["type"] != "error", message
+            if message["advice"] is not None and len(message["hand"]) == 22:
+                break
+    assert_101_advice(message, indicator)
 
 
 def test_service_advice_examples() -> None:

@@ -232,3 +232,37 @@ def test_background_engine_answers_a_later_frame_of_the_same_hand() -> None:
 def test_a_false_joker_indicator_is_refused(pipeline: Pipeline) -> None:
     with pytest.raises(ValueError, match="false joker"):
         pipeline.read(rack(["R1 R2 R3"]), indicator="FJ")
+
+
+HAND_101 = "R10 R11 R12 R13 K13 Y13 B13 K9 K10 K11 Y1 Y2 Y3 B5 B7 K2 K4 R1 Y8 B9 K6 K12"
+
+
+def test_a_22_tile_101_rack_is_ranked_by_the_101_adviser(pipeline: Pipeline) -> None:
+    from okey.okey101 import advise_discard
+    from service.advice import hand_advice
+
+    rows = ["R10 R11 R12 R13 | K13 Y13 B13 | K9 K10 K11", "Y1 Y2 Y3 | B5 B7 K2 K4 R1 Y8 B9 K6 K12"]
+    rules = Rules.okey101()
+    result = pipeline.read(rack(rows), indicator="B2", rules=rules)
+    assert [str(t) for t in result.hand] == HAND_101.split()
+    ranked = advise_discard(HAND_101, "B2", rules)
+    assert [o.discard for o in result.advice.options] == [o.tile for o in ranked]
+    assert result.discard is not None and result.discard.tile == Tile.parse("B9")
+    out = result.to_dict()
+    assert out["discard"]["tile"] == "B9"
+    assert out["advice"]["adviser"] == "okey101"
+    assert out["advice"]["options"][0]["leftover"] == 33
+    assert out["advice"]["sentence"].startswith("Discard B9: opens with 133 points")
+    # The same advice, in the same shape, as the service's /hand gives for this hand.
+    assert out["advice"] == hand_advice(result.hand, Tile.parse("B2"), rules, [])
+    json.dumps(out)
+
+
+def test_the_okey_on_a_101_rack_is_not_the_advised_discard(pipeline: Pipeline) -> None:
+    # B3 is the okey for indicator B2; discarding it costs 101, so it is never the advice.
+    rows = ["R1 R2 R3 | Y5 B5 K5 | K9 K10 K11 | B3", "B7 B8 R6 Y13 K1 Y2 R8 Y9 K3 B12 R11 Y6"]
+    result = pipeline.read(rack(rows), indicator="B2", rules=Rules.okey101())
+    (okey_option,) = [o for o in result.advice.to_dict()["options"] if o["discard"] == "B3"]
+    assert okey_option["is_okey"] and okey_option["penalty"] == 101
+    assert not okey_option["advised"]
+    assert result.discard is not None and result.discard.tile != Tile.parse("B3")

@@ -126,6 +126,45 @@ def test_example_photo_text_shows_rows_and_groups(capsys: pytest.CaptureFixture[
         assert line.replace("[", "").replace("]", "").replace("?", "").split()[2:] == row
 
 
+# Rendered 101 racks of 22 tiles (seed, index) that the shipped model reads in full.
+RACKS_101 = [(5, 3), (1, 1)]
+
+
+@needs_model
+def test_scan_of_a_101_rack_of_22_uses_the_101_adviser(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from okey import Rules, Tile, parse_tiles
+    from okey.okey101 import advise_discard
+    from vision.synth import render_sample
+
+    read_in_full = 0
+    for seed, index in RACKS_101:
+        image, truth = render_sample(seed, index, rules="okey101")
+        photo = tmp_path / f"rack101_{seed}_{index}.png"
+        cv2.imwrite(str(photo), image)
+        argv = ["scan", str(photo), "--rules", "okey101", "--indicator", truth["indicator"]]
+        code, out, _ = run([*argv, "--json"], capsys)
+        assert code == 0
+        result = json.loads(out)
+        if len(result["hand"]) != 22:  # the model's misses are the model card's business
+            continue
+        read_in_full += 1
+        advice = result["advice"]
+        assert advice["adviser"] == "okey101"
+        hand, indicator = parse_tiles(result["hand"]), Tile.parse(truth["indicator"])
+        ranked = advise_discard(hand, indicator, Rules.okey101())
+        assert [o["discard"] for o in advice["options"]] == [str(o.tile) for o in ranked]
+        assert {"opening_points", "opens", "leftover", "penalty"} <= set(advice["options"][0])
+        assert result["discard"]["tile"] == advice["options"][0]["discard"]
+        code, text, _ = run(argv, capsys)
+        assert code == 0
+        assert f"Advice: {advice['sentence']}" in text.splitlines()
+        assert "points left in hand" in advice["sentence"]
+        assert result["rules"] == "okey101"
+    assert read_in_full, "no rendered 101 rack read in full"
+
+
 @needs_model
 def test_live_writes_an_annotated_video(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     from vision.synth import render_video, write_video

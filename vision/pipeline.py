@@ -31,6 +31,7 @@ import numpy as np
 
 from okey import Advice, ImpossibleHandError, OkeyError, RefereeVerdict, Rules, Tile, okey_for
 from vision.decode import Decoded, decode
+from vision.judge import Okey101Advice
 from vision.layout import RackLayout, lay_out
 from vision.types import Recognition, TileReading
 
@@ -158,7 +159,8 @@ class ScanResult:
     indicator: Tile | None
     indicator_source: str | None  # "given", "table" (the one tile off the rack) or None
     verdict: RefereeVerdict | None = None  # the referee on the groups as laid out
-    advice: Advice | None = None  # ranked discards (15 tiles) or the waits (14)
+    # Ranked discards (15 tiles) or the waits (14); a 22-tile 101 rack: ``okey.okey101``'s ranking.
+    advice: Advice | Okey101Advice | None = None
     hints: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     image_size: tuple[int, int] = (0, 0)
@@ -207,8 +209,8 @@ class ScanResult:
         }
 
 
-def _advised_discard(advice: Advice | None) -> Tile | None:
-    """The discard the engine advises (15 tiles), if any."""
+def _advised_discard(advice: Advice | Okey101Advice | None) -> Tile | None:
+    """The discard the engine advises (15 tiles; 22 in 101), if any."""
     if advice is None or advice.best is None or not advice.best.advised:
         return None
     return advice.best.discard
@@ -338,7 +340,7 @@ class Pipeline:
         seen: list[Tile],
         decoded: Decoded,
         layout: RackLayout,
-    ) -> tuple[RefereeVerdict | None, Advice | None, list[str]]:
+    ) -> tuple[RefereeVerdict | None, Advice | Okey101Advice | None, list[str]]:
         """Verdict, advice and one-tile-away hints, cached by hand.
 
         With ``background_engine`` the engine works on its own thread and a frame whose hand has
@@ -378,7 +380,7 @@ def _judge(
     seen: list[Tile],
     declare: bool,
     uncertain: tuple[tuple[int, int, Tile], ...],
-) -> tuple[RefereeVerdict | None, Advice | None, list[str]]:
+) -> tuple[RefereeVerdict | None, Advice | Okey101Advice | None, list[str]]:
     from vision import judge
 
     lists = [list(g) for g in groups]
