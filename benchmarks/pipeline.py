@@ -45,6 +45,9 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 def percentiles(values: Sequence[float]) -> str:
+    """Median and p95 in ms, or "n=0" for a section with nothing timed (``--rendered 0``)."""
+    if not values:
+        return "n=0"
     ordered = sorted(values)
     p95 = ordered[int(0.95 * (len(ordered) - 1))]
     return f"median {statistics.median(ordered):7.1f} ms   p95 {p95:7.1f} ms"
@@ -112,6 +115,8 @@ class Score:
         self.exact += right == len(truth) == len(boxes)
 
     def __str__(self) -> str:
+        if not self.images:
+            return "n=0"
         tile = self.correct / max(self.tiles, 1)
         image = self.exact / max(self.images, 1)
         return (
