@@ -23,6 +23,7 @@ from okey.distance import (
     HandState,
     SetChoice,
     improving_draws_from,
+    meld_raising_faces,
     optimal_set_choices,
     unseen_counts,
 )
@@ -105,6 +106,12 @@ def advise(
     # The discards keeping the fewest faces go first: a face found not to raise one of them
     # cannot raise a discard keeping more (see ``improving_draws_from``), which then skips it.
     failing: dict[int, set[int]] = {}  # faces kept -> faces found not to raise such a discard
+    # The whole hand T keeps at least as many faces as T less any tile d (d seen: the same copies
+    # left to draw), so a face f that does not let T keep one more cannot let a discard keeping
+    # as many as T keep one more either (T less d plus f holds less than T plus f).  Asked of T
+    # once, for the discards that keep as many as T does (an okey discard aside).
+    whole_solved = optimal_set_choices(whole, rules)
+    not_raising_whole: set[int] | None = None
     options = []
     for discard in sorted(after, key=lambda d: (after[d][1][0], d)):
         state, solved = after[discard]
@@ -114,6 +121,11 @@ def advise(
             for kept, faces in failing.items():
                 if kept < solved[0]:
                     never |= faces
+            if solved[0] == whole_solved[0]:
+                if not_raising_whole is None:
+                    raising = meld_raising_faces(whole, rules, whole_solved)
+                    not_raising_whole = set(range(len(whole.avail))) - raising
+                never |= not_raising_whole
         option, failed = _option(discard, state, solved, never, rules, unseen, okey)
         options.append(option)
         face = okey.index if discard.is_false_joker else discard.index  # FJ: the okey's face

@@ -602,6 +602,7 @@ def improving_draws_from(
     draw.  If a face f (not A's missing one) does not let A keep one more, then T plus f keeps at
     most one more than A (removing A's missing tile from it loses at most one kept face, as a
     drawn copy can take its place), so B plus f, which holds less, keeps no more than B.)
+    A face whose bound (``_RootBound``) already falls short is not checked any further.
     """
     size = rules.hand_size
     pairs_on = rules.seven_pairs and size % 2 == 0
@@ -614,6 +615,7 @@ def improving_draws_from(
     if distance == 0:
         return 0, found, melds_failed
     layouts = [_Layout(hand, rules, sets) for sets in optimal] if melds == distance else []
+    root = _RootBound(hand, rules) if layouts else None
     pairs_count = pairs == distance
     for face in range(NUMBERED_KINDS):
         if not hand.avail[face]:
@@ -624,11 +626,78 @@ def improving_draws_from(
         if pairs_count and size - kept_in_pairs(drawn, rules) < distance:
             found.add(face)
         elif layouts and face not in never:
-            if _melds_improve(drawn, face, layouts, kept_melds + 1, rules):
+            if root.cuts(drawn, face, kept_melds + 1):
+                melds_failed.add(face)
+            elif _melds_improve(drawn, face, layouts, kept_melds + 1, rules):
                 found.add(face)
             else:
                 melds_failed.add(face)
     return distance, found, melds_failed
+
+
+def meld_raising_faces(
+    hand: HandState, rules: Rules, solved: tuple[int, list[SetChoice]]
+) -> set[int]:
+    """The drawable faces whose draw lets the hand's meld layout keep one more face than its
+    ``optimal_set_choices`` (``solved``) do (the meld checks of ``improving_draws_from``, for
+    any hand size: ``advise`` asks it of the whole 15-tile hand)."""
+    kept, optimal = solved
+    if kept >= rules.hand_size:
+        return set()
+    layouts = [_Layout(hand, rules, sets) for sets in optimal]
+    root = _RootBound(hand, rules)
+    found = set()
+    for face in range(NUMBERED_KINDS):
+        if not hand.avail[face]:
+            continue
+        drawn = hand.with_face(face)
+        if not root.cuts(drawn, face, kept + 1) and _melds_improve(
+            drawn, face, layouts, kept + 1, rules
+        ):
+            found.add(face)
+    return found
+
+
+class _RootBound:
+    """The set search's bound at its root (``_SetSearch``: every colour's runs as the faces
+    stand, plus the most the sets at each number could add), kept per part so that the bound
+    of the hand plus one drawn face costs one colour profile and one number's choices.
+
+    It bounds every meld layout of the hand plus that face, so a face whose bound falls short
+    of the target cannot let the layout keep that many: its layout checks are skipped."""
+
+    __slots__ = ("wrap", "size", "gains", "runs", "total")
+
+    def __init__(self, hand: HandState, rules: Rules) -> None:
+        faces, avail = hand.faces, hand.avail
+        self.wrap = rules.wrap_13_1
+        self.size = rules.hand_size
+        self.gains = [_number_gain(faces, avail, n) for n in range(13)]
+        self.runs = [_line_profile(key, self.wrap, self.size) for key in hand.line_keys()]
+        self.total = _priced(self.size) + sum(self.gains) + sum(p.packed_bound for p in self.runs)
+
+    def cuts(self, drawn: HandState, face: int, target: int) -> bool:
+        """True when the hand plus a drawn ``face`` (``drawn``) keeps fewer than ``target``
+        faces in any meld layout (its bound says so)."""
+        colour, number = divmod(face, 13)
+        profile = _line_profile(drawn.line_keys()[colour], self.wrap, self.size)
+        total = (
+            self.total
+            - self.gains[number]
+            + _number_gain(drawn.faces, drawn.avail, number)
+            - self.runs[colour].packed_bound
+            + profile.packed_bound
+        )
+        return _packed_min(total) < target * SCALE
+
+
+def _number_gain(faces: Sequence[int], avail: Sequence[int], n: int) -> int:
+    """The most the sets at number ``n`` can add to the bound (packed), 0 where fewer than two
+    colours are held (``_SetSearch.numbers``)."""
+    counts = (faces[n], faces[13 + n], faces[26 + n], faces[39 + n])
+    if (counts[0] > 0) + (counts[1] > 0) + (counts[2] > 0) + (counts[3] > 0) < 2:
+        return 0
+    return _number_choices(counts, (avail[n], avail[13 + n], avail[26 + n], avail[39 + n]), n)[2]
 
 
 class _Layout:
