@@ -17,6 +17,8 @@ import random
 import statistics
 import time
 
+from benchstats import quantile
+
 from okey import FULL_SET, Rules, Tile, parse_tiles
 from okey.okey101 import advise_discard, best_opening, min_leftover
 
@@ -56,7 +58,7 @@ def main() -> None:
         times.append(time.perf_counter() - start)
         points.append(opening.points)
     times.sort()
-    p95 = times[min(len(times) - 1, int(0.95 * len(times)))]
+    p95 = quantile(times, 0.95)
     opens = sum(p >= rules.opening_threshold for p in points)
     print(f"best_opening over {args.deals} seeded 22-tile deals (seed {args.seed})")
     print(f"median {statistics.median(times) * 1e3:.3f} ms")
@@ -70,7 +72,7 @@ def main() -> None:
             advise_discard(hand, indicator, rules)
             advice_times.append(time.perf_counter() - start)
         advice_times.sort()
-        p95 = advice_times[min(len(advice_times) - 1, int(0.95 * len(advice_times)))]
+        p95 = quantile(advice_times, 0.95)
         print(f"advise_discard over {args.advice} deals (seed {args.seed + 1}): ", end="")
         print(f"median {statistics.median(advice_times) * 1e3:.1f} ms, p95 {p95 * 1e3:.1f} ms")
 

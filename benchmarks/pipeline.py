@@ -31,6 +31,7 @@ from pathlib import Path
 
 import cv2
 import numpy as np
+from benchstats import quantile
 
 from okey import Tile
 from vision.decode import decode
@@ -49,7 +50,7 @@ def percentiles(values: Sequence[float]) -> str:
     if not values:
         return "n=0"
     ordered = sorted(values)
-    p95 = ordered[int(0.95 * (len(ordered) - 1))]
+    p95 = quantile(ordered, 0.95)
     return f"median {statistics.median(ordered):7.1f} ms   p95 {p95:7.1f} ms"
 
 

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import cv2
+from benchstats import quantile
 
 from vision.crops import list_images
 from vision.recognizer import BACKENDS, MANIFEST, Recognizer, RecognizerSpec
@@ -46,7 +47,7 @@ def main() -> None:
     print(f"{spec.architecture} recogniser, {len(images)} images of 640x640 from {args.images}")
     for backend in BACKENDS:
         times = sorted(bench(Recognizer(spec, backend), images))
-        p95 = times[int(0.95 * (len(times) - 1))]
+        p95 = quantile(times, 0.95)
         print(
             f"{backend:>6}: median {statistics.median(times):6.1f} ms, p95 {p95:6.1f} ms per image"
         )

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 import cv2
+from benchstats import quantile
 
 from vision.synth.dataset import encode_jpeg, render_dataset, render_sample
 
@@ -43,8 +44,8 @@ def main() -> None:
     walls.sort()
     cpus.sort()
     cpu = statistics.median(cpus)
-    wall_p95 = walls[int(0.95 * (len(walls) - 1))]
-    cpu_p95 = cpus[int(0.95 * (len(cpus) - 1))]
+    wall_p95 = quantile(walls, 0.95)
+    cpu_p95 = quantile(cpus, 0.95)
     print(
         f"one process, warm caches: wall median {1000 * statistics.median(walls):.0f} ms/image "
         f"(p95 {1000 * wall_p95:.0f}); CPU median {1000 * cpu:.0f} ms/image "
