@@ -950,24 +950,6 @@ def _layout_masks(size: int, budget: int) -> tuple[int, tuple[int, ...]]:
     return masks
 
 
-def _add_packed(
-    table: dict[int, int], packed: tuple[tuple[int, int], ...], size: int, budget: int
-) -> dict[int, int]:
-    """Knapsack step: every total (slots + excess << SHIFT) -> most kept, after adding one more
-    component (its packed choices)."""
-    out: dict[int, int] = {}
-    get = out.get
-    limit = (budget << SHIFT) | SLOTS_MASK
-    for key, kept in table.items():
-        for e_key, e_kept in packed:
-            total = key + e_key
-            if total <= limit and (total & SLOTS_MASK) <= size:
-                value = kept + e_kept
-                if get(total, -1) < value:
-                    out[total] = value
-    return out
-
-
 def _take_set_keys(
     hand: HandState, sets: SetChoice
 ) -> tuple[list[Component], list[int], dict[int, int]]:
@@ -1070,22 +1052,28 @@ def _profile_of_key(key: int, wrap: bool, size: int) -> Component:
     top = 13 if wrap else 12
     ones = line & 3
     splits = range(ones + 1) if wrap else range(1)
-    found: dict[int, int] = {}
+    kept_bits, excess_at, _, valid = _run_fields(size)
+    found = 0
     for high in splits:
         split = line - high + (high << 26)
-        table: dict[int, int] = {0: 0}
         clusters = _clusters_packed(split, avail, top)
         if len(splits) == 1 and len(clusters) == 1:
-            # One cluster: its choices are already the useful ones (``_useful_packed`` of a
+            # One cluster: its choices are already the useful ones (``_useful_bits`` of a
             # useful set of choices is the same set), all within ``size`` slots and with less
             # excess than LONGEST_RUN (a run keeps at least one face).
             return _component_of_packed(dict(_runs_packed(*clusters[0], size)))
+        # The clusters' knapsack as bits (``_run_fields``), each choice of a cluster a shift;
+        # the splits' totals ORed.
+        table = 1
         for cluster in clusters:
-            table = _add_packed(table, _runs_packed(*cluster, size), size, LONGEST_RUN)
-        for k, kept in table.items():
-            if found.get(k, -1) < kept:
-                found[k] = kept
-    return _component_of_packed(_useful_packed(found))
+            new = 0
+            for k, kept in _runs_packed(*cluster, size):
+                new |= table << (
+                    kept + ((k & SLOTS_MASK) << kept_bits) + ((k >> SHIFT) << excess_at)
+                )
+            table = new & valid
+        found |= table
+    return _component_of_packed(_useful_bits(found, size))
 
 
 def _line_bits(key: int, wrap: bool) -> tuple[int, int]:
@@ -1153,13 +1141,134 @@ def _clusters_packed(line: int, avail: int, top: int) -> list[tuple[int, int, in
 # matters), so the clusters of different hands share the solutions of their common tails.
 _RUNS_MEMO_LIMIT = 1 << 17  # about 2 KB each with the other caches: a bounded few hundred MB
 _PACKED_MEMO: dict[int, tuple[tuple[int, int], ...]] = {}
+# The same lines' choices as bits (``_runs_bits``), which the search itself reads.
+_BITS_MEMO: dict[int, int] = {}
 # Most drawn tiles outside a run's kept span of each length: what makes it 3 long, plus 2.
 _OUTSIDE = tuple(2 + max(0, 3 - span) for span in range(64))
 
 
 def _runs_packed(line: int, avail: int, length: int, size: int) -> tuple[tuple[int, int], ...]:
-    """Every way to lay a colour's faces out in runs: (slots + (excess << SHIFT), most faces kept)
-    pairs.
+    """Every useful way to lay a colour's faces out in runs: (slots + (excess << SHIFT), most
+    faces kept) pairs (``_useful_bits`` of the choices ``_runs_bits`` finds)."""
+    key = line | (avail << 32) | (length << 48) | (size << 56)
+    cached = _PACKED_MEMO.get(key)
+    if cached is None:
+        cached = tuple(_useful_bits(_runs_bits(line, avail, length, size), size).items())
+        if len(_PACKED_MEMO) >= _RUNS_MEMO_LIMIT:
+            _PACKED_MEMO.clear()
+        _PACKED_MEMO[key] = cached
+    return cached
+
+
+# Bit positions of a run choice (``_runs_bits``): kept in the lowest ``size.bit_length()`` bits,
+# slots in the next ones, wide enough for a total over ``size`` plus a longest run and a carry
+# (such totals are dropped at once), excess above.  Per size: (kept bits, excess shift, mask of
+# the totals within ``size`` slots and ``size`` excess).
+_RUN_FIELDS: dict[int, tuple[int, int, int, int]] = {}
+
+
+def _run_fields(size: int) -> tuple[int, int, int, int]:
+    """(kept bits, excess shift, mask of the totals within ``size`` slots, the same with at
+    most ``LONGEST_RUN`` excess: a whole line's totals, ``_profile_of_key``)."""
+    fields = _RUN_FIELDS.get(size)
+    if fields is None:
+        kept_bits = size.bit_length()
+        excess_at = kept_bits + (max(size + LONGEST_RUN, 2 * size) + 1).bit_length()
+        valid = line = 0
+        slots_mask = (1 << ((size + 1) << kept_bits)) - 1
+        for excess in range(size + 1):
+            valid |= slots_mask << (excess << excess_at)
+            if excess <= LONGEST_RUN:
+                line |= slots_mask << (excess << excess_at)
+        fields = _RUN_FIELDS[size] = (kept_bits, excess_at, valid, line)
+    return fields
+
+
+def _useful_bits(bits: int, size: int) -> dict[int, int]:
+    """The choices in a ``_runs_bits`` set that no other beats (slots + (excess << SHIFT) ->
+    most kept): a choice is kept when it keeps more than any with less excess at its slot count
+    and more than any with no more excess in 3 or more fewer slots.  (Three or more spare slots
+    are always filled by a new group of drawn tiles, so only choices within two slots of a
+    better one can matter: they make the total exact.  Dropping the others is safe at every
+    step of a knapsack: what beats a choice still beats it once the same parts are added.)
+
+    The bits are read as an array of fields, one per slot count (kept bits of 1, 2, 4 or 8 bytes:
+    hand sizes 4 to 63), where it fits; otherwise one field at a time."""
+    kept_bits, excess_at, _, _ = _run_fields(size)
+    block = 1 << kept_bits
+    per_layer = 1 << (excess_at - kept_bits)  # fields per excess value
+    code = _FIELD_CODES.get(block)
+    if code is None:
+        return _useful_bits_slow(bits, size)
+    count = (bits.bit_length() + block - 1) // block
+    fields = memoryview(bits.to_bytes(count * (block >> 3), "little")).cast(code)
+    found = {}
+    lower = [-1] * (size + 1)  # most kept at each slot count with less excess
+    base = 0
+    for at in range(0, count, per_layer):
+        layer = [v.bit_length() - 1 for v in fields[at : at + size + 1]]
+        running = -1  # most kept with no more excess, up to each slot count
+        upto = []
+        for slots, kept in enumerate(layer):
+            low = lower[slots]
+            if kept > low:
+                if slots < 3 or upto[slots - 3] < kept:
+                    found[base + slots] = kept
+                lower[slots] = low = kept
+            if low > running:
+                running = low
+            upto.append(running)
+        base += 1 << SHIFT
+    return found
+
+
+# Array type codes of a field of ``_useful_bits`` by its width in bits.
+_FIELD_CODES = {8: "B", 16: "H", 32: "I", 64: "Q"}
+
+
+def _useful_bits_slow(bits: int, size: int) -> dict[int, int]:
+    """``_useful_bits``, one field at a time (hand sizes whose fields are no whole array item)."""
+    kept_bits, excess_at, _, _ = _run_fields(size)
+    block = 1 << kept_bits
+    field = (1 << block) - 1
+    layer_bits = 1 << excess_at
+    layer_mask = (1 << layer_bits) - 1
+    found = {}
+    below = 0  # the layers of less excess, ORed
+    excess = 0
+    while bits:
+        layer = bits & layer_mask
+        if layer:
+            both = below | layer
+            base = excess << SHIFT
+            running = -1  # most kept in 3 or more fewer slots, excess up to this one
+            upto = []
+            slots = 0
+            while both:
+                best = (both & field).bit_length() - 1
+                kept = (layer & field).bit_length() - 1
+                if (
+                    kept == best
+                    and kept >= 0
+                    and ((below >> (slots << kept_bits)) & field) >> kept == 0
+                    and (slots < 3 or upto[slots - 3] < kept)
+                ):
+                    found[base + slots] = kept
+                if best > running:
+                    running = best
+                upto.append(running)
+                both >>= block
+                layer >>= block
+                slots += 1
+            below |= bits & layer_mask
+        bits >>= layer_bits
+        excess += 1
+    return found
+
+
+def _runs_bits(line: int, avail: int, length: int, size: int) -> int:
+    """Every way to lay a colour's faces out in runs, as a set of bits: one per (slots, kept,
+    excess) some layout reaches (``_run_fields``), those over ``size`` slots left out.
 
     ``line`` holds 2 bits per position (the count), ``avail`` 1 bit per position (a copy left
     to draw), over ``length`` positions (the last may be a 1 played high); the lowest held face
@@ -1170,10 +1279,11 @@ def _runs_packed(line: int, avail: int, length: int, size: int) -> tuple[tuple[i
     as two separate runs), and ends on a kept face, perhaps plus drawn tiles.  The drawn tiles
     outside the kept span are at most what makes the run 3 long plus 2: more is never needed, as
     3 or more spare slots make a group of their own.  A drawn tile whose face has no copy left
-    counts one excess (an okey must stand in).
+    counts one excess (an okey must stand in).  Adding a run to the rest of the line's choices
+    is one shift of the rest's bits (by the run's slots, kept and excess).
     """
     if not line:
-        return _NOTHING_PACKED
+        return 1
     first = ((line & -line).bit_length() - 1) >> 1
     if first > MAX_OUTSIDE:
         # Positions further left than a lead of MAX_OUTSIDE can reach play no part.
@@ -1183,14 +1293,14 @@ def _runs_packed(line: int, avail: int, length: int, size: int) -> tuple[tuple[i
         length -= cut
         first = MAX_OUTSIDE
     tail = (avail << 32) | (length << 48) | (size << 56)
-    cached = _PACKED_MEMO.get(line | tail)
+    memo = _BITS_MEMO
+    cached = memo.get(line | tail)
     if cached is not None:
         return cached
-    memo = _PACKED_MEMO
+    kept_bits, excess_at, valid, _ = _run_fields(size)
     top = length - 1
     rest = line - (1 << (2 * first))
-    found = dict(_runs_packed(rest, avail, length, size))
-    get = found.get
+    found = _runs_bits(rest, avail, length, size)
     missing = ~avail
     for lead in range(min(MAX_OUTSIDE, first) + 1):
         start = first - lead
@@ -1206,8 +1316,7 @@ def _runs_packed(line: int, avail: int, length: int, size: int) -> tuple[tuple[i
             if lead > outside:
                 break  # the lead is too long for this run or any longer one
             if run >= 3 and lead + since_kept <= outside:
-                extra = run + (excess << SHIFT)
-                # The rest of the line: ``_runs_packed(left, ...)``, looked up here first.
+                # The rest of the line: ``_runs_bits(left, ...)``, looked up here first.
                 if left:
                     low = ((left & -left).bit_length() - 1) >> 1
                     if low > MAX_OUTSIDE:
@@ -1222,13 +1331,10 @@ def _runs_packed(line: int, avail: int, length: int, size: int) -> tuple[tuple[i
                         key = left | tail
                     sub = memo.get(key)
                     if sub is None:
-                        sub = _runs_packed(left, avail, length, size)
+                        sub = _runs_bits(left, avail, length, size)
                 else:
-                    sub = _NOTHING_PACKED
-                for key, k in sub:
-                    key += extra
-                    if (key & SLOTS_MASK) <= size and get(key, -1) < k + kept:
-                        found[key] = k + kept
+                    sub = 1
+                found |= sub << (kept + (run << kept_bits) + (excess << excess_at))
             pos += 1
             if pos > top or run >= LONGEST_RUN:
                 break
@@ -1242,61 +1348,11 @@ def _runs_packed(line: int, avail: int, length: int, size: int) -> tuple[tuple[i
                 if since_kept > MAX_OUTSIDE:
                     break
             run += 1
-    # Dropping choices that another beats in 3+ fewer slots is safe at every step (see
-    # ``_useful_packed``).
-    useful = tuple(_useful_packed(found).items())
+    found &= valid
     if len(memo) >= _RUNS_MEMO_LIMIT:
         memo.clear()
-    memo[line | tail] = useful
-    return useful
-
-
-_NOTHING_PACKED: tuple[tuple[int, int], ...] = ((0, 0),)
-
-
-def _useful_packed(found: dict[int, int]) -> dict[int, int]:
-    """Keep the choices no other beats: as many faces kept, no more excess, and either the same
-    slots or 3+ fewer (three or more spare slots are always filled by a new group of drawn tiles,
-    so only choices within two slots of a better one can matter: they make the total exact).
-    Keys are slots + (excess << SHIFT)."""
-    base = min(found) & ~SLOTS_MASK
-    if max(found) & ~SLOTS_MASK == base:
-        # The usual case, one excess: one pass in slot order.
-        keep = {}
-        get = found.get
-        upto: list[int] = []
-        running = -1
-        for slots in range(max(found) - base + 1):
-            kept = get(base + slots, -1)
-            if kept >= 0 and (slots < 3 or upto[slots - 3] < kept):
-                keep[base + slots] = kept
-            if kept > running:
-                running = kept
-            upto.append(running)
-        return keep
-    excesses = sorted({k >> SHIFT for k in found})
-    best = [-1] * ((max(k & SLOTS_MASK for k in found)) + 1)
-    keep = {}
-    for x in excesses:
-        # ``best``: the most kept at each slot count with at most this excess.
-        here = [(k & SLOTS_MASK, v) for k, v in found.items() if k >> SHIFT == x]
-        for slots, kept in here:
-            if kept > best[slots]:
-                best[slots] = kept
-        upto = []
-        running = -1
-        for kept in best:
-            if kept > running:
-                running = kept
-            upto.append(running)
-        lower = [x3 << SHIFT for x3 in excesses if x3 < x]
-        for slots, kept in here:
-            if kept < best[slots] or (slots >= 3 and upto[slots - 3] >= kept):
-                continue
-            if any(found.get(slots + low, -1) >= kept for low in lower):
-                continue
-            keep[slots + (x << SHIFT)] = kept
-    return keep
+    memo[line | tail] = found
+    return found
 
 
 def unseen_counts(tiles: Iterable[Tile], indicator: Tile, seen: Iterable[Tile] = ()) -> list[int]:
