@@ -29,6 +29,7 @@ okey, then single + a drawn copy.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Iterable, Sequence
 from functools import wraps
 from itertools import combinations
@@ -735,7 +736,11 @@ class _Layout:
         # One more held copy, and the copy drawn leaves the pool (its last one: no copy left).
         lost = 4 if self.avail.get(face, self.hand_avail[face]) == 1 else 0
         key = self.keys[colour] + ((1 - lost) << (3 * (face % 13)))
-        return totals.best_with(_line_profile(key, self.wrap, self.size).packed)
+        # ``_line_profile``, its cache read here first.
+        profile = _LINE_PROFILES.get(key | (self.wrap << 39) | (self.size << 40))
+        if profile is None:
+            profile = _line_profile(key, self.wrap, self.size)
+        return totals.best_with(profile.packed)
 
 
 # Knapsack tables of "everything but one colour", shared by the optimal layouts of a hand and by
@@ -743,7 +748,7 @@ class _Layout:
 # one number, so most of these tables repeat).  Keyed on the components' choices, in any order
 # (the table does not depend on the order the components are added in).
 _TOTALS_CACHE: dict[tuple, _Totals] = {}
-_TOTALS_CACHE_LIMIT = 4096
+_TOTALS_CACHE_LIMIT = 1 << 15  # about 1 KB each
 
 
 def _totals_of(components: Sequence[Component], size: int, budget: int) -> _Totals:
@@ -771,44 +776,57 @@ class _Totals:
         """From the knapsack's totals as bits (``_knapsack_bits``)."""
         self.size = size
         self.budget = budget
-        self.exact = []
+        exact = []
         kept_bits, excess_at = _layout_fields(size)
-        field = (1 << (size + 1)) - 1
         block = 1 << kept_bits
-        layer_mask = (1 << (1 << excess_at)) - 1
+        per_layer = 1 << (excess_at - kept_bits)  # slot fields per excess value
+        code = _FIELD_CODES.get(block)
         row = [-1] * (size + 1)
+        if code is not None:
+            # The table as an array of fields, one per (excess, slot count): each field's
+            # highest bit is the most kept there.
+            count = min((table.bit_length() + block - 1) // block, (budget + 1) * per_layer)
+            fields = memoryview(table.to_bytes(count * (block >> 3), "little")).cast(code)
         for excess in range(budget + 1):
             # The totals with this excess, one block of kept bits per slot count (an empty
             # layer, the usual case above excess 0, leaves the row as it is).
-            layer = (table >> (excess << excess_at)) & layer_mask
-            if layer:
-                row = row[:]
-                for slots in range(size + 1):
-                    found = (layer & field).bit_length() - 1
-                    if found > row[slots]:
-                        row[slots] = found
-                    layer >>= block
-                    if not layer:
-                        break
-            self.exact.append(row)
-        self.upto = []
-        for row in self.exact:
-            running, prefix = -1, []
-            for kept in row:
-                running = max(running, kept)
-                prefix.append(running)
-            self.upto.append(prefix)
+            if code is not None:
+                layer = fields[excess * per_layer : excess * per_layer + size + 1]
+                if any(layer):
+                    row = [
+                        max(kept, v.bit_length() - 1) for kept, v in zip(row, layer, strict=False)
+                    ] + row[len(layer) :]
+            else:
+                layer = (table >> (excess << excess_at)) & ((1 << (1 << excess_at)) - 1)
+                if layer:
+                    row = row[:]
+                    for slots in range(size + 1):
+                        found = (layer & ((1 << block) - 1)).bit_length() - 1
+                        if found > row[slots]:
+                            row[slots] = found
+                        layer >>= block
+                        if not layer:
+                            break
+            exact.append(row)
         # by_key[slots + (excess << SHIFT)]: the most the table adds to a last component's
-        # choice of that many slots and that excess (-1: none fits).
-        self.by_key = [-1] * ((budget + 1) << SHIFT)
+        # choice of that many slots and that excess (-1: none fits); bytes, as the shared cache
+        # holds many of these tables.
+        self.by_key = by_key = array("b", [-1]) * ((budget + 1) << SHIFT)
         for excess in range(budget + 1):
-            exact, upto = self.exact[budget - excess], self.upto[budget - excess]
-            for slots in range(size + 1):
-                rest = size - slots
-                found = exact[rest]
-                if rest >= 3 and upto[rest - 3] > found:
-                    found = upto[rest - 3]
-                self.by_key[slots + (excess << SHIFT)] = found
+            row = exact[budget - excess]  # at most this excess left for the other parts
+            running, upto = -1, []
+            for kept in row:
+                if kept > running:
+                    running = kept
+                upto.append(running)
+            at = excess << SHIFT
+            by_key[at : at + size + 1] = array(
+                "b",
+                [
+                    row[rest] if rest < 3 or upto[rest - 3] <= row[rest] else upto[rest - 3]
+                    for rest in range(size, -1, -1)
+                ],
+            )
 
     def best_with(self, packed: Sequence[tuple[int, int]]) -> int:
         """Most kept once one more component (its packed choices) is added and the slots must
