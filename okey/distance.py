@@ -689,7 +689,8 @@ class _RootBound:
             - self.runs[colour].packed_bound
             + profile.packed_bound
         )
-        return _packed_min(total) < target * SCALE
+        # The bound is below the target in some field (``_SetSearch._set_guard``).
+        return (total + _GUARDS[target]) & HIGH != HIGH
 
 
 def _number_gain(faces: Sequence[int], avail: Sequence[int], n: int) -> int:
@@ -867,7 +868,7 @@ def _melds_improve(
             if at == number:
                 for c in colours:
                     used[c] += 1
-        if _packed_min(layout.bound_with_pair) // SCALE >= target:
+        if (layout.bound_with_pair + _GUARDS[target]) & HIGH == HIGH:  # bound >= target
             for other in range(4):
                 if other != colour and drawn.faces[other * 13 + number] > used[other]:
                     options.append((*sets, (tuple(sorted((colour, other))), number)))
@@ -1082,8 +1083,10 @@ def _profile_of_key(key: int, wrap: bool, size: int) -> Component:
             return _component_of_packed(dict(_runs_packed(*clusters[0], size)))
         # The clusters' knapsack as bits (``_run_fields``), each choice of a cluster a shift;
         # the splits' totals ORed.
-        table = 1
-        for cluster in clusters:
+        # (The first cluster's bits are taken whole: choices another beats still lose to it
+        # once the same choices are added, so the useful choices at the end are the same.)
+        table = _runs_bits(*clusters[0], size) & valid if clusters else 1
+        for cluster in clusters[1:]:
             new = 0
             for k, kept in _runs_packed(*cluster, size):
                 new |= table << (
