@@ -1331,6 +1331,7 @@ def _runs_bits(line: int, avail: int, length: int, size: int) -> int:
         since_kept = 0
         run = lead + 1
         pos = first
+        sub_of = -1  # the ``left`` that ``sub`` is the rest of (a drawn tile leaves it as is)
         while True:
             # Drawn tiles outside the kept span: at most what makes the run 3 long, plus 2.
             outside = _OUTSIDE[run - lead - since_kept]
@@ -1338,7 +1339,9 @@ def _runs_bits(line: int, avail: int, length: int, size: int) -> int:
                 break  # the lead is too long for this run or any longer one
             if run >= 3 and lead + since_kept <= outside:
                 # The rest of the line: ``_runs_bits(left, ...)``, looked up here first.
-                if left:
+                if left == sub_of:
+                    pass
+                elif left:
                     low = ((left & -left).bit_length() - 1) >> 1
                     if low > MAX_OUTSIDE:
                         cut = low - MAX_OUTSIDE
@@ -1353,8 +1356,10 @@ def _runs_bits(line: int, avail: int, length: int, size: int) -> int:
                     sub = memo.get(key)
                     if sub is None:
                         sub = _runs_bits(left, avail, length, size)
+                    sub_of = left
                 else:
                     sub = 1
+                    sub_of = 0
                 found |= sub << (kept + (run << kept_bits) + (excess << excess_at))
             pos += 1
             if pos > top or run >= LONGEST_RUN:
