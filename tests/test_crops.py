@@ -12,7 +12,6 @@ from vision.crops import (
     NOT_A_TILE,
     CameraAugment,
     background_boxes,
-    box_iou,
     camera_crop,
     class_folder,
     crop_tile,
@@ -22,6 +21,7 @@ from vision.crops import (
     label_path_for,
     read_yolo_boxes,
 )
+from vision.types import iou
 
 
 def _labelled_set(root: Path, split: str = "train") -> Path:
@@ -211,7 +211,7 @@ def test_background_boxes_hold_no_whole_tile() -> None:
     overlapping = 0
     for b in boxes:
         assert 0 <= b[0] < b[2] <= 200 and 0 <= b[1] < b[3] <= 120
-        ious = [box_iou(b, t) for t in tiles]
+        ious = [iou(b, t) for t in tiles]
         assert max(ious) < 0.3
         for t in tiles:  # never half a tile or more inside
             ix = max(0.0, min(t[2], b[2]) - max(t[0], b[0]))
@@ -221,7 +221,7 @@ def test_background_boxes_hold_no_whole_tile() -> None:
         assert 10 <= b[2] - b[0] <= 43 and 14 <= b[3] - b[1] <= 57  # tile-sized, maybe clipped
     assert overlapping >= 10
     assert background_boxes([], 200, 120, 5, rng) == []
-    assert box_iou((0, 0, 10, 10), (5, 0, 15, 10)) == 1 / 3
+    assert iou((0, 0, 10, 10), (5, 0, 15, 10)) == 1 / 3
 
 
 def test_export_with_background_adds_a_not_a_tile_class(tmp_path: Path) -> None:

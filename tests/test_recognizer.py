@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from okey import parse_tiles
+from vision.crops import NOT_A_TILE
 from vision.recognizer import (
     MANIFEST,
     Recognizer,
@@ -105,3 +106,27 @@ def test_backends_agree() -> None:
     for x, y in zip(a.tiles, b.tiles, strict=True):
         assert np.allclose(x.box, y.box, atol=1.0)
         assert np.allclose(x.probs, y.probs, atol=1e-3)
+
+
+@pytest.mark.slow
+def test_boxes_the_classifier_reads_as_not_a_tile_are_dropped(
+    recognizer: Recognizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shipped classifier has a "not a tile" class (54 outputs); a detector box it reads so is
+    left out of the recognition, the tiles' boxes stay, each with its 53 identity probabilities."""
+    image = cv2.imread(str(EXAMPLE))
+    tiles = recognizer.recognize(image).tiles
+    tile_boxes = np.array([t.box for t in tiles[:3]], np.float32)
+    # two tile-sized boxes on the empty marble above the rack
+    w, h = tile_boxes[0, 2] - tile_boxes[0, 0], tile_boxes[0, 3] - tile_boxes[0, 1]
+    empty = np.array([[40, 100, 40 + w, 100 + h], [500, 110, 500 + w, 110 + h]], np.float32)
+    probs = recognizer.classify(image, np.concatenate([tile_boxes, empty]))
+    assert probs.shape == (5, NOT_A_TILE + 1)
+    assert list(probs.argmax(axis=1)) == [t.tile.index for t in tiles[:3]] + [NOT_A_TILE] * 2
+
+    boxes = np.concatenate([tile_boxes, empty])
+    scores = np.full((len(boxes), 1), 0.9, np.float32)
+    monkeypatch.setattr(recognizer, "detect", lambda _image: (boxes, scores))
+    kept = recognizer.recognize(image).tiles
+    assert sorted(t.box for t in kept) == sorted(tuple(map(float, b)) for b in tile_boxes)
+    assert all(t.probs.shape == (53,) for t in kept)

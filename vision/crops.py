@@ -30,12 +30,11 @@ from pathlib import Path
 import numpy as np
 
 from vision.data_real import CLASS_NAMES, REPO_ROOT
+from vision.types import Box, iou
 
 DEFAULT_OUT = REPO_ROOT / "datasets" / "build" / "crops"
 CROP_SIZE = 64  # px; the number is ~25 px tall at this size, enough to read it
 CROP_PAD = 0.06  # fraction of the box added on each side: the tile's edge stays in view
-
-Box = tuple[float, float, float, float]
 
 
 @dataclass(frozen=True)
@@ -198,15 +197,6 @@ def jitter_box(box: Box, amount: float, rng: np.random.Generator) -> Box:
     return (x1 + dx[0], y1 + dy[0], x2 + dx[1], y2 + dy[1])
 
 
-def box_iou(a: Box, b: Box) -> float:
-    """Intersection over union of two xyxy boxes."""
-    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = ix * iy
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
-
-
 def _covered(tile: Box, box: Box) -> float:
     """The fraction of ``tile``'s area inside ``box``."""
     ix = max(0.0, min(tile[2], box[2]) - max(tile[0], box[0]))
@@ -251,7 +241,7 @@ def background_boxes(
         )
         if box[2] - box[0] < 0.5 * w or box[3] - box[1] < 0.5 * h:
             continue
-        if all(box_iou(box, t) < max_iou and _covered(t, box) < 0.5 for t in tiles):
+        if all(iou(box, t) < max_iou and _covered(t, box) < 0.5 for t in tiles):
             out.append(box)
     return out
 
@@ -304,8 +294,10 @@ def export_crops(
             folder.mkdir(parents=True, exist_ok=True)
             for k, b in enumerate(background_boxes(tiles, width, height, background, bg_rng)):
                 name = f"{prefix}{Path(image_path).stem}_bg{k:02d}.jpg"
-                crop = camera_crop(image, b, bg_rng, size, augment=ranges) if augment else None
-                crop = crop_tile(image, b, size) if crop is None else crop
+                if augment:
+                    crop = camera_crop(image, b, bg_rng, size, augment=ranges)
+                else:
+                    crop = crop_tile(image, b, size)
                 cv2.imwrite(str(folder / name), crop, [cv2.IMWRITE_JPEG_QUALITY, 95])
                 counts[NOT_A_TILE] = counts.get(NOT_A_TILE, 0) + 1
         for k, (cls, box) in enumerate(labelled):

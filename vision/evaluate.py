@@ -26,13 +26,11 @@ import numpy as np
 
 from okey.tiles import COLOURS, FALSE_JOKER_INDEX, Tile
 from vision.crops import label_path_for, list_images, read_yolo_boxes
-from vision.types import Recognition
+from vision.types import Box, Recognition, iou
 
 IOU_MATCH = 0.5
 COLOUR_LABELS = (*COLOURS, "FJ")
 NUMBER_LABELS = (*(str(n) for n in range(1, 14)), "FJ")
-
-Box = tuple[float, float, float, float]
 
 
 @dataclass(frozen=True)
@@ -103,19 +101,6 @@ def _grouped(confusion: np.ndarray, groups: np.ndarray, n: int) -> np.ndarray:
     out = np.zeros((n, n), dtype=int)
     np.add.at(out, (groups[:, None].repeat(53, 1), groups[None, :].repeat(53, 0)), confusion)
     return out
-
-
-def iou(a: Box, b: Box) -> float:
-    """Intersection over union of two xyxy boxes.
-
-    >>> iou((0, 0, 2, 2), (1, 0, 3, 2))
-    0.3333333333333333
-    """
-    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    inter = ix * iy
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
 
 
 def match(truth: Sequence[Box], predicted: Sequence[Box], threshold: float = IOU_MATCH):

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from okey import Tile
-from vision.types import Box, Recognition, TileReading
+from vision.types import Box, Recognition, TileReading, iou
 
 # Boxes of one tile in consecutive frames overlap at least this much.
 MIN_IOU = 0.3
@@ -48,21 +48,6 @@ class _Track:
     box: Box
     history: deque[np.ndarray]
     missed: int = 0
-
-
-def iou(a: Box, b: Box) -> float:
-    """Intersection over union of two boxes.
-
-    >>> iou((0, 0, 10, 10), (5, 0, 15, 10))
-    0.3333333333333333
-    """
-    w = min(a[2], b[2]) - max(a[0], b[0])
-    h = min(a[3], b[3]) - max(a[1], b[1])
-    if w <= 0 or h <= 0:
-        return 0.0
-    inter = w * h
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union
 
 
 class HandTracker:

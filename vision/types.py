@@ -15,6 +15,19 @@ from okey import Tile
 Box = tuple[float, float, float, float]
 
 
+def iou(a: Box, b: Box) -> float:
+    """Intersection over union of two xyxy boxes.
+
+    >>> iou((0, 0, 10, 10), (5, 0, 15, 10))
+    0.3333333333333333
+    """
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = ix * iy
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
 @dataclass(frozen=True)
 class TileReading:
     """One tile found in an image."""
