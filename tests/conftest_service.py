@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx
 import pytest
 import uvicorn
 
@@ -89,3 +90,13 @@ def live_server(
         server.should_exit = True
         thread.join(timeout=30)
         sock.close()
+
+
+@contextmanager
+def engine_client() -> Iterator[httpx.Client]:
+    """An HTTP client of a live server that serves the engine only (no recogniser loaded)."""
+    with (
+        live_server(Settings(load_pipeline=False)) as live,
+        httpx.Client(base_url=live.url, timeout=60) as http,
+    ):
+        yield http

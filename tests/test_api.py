@@ -11,7 +11,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from conftest_service import REPO, live_server, require_model
+from conftest_service import REPO, engine_client, live_server, require_model
 
 import okey
 from okey import Rules, Tile, parse_tiles
@@ -26,10 +26,7 @@ REAL_VAL = REPO / "datasets" / "real_val"
 
 @pytest.fixture(scope="module")
 def engine() -> Iterator[httpx.Client]:
-    with (
-        live_server(Settings(load_pipeline=False)) as live,
-        httpx.Client(base_url=live.url, timeout=60) as http,
-    ):
+    with engine_client() as http:
         yield http
 
 

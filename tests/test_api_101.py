@@ -10,7 +10,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from conftest_service import LiveServer, live_server, require_model
+from conftest_service import LiveServer, engine_client, live_server, require_model
 
 import okey
 import service.advice
@@ -28,10 +28,7 @@ OPTION_FIELDS = {"discard", "distance", "improving", "improving_copies", "is_oke
 
 @pytest.fixture(scope="module")
 def engine() -> Iterator[httpx.Client]:
-    with (
-        live_server(Settings(load_pipeline=False)) as live,
-        httpx.Client(base_url=live.url, timeout=60) as http,
-    ):
+    with engine_client() as http:
         yield http
 
 
