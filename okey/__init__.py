@@ -6,6 +6,7 @@
 """
 
 from okey.advice import Advice, DiscardOption, advise
+from okey.advice101 import Okey101Advice, advise_hand
 from okey.distance import distance_to_win
 from okey.errors import ImpossibleHandError, OkeyError, TileParseError
 from okey.groups import GroupReading, explain_group, group_kinds
@@ -30,6 +31,7 @@ __all__ = [
     "GroupVerdict",
     "ImpossibleHandError",
     "Match",
+    "Okey101Advice",
     "OkeyError",
     "PlayerRound101",
     "RefereeVerdict",
@@ -39,6 +41,7 @@ __all__ = [
     "TileParseError",
     "WinResult",
     "advise",
+    "advise_hand",
     "check_possible",
     "check_win",
     "counts",

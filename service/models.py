@@ -139,7 +139,7 @@ class DiscardOptionOut(EngineOut):
 
 class AdviceOut(EngineOut):
     """``okey.advise(...).to_dict()``: ranked discards (15 tiles) or the waits (14); a 101 hand of
-    22 tiles is ranked by ``okey.okey101.advise_discard`` in this shape (``service.advice``)."""
+    22 tiles is ranked by ``okey.okey101.advise_discard`` in this shape (``okey.advise_hand``)."""
 
     kind: str = Field(description='"discard" or "waits"')
     distance: int

@@ -109,3 +109,30 @@ def test_to_dict_lists_tiles_and_counts():
     assert data["kind"] == "discard"
     first = data["options"][0]
     assert {"discard", "distance", "improving", "improving_copies", "sentence"} <= set(first)
+
+
+def test_advise_hand_examples() -> None:
+    """``okey.advise_hand``'s docstring examples (a 22-tile 101 hand ranked the 101 way)."""
+    import doctest
+
+    import okey.advice101
+
+    result = doctest.testmod(okey.advice101)
+    assert result.failed == 0 and result.attempted > 0
+
+
+def test_advise_hand_sends_each_game_to_its_adviser() -> None:
+    from okey import Okey101Advice, advise_hand
+
+    classic = parse_tiles("R1 R2 R3 Y5 B5 K5 K9 K10 K11 K12 B7 B8 B9 R6 Y13")
+    assert (
+        advise_hand(classic, Tile.parse("K7"), Rules.classic()).to_dict()
+        == advise(classic, Tile.parse("K7"), Rules.classic()).to_dict()
+    )
+    hand = parse_tiles(
+        "R10 R11 R12 R13 K13 Y13 B13 K9 K10 K11 Y1 Y2 Y3 B5 B7 K2 K4 R1 Y8 B9 K6 K12"
+    )
+    ranked = advise_hand(hand, Tile.parse("B2"), Rules.okey101())
+    assert isinstance(ranked, Okey101Advice) and str(ranked.best.discard) == "B9"
+    waits = advise_hand(hand[:21], Tile.parse("B2"), Rules.okey101())
+    assert not isinstance(waits, Okey101Advice) and waits.kind == "waits"

@@ -4,7 +4,6 @@ tables, ``/scan`` and the camera stream; 21 tiles keep the waits; classic hands 
 
 from __future__ import annotations
 
-import doctest
 import json
 from collections.abc import Iterator
 
@@ -13,8 +12,7 @@ import pytest
 from conftest_service import LiveServer, engine_client, live_server, require_model
 
 import okey
-import service.advice
-from okey import Rules, Tile, parse_tiles
+from okey import Rules, Tile, advise_hand, parse_tiles
 from okey.okey101 import advise_discard
 from service.settings import Settings
 
@@ -137,9 +135,7 @@ def assert_101_advice(state: dict, indicator: str) -> None:
     """The scan's advice is the 101 adviser's, as ``/hand`` gives it for the hand read."""
     assert len(state["hand"]) == 22, state["hand"]
     rules = Rules.okey101()
-    expected = service.advice.hand_advice(
-        parse_tiles(state["hand"]), Tile.parse(indicator), rules, []
-    )
+    expected = advise_hand(parse_tiles(state["hand"]), Tile.parse(indicator), rules).to_dict()
     assert state["advice"]["adviser"] == "okey101"
     assert state["advice"] == expected
     assert state["discard"]["tile"] == expected["options"][0]["discard"]
@@ -175,9 +171,3 @@ def test_stream_of_a_101_rack_is_ranked_by_the_101_adviser(
             if message["advice"] is not None and len(message["hand"]) == 22:
                 break
     assert_101_advice(message, indicator)
-
-
-def test_service_advice_examples() -> None:
-    result = doctest.testmod(service.advice)
-    assert result.failed == 0
-    assert result.attempted > 0

@@ -238,8 +238,8 @@ HAND_101 = "R10 R11 R12 R13 K13 Y13 B13 K9 K10 K11 Y1 Y2 Y3 B5 B7 K2 K4 R1 Y8 B9
 
 
 def test_a_22_tile_101_rack_is_ranked_by_the_101_adviser(pipeline: Pipeline) -> None:
+    from okey import advise_hand
     from okey.okey101 import advise_discard
-    from service.advice import hand_advice
 
     rows = ["R10 R11 R12 R13 | K13 Y13 B13 | K9 K10 K11", "Y1 Y2 Y3 | B5 B7 K2 K4 R1 Y8 B9 K6 K12"]
     rules = Rules.okey101()
@@ -254,7 +254,7 @@ def test_a_22_tile_101_rack_is_ranked_by_the_101_adviser(pipeline: Pipeline) -> 
     assert out["advice"]["options"][0]["leftover"] == 33
     assert out["advice"]["sentence"].startswith("Discard B9: opens with 133 points")
     # The same advice, in the same shape, as the service's /hand gives for this hand.
-    assert out["advice"] == hand_advice(result.hand, Tile.parse("B2"), rules, [])
+    assert out["advice"] == advise_hand(result.hand, Tile.parse("B2"), rules).to_dict()
     json.dumps(out)
 
 

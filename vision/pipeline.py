@@ -29,9 +29,17 @@ from typing import Any
 
 import numpy as np
 
-from okey import Advice, ImpossibleHandError, OkeyError, RefereeVerdict, Rules, Tile, okey_for
+from okey import (
+    Advice,
+    ImpossibleHandError,
+    Okey101Advice,
+    OkeyError,
+    RefereeVerdict,
+    Rules,
+    Tile,
+    okey_for,
+)
 from vision.decode import Decoded, decode
-from vision.judge import Okey101Advice
 from vision.layout import RackLayout, lay_out
 from vision.types import Recognition, TileReading
 

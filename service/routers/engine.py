@@ -19,7 +19,6 @@ from starlette.requests import HTTPConnection
 import okey
 from okey import Rules, Tile, parse_tiles
 from okey.rules import PRESETS
-from service.advice import hand_advice
 from service.deps import get_runner
 from service.errors import ApiError
 from service.models import (
@@ -64,7 +63,7 @@ def tiles_of(texts: list[str], field: str) -> list[Tile]:
 def analyse_hand(
     tiles: list[Tile], indicator: Tile, rules: Rules, seen: list[Tile]
 ) -> dict[str, Any]:
-    """Distance to win, the win check (14 tiles) and the advice (``service.advice``: a 22-tile
+    """Distance to win, the win check (14 tiles) and the advice (``okey.advise_hand``: a 22-tile
     101 hand is ranked by ``okey.okey101``), as plain JSON values."""
     allowed = (rules.hand_size, rules.hand_size + 1)
     if len(tiles) not in allowed:
@@ -78,7 +77,7 @@ def analyse_hand(
         okey.check_possible(tiles, indicator, rules, others=seen)
         result: dict[str, Any] = {
             "distance_to_win": okey.distance_to_win(tiles, indicator, rules),
-            "advice": hand_advice(tiles, indicator, rules, seen),
+            "advice": okey.advise_hand(tiles, indicator, rules, seen).to_dict(),
             "arrangement": None,
         }
         if len(tiles) == rules.hand_size:
