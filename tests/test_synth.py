@@ -149,6 +149,69 @@ def test_heldout_pool_differs_in_fonts() -> None:
     assert truth["style_pool"] == "heldout"
 
 
+# the held-out typefaces and their clones (same glyph designs under other names)
+_HELDOUT_RELATIVES = {
+    "URWGothic-Demi.otf",
+    "NimbusSansNarrow-Bold.otf",
+    "C059-Bold.otf",
+    "P052-Bold.otf",
+    "texgyreadventor-bold.otf",
+    "texgyreheroscn-bold.otf",
+    "texgyreschola-bold.otf",
+    "texgyrepagella-bold.otf",
+    "LiberationSansNarrow-Bold.ttf",
+}
+
+
+def test_wide_pool_keeps_the_heldout_styles_out() -> None:
+    from vision.synth.styles import POOLS
+
+    wide, held, train = POOLS["wide"], POOLS["heldout"], POOLS["train"]
+    assert set(train.fonts) < set(wide.fonts) and len(wide.fonts) >= 30
+    assert not set(wide.fonts) & (set(held.fonts) | _HELDOUT_RELATIVES)
+    assert "flower" not in wide.joker_marks and set(train.joker_marks) < set(wide.joker_marks)
+    _, truth = render_sample(6, 0, "wide")
+    assert truth["style_pool"] == "wide"
+
+
+def test_every_typeface_renders_every_number_and_has_a_licence() -> None:
+    from vision.synth.face import FACE_H, _number_mask
+    from vision.synth.styles import FONT_DIR, POOLS
+
+    listed = (FONT_DIR / "README.md").read_text()
+    fonts = sorted({f for p in POOLS.values() for f in p.fonts})
+    assert fonts == sorted(p.name for p in FONT_DIR.iterdir() if p.suffix in (".ttf", ".otf"))
+    for font in fonts:
+        row = next(line for line in listed.splitlines() if line.startswith(f"| {font} |"))
+        package = row.split("|")[2].strip()
+        assert (FONT_DIR / f"LICENSE.{package}.txt").is_file(), font
+        for number in (1, 4, 6, 9, 11, 13):
+            mask = _number_mask(font, number, 0.45, 0.35)
+            rows = np.flatnonzero(mask.max(axis=1) > 0.5)
+            # the glyphs' ink is drawn 45 % of the face tall (a missing glyph would be a box or
+            # nothing)
+            assert abs((rows[-1] - rows[0] + 1) / FACE_H - 0.45) < 0.03, (font, number)
+
+
+def test_false_joker_marks_are_distinct_shapes() -> None:
+    from vision.synth.face import FACE_H, FACE_W, SYMBOLS, _symbol_mask
+    from vision.synth.styles import POOLS
+
+    masks = {
+        k: _symbol_mask(k, FACE_W / 2, FACE_H * 0.45, FACE_W * 0.34, False) > 0.5 for k in SYMBOLS
+    }
+    wide, train = POOLS["wide"].joker_marks, POOLS["train"].joker_marks
+
+    def iou(a: str, b: str) -> float:
+        return float((masks[a] & masks[b]).sum() / (masks[a] | masks[b]).sum())
+
+    for a in wide:
+        assert masks[a].sum() > 0.04 * FACE_W * FACE_H, a  # a mark big enough to see
+    for a in set(wide) - set(train):  # each added mark draws a shape of its own
+        # (centred blobs of one size overlap 0.6-0.8 whatever their outline; a copy would be 1.0)
+        assert all(iou(a, b) < 0.9 for b in SYMBOLS if b != a), a
+
+
 def test_video_frames_and_sidecars(tmp_path: Path) -> None:
     frames, truths = render_video(seed=2, n_frames=4, size=(320, 240))
     assert len(frames) == len(truths) == 4

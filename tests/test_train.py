@@ -138,3 +138,29 @@ def test_synth_list_and_augment_ranges_in_a_config(tmp_path: Path) -> None:
     ranges = _augment({"degrees": 10, "wide_degrees": 40, "wide_p": 0.2})
     assert ranges == CameraAugment(degrees=10, wide_degrees=40, wide_p=0.2)
     assert _augment(True) is True and _augment(False) is False
+
+
+def test_a_config_renders_its_set_from_the_named_style_pool(tmp_path: Path) -> None:
+    """``pool:`` in a ``synth`` set picks the style pool (default ``train``)."""
+    import json
+
+    out_wide, out_default = tmp_path / "wide", tmp_path / "default"
+    config_path = _write(
+        tmp_path / "c.yaml",
+        {
+            "task": "detect",
+            "model": "yolo11n.yaml",
+            "data": "x.yaml",
+            "synth": [
+                {"out": str(out_wide), "n": 2, "seed": 6, "pool": "wide"},
+                {"out": str(out_default), "n": 1, "seed": 6},
+            ],
+        },
+    )
+    prepare_generated(TrainConfig.load(config_path), workers=1)
+    pools = {
+        json.loads(p.read_text())["style_pool"] for p in (out_wide / "sidecars").glob("*.json")
+    }
+    assert pools == {"wide"}
+    (default,) = (out_default / "sidecars").glob("*.json")
+    assert json.loads(default.read_text())["style_pool"] == "train"

@@ -14,6 +14,7 @@ import argparse
 from pathlib import Path
 
 from istaka.cli import InputError
+from vision.synth.styles import POOLS
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -48,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--start", type=int, default=0, help="index of the first image (to extend a run)"
     )
     p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
-    p.add_argument("--style-pool", choices=("train", "heldout"), default="train")
+    p.add_argument("--style-pool", choices=sorted(POOLS), default="train")
     p.add_argument("--rules", choices=("classic", "okey101"), default=None, help="default: mixed")
     p.add_argument(
         "--scene",

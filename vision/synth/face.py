@@ -73,7 +73,7 @@ def sample_set_style(rng: np.random.Generator, pool_name: str) -> SetStyle:
         body=cream,
         suit=p.suits[int(rng.integers(len(p.suits)))],
         joker_mark=p.joker_marks[int(rng.integers(len(p.joker_marks)))],
-        number_scale=float(rng.uniform(0.40, 0.50)),
+        number_scale=float(rng.uniform(*p.number_scale)),
         number_y=float(rng.uniform(0.32, 0.38)),
         circle=bool(rng.random() < 0.75),
         fade=float(rng.beta(1.2, 4.0)),
@@ -170,6 +170,55 @@ def _flower(d: ImageDraw.ImageDraw, cx: float, cy: float, r: float) -> None:
     d.ellipse([cx - s, cy - s, cx + s, cy + s], fill=0)
 
 
+def _diamond(d: ImageDraw.ImageDraw, cx: float, cy: float, r: float) -> None:
+    d.polygon([(cx, cy - r), (cx + 0.7 * r, cy), (cx, cy + r), (cx - 0.7 * r, cy)], fill=255)
+
+
+def _ring(d: ImageDraw.ImageDraw, cx: float, cy: float, r: float) -> None:
+    s = r * 0.8
+    d.ellipse([cx - s, cy - s, cx + s, cy + s], outline=255, width=max(2, int(r * 0.28)))
+
+
+def _crescent(d: ImageDraw.ImageDraw, cx: float, cy: float, r: float) -> None:
+    d.ellipse([cx - r * 0.85, cy - r * 0.85, cx + r * 0.85, cy + r * 0.85], fill=255)
+    d.ellipse([cx - r * 0.45, cy - r * 0.95, cx + r * 1.05, cy + r * 0.55], fill=0)
+
+
+def _cross(d: ImageDraw.ImageDraw, cx: float, cy: float, r: float) -> None:
+    w = r * 0.3
+    d.rectangle([cx - w, cy - r * 0.9, cx + w, cy + r * 0.9], fill=255)
+    d.rectangle([cx - r * 0.9, cy - w, cx + r * 0.9, cy + w], fill=255)
+
+
+def _triangle(d: ImageDraw.ImageDraw, cx: float, cy: float, r: float) -> None:
+    d.polygon(
+        [(cx, cy - r), (cx + 0.95 * r, cy + 0.7 * r), (cx - 0.95 * r, cy + 0.7 * r)], fill=255
+    )
+
+
+def _hexagon(d: ImageDraw.ImageDraw, cx: float, cy: float, r: float) -> None:
+    pts = [
+        (cx + 0.85 * r * math.cos(k * math.pi / 3), cy + 0.85 * r * math.sin(k * math.pi / 3))
+        for k in range(6)
+    ]
+    d.polygon(pts, fill=255)
+
+
+def _smiley(d: ImageDraw.ImageDraw, cx: float, cy: float, r: float) -> None:
+    s = r * 0.85
+    d.ellipse([cx - s, cy - s, cx + s, cy + s], fill=255)
+    e = r * 0.13
+    for dx in (-0.32, 0.32):
+        d.ellipse([cx + dx * r - e, cy - 0.3 * r - e, cx + dx * r + e, cy - 0.3 * r + e], fill=0)
+    d.arc(
+        [cx - 0.5 * r, cy - 0.35 * r, cx + 0.5 * r, cy + 0.5 * r],
+        20,
+        160,
+        fill=0,
+        width=max(2, int(r * 0.12)),
+    )
+
+
 SYMBOLS = {
     "heart": _heart,
     "spade": _spade,
@@ -178,6 +227,14 @@ SYMBOLS = {
     "star": _star,
     "clover": _clover,
     "flower": _flower,
+    # plain shapes for the wide training pool's false jokers (none of them petals round a centre)
+    "diamond": _diamond,
+    "ring": _ring,
+    "crescent": _crescent,
+    "cross": _cross,
+    "triangle": _triangle,
+    "hexagon": _hexagon,
+    "smiley": _smiley,
 }
 
 

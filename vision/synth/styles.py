@@ -6,9 +6,11 @@ set it has never seen.  Backgrounds, light and camera come from the same ranges 
 are nuisance, not identity.
 
 >>> sorted(POOLS)
-['heldout', 'train']
+['heldout', 'train', 'wide']
 >>> set(POOLS["train"].fonts) & set(POOLS["heldout"].fonts)
 set()
+>>> set(POOLS["wide"].fonts) & set(POOLS["heldout"].fonts), "flower" in POOLS["wide"].joker_marks
+(set(), False)
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ class StylePool:
     racks: tuple[RackStyle, ...]
     suits: tuple[str, ...]  # symbol in the small circle under the number
     joker_marks: tuple[str, ...]
+    number_scale: tuple[float, float] = (0.40, 0.50)  # number height / face height, drawn per set
 
 
 # Inks: OpenCV hue is degrees / 2.  Red wraps around 0/180.
@@ -84,6 +87,53 @@ _HELDOUT_RACKS = (
     RackStyle("plastic", ((130, 130, 125), (20, 60, 20))),  # light grey, dark green
 )
 
+# The wide training pool's inks: each colour may drift anywhere in its own wedge of the hue
+# wheel (red 163-180 and 0-6, yellow/orange 11-27, blue 88-122, the green sets 55-86), at
+# saturations and brightness from a worn, dim print to a fresh one; black may carry a tint of any
+# hue (white balance and real inks make it bluish, brownish, greenish) as long as it stays dark.
+# Drawn from the wheel, not from the held-out pool: it covers the held-out inks too, so on the
+# held-out set a model trained on this pool is no longer tested on unseen inks (the card says so).
+_WIDE_INKS = {
+    "R": (InkRange((163, 180), (120, 250), (140, 240)), InkRange((0, 6), (140, 250), (140, 235))),
+    "Y": (InkRange((11, 20), (170, 255), (195, 255)), InkRange((20, 27), (160, 250), (190, 250))),
+    "B": (InkRange((88, 122), (120, 245), (100, 210)), InkRange((55, 86), (130, 240), (80, 170))),
+    "K": (InkRange((0, 180), (0, 45), (10, 60)), InkRange((0, 180), (45, 90), (15, 55))),
+}
+
+# Typefaces of the wide training pool: the six of ``train`` and 27 more from Debian's font
+# packages (licences beside them in fonts/).  Left out on purpose: the held-out four and their
+# clones (TeX Gyre Adventor, Pagella, Schola and Heros Condensed, Liberation Sans Narrow), and
+# faces whose default figures are old-style (EB Garamond, Vollkorn): tiles print lining figures.
+_WIDE_FONTS = (
+    "Andika-Bold.ttf",
+    "B612-Bold.otf",
+    "BebasNeue-Bold.otf",
+    "Caladea-Bold.ttf",
+    "Cantarell-Bold.otf",
+    "Carlito-Bold.ttf",
+    "ComicNeue-Bold.otf",
+    "DejaVuSansCondensed-Bold.ttf",
+    "DejaVuSerifCondensed-Bold.ttf",
+    "FiraCode-Bold.ttf",
+    "FreeSerifBold.ttf",
+    "Hack-Bold.ttf",
+    "Inter-Bold.otf",
+    "Lato-Black.ttf",
+    "LeagueSpartan-Bold.otf",
+    "LinBiolinum_RB.otf",
+    "LinLibertine_RB.otf",
+    "NimbusMonoPS-Bold.otf",
+    "NimbusRoman-Bold.otf",
+    "NotoSans-Bold.ttf",
+    "NotoSerif-Bold.ttf",
+    "OpenSans-Bold.ttf",
+    "OpenSans-CondBold.ttf",
+    "Quicksand-Bold.ttf",
+    "Roboto-Bold.ttf",
+    "RobotoCondensed-Bold.ttf",
+    "RobotoSlab-Bold.otf",
+)
+
 POOLS: dict[str, StylePool] = {
     "train": StylePool(
         name="train",
@@ -111,6 +161,19 @@ POOLS: dict[str, StylePool] = {
         joker_marks=("clover", "star", "flower"),
     ),
 }
+# ``wide``: the training pool grown for typefaces, inks and false-joker marks never seen in a
+# test (racks and suits as ``train``).  ``train`` itself stays as it was, so every earlier seed
+# renders the same picture.
+POOLS["wide"] = StylePool(
+    name="wide",
+    fonts=POOLS["train"].fonts + _WIDE_FONTS,
+    inks=_WIDE_INKS,
+    racks=_TRAIN_RACKS,
+    suits=POOLS["train"].suits,
+    joker_marks=POOLS["train"].joker_marks
+    + ("diamond", "ring", "crescent", "cross", "triangle", "hexagon", "smiley"),
+    number_scale=(0.36, 0.54),
+)
 
 # Tables: the same for both pools (nuisance).  Colours BGR.
 TABLES: tuple[RackStyle, ...] = (
