@@ -15,6 +15,7 @@ set()
 
 from __future__ import annotations
 
+import colorsys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -134,6 +135,40 @@ _WIDE_FONTS = (
     "RobotoSlab-Bold.otf",
 )
 
+
+def _bgr_from_hsv(h: float, s: float, v: float) -> Colour:
+    r, g, b = colorsys.hsv_to_rgb(h, s, v)
+    return int(b * 255), int(g * 255), int(r * 255)
+
+
+def _ramp(a: Colour, b: Colour, n: int) -> tuple[Colour, ...]:
+    return tuple(
+        (
+            int(a[0] + (b[0] - a[0]) * i / (n - 1)),
+            int(a[1] + (b[1] - a[1]) * i / (n - 1)),
+            int(a[2] + (b[2] - a[2]) * i / (n - 1)),
+        )
+        for i in range(n)
+    )
+
+
+# The wide pool's racks: wood in nine browns from pale to nearly black, paint in twelve hues at two
+# shades and white, plastic in six greys and four colours.  Generated as ramps and a hue wheel,
+# not picked: they come near the held-out racks' colours too.
+_WIDE_RACKS = (
+    RackStyle("wood", _ramp((135, 185, 230), (18, 30, 50), 9)),
+    RackStyle(
+        "painted",
+        tuple(_bgr_from_hsv(k / 12, 0.75, v) for k in range(12) for v in (0.35, 0.6))
+        + ((230, 230, 230),),
+    ),
+    RackStyle(
+        "plastic",
+        _ramp((22, 22, 22), (200, 200, 200), 6)
+        + ((30, 70, 30), (80, 40, 20), (30, 30, 90), (150, 170, 185)),
+    ),
+)
+
 POOLS: dict[str, StylePool] = {
     "train": StylePool(
         name="train",
@@ -161,14 +196,14 @@ POOLS: dict[str, StylePool] = {
         joker_marks=("clover", "star", "flower"),
     ),
 }
-# ``wide``: the training pool grown for typefaces, inks and false-joker marks never seen in a
-# test (racks and suits as ``train``).  ``train`` itself stays as it was, so every earlier seed
+# ``wide``: the training pool grown for typefaces, inks, racks and false-joker marks never seen
+# in a test (suits as ``train``).  ``train`` itself stays as it was, so every earlier seed
 # renders the same picture.
 POOLS["wide"] = StylePool(
     name="wide",
     fonts=POOLS["train"].fonts + _WIDE_FONTS,
     inks=_WIDE_INKS,
-    racks=_TRAIN_RACKS,
+    racks=_WIDE_RACKS,
     suits=POOLS["train"].suits,
     joker_marks=POOLS["train"].joker_marks
     + ("diamond", "ring", "crescent", "cross", "triangle", "hexagon", "smiley"),

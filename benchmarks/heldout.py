@@ -1,0 +1,116 @@
+"""Where a recogniser's classifier misreads the held-out rendered set, and why.
+
+Reads every labelled tile of a rendered set (default ``datasets/synth_eval``) from its *true* box,
+so the detector is out of the picture, and prints identity accuracy split by how much of the tile
+is visible (sidecar ``visible``: fingers, frame edge, other tiles), by typeface (re-drawn from the
+image's seed), upside-down tiles, false jokers, and the commonest confusions.  ``--sheet`` writes a
+contact sheet of the misread crops (``--visible-only``: only tiles with nothing in front of them).
+
+    .venv/bin/python benchmarks/heldout.py [--manifest models/recognizer.yaml] [--data DIR]
+        [--sheet docs/img/heldout_misreads.jpg --visible-only]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from okey import Tile
+from vision.crops import crop_tile
+from vision.recognizer import CROP_PAD, MANIFEST, NUM_CLASSES, Recognizer, RecognizerSpec
+from vision.synth.dataset import sample_rng
+from vision.synth.scene import sample_scene
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def visibility_bin(visible: float) -> str:
+    if visible >= 0.999:
+        return "whole face visible"
+    if visible >= 0.9:
+        return "90-99 % visible"
+    if visible >= 0.7:
+        return "70-89 % visible"
+    return "40-69 % visible"
+
+
+def name(k: int) -> str:
+    return str(Tile(k)) if k < NUM_CLASSES else "not a tile"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--manifest", type=Path, default=MANIFEST)
+    parser.add_argument("--data", type=Path, default=REPO / "datasets" / "synth_eval")
+    parser.add_argument("--sheet", type=Path, help="write the misread crops here")
+    parser.add_argument("--visible-only", action="store_true", help="sheet: whole faces only")
+    parser.add_argument("--max-crops", type=int, default=120)
+    args = parser.parse_args()
+
+    recognizer = Recognizer(RecognizerSpec.load(args.manifest))
+    seen: Counter[str] = Counter()
+    right: Counter[str] = Counter()
+    confusions: Counter[tuple[str, str]] = Counter()
+    cells: list[np.ndarray] = []
+    sidecars = sorted((args.data / "sidecars").glob("*.json"))
+    if not sidecars:
+        raise SystemExit(f"no sidecars in {args.data / 'sidecars'}: a rendered set is needed")
+    for path in sidecars:
+        truth = json.loads(path.read_text())
+        tiles = [t for t in truth["tiles"] if t["labelled"]]
+        if not tiles:
+            continue
+        rng = sample_rng(truth["seed"], truth["index"])
+        size = (truth["width"], truth["height"])
+        scene = sample_scene(rng, truth["style_pool"], size, truth.get("rules"), "rack")
+        image = cv2.imread(str(args.data / "images" / truth["image"]))
+        boxes = np.array([t["box"] for t in tiles], np.float32)
+        probs = recognizer.classify(image, boxes)
+        for t, p, box in zip(tiles, probs, boxes, strict=True):
+            read = int(p.argmax())
+            ok = read == t["class"]
+            keys = ["all", visibility_bin(t["visible"]), f"typeface {scene.style.font}"]
+            keys.append("false joker" if t["tile"] == "FJ" else "numbered tile")
+            if t["upside_down"]:
+                keys.append("upside down")
+            for key in keys:
+                seen[key] += 1
+                right[key] += ok
+            if ok:
+                continue
+            confusions[(t["tile"], name(read))] += 1
+            whole = t["visible"] >= 0.999
+            if args.sheet and len(cells) < args.max_crops and (whole or not args.visible_only):
+                cell = cv2.resize(crop_tile(image, tuple(box), 96, CROP_PAD), (96, 96))
+                cell = cv2.copyMakeBorder(cell, 0, 16, 0, 0, cv2.BORDER_CONSTANT, value=(255,) * 3)
+                label = f"{t['tile']}>{name(read) if read < NUM_CLASSES else 'none'}"
+                cv2.putText(cell, label, (2, 108), cv2.FONT_HERSHEY_SIMPLEX, 0.4, (0, 0, 0), 1)
+                cells.append(cell)
+
+    print(f"{args.data} read by {args.manifest.name}'s classifier from the true boxes")
+    print(f"{'tiles':34s} {'n':>6s} {'right':>6s} {'identity':>9s}")
+    order = ["all"] + sorted(k for k in seen if k != "all")
+    for key in order:
+        print(f"{key:34s} {seen[key]:6d} {right[key]:6d} {100 * right[key] / seen[key]:8.2f}%")
+    print("commonest misreads (truth -> read):")
+    for (a, b), n in confusions.most_common(15):
+        print(f"  {a:>3s} -> {b:<10s} {n}")
+    if args.sheet:
+        if not cells:
+            print("no misread crops to draw")
+            return
+        while len(cells) % 12:
+            cells.append(np.full_like(cells[0], 255))
+        sheet = np.vstack([np.hstack(cells[i : i + 12]) for i in range(0, len(cells), 12)])
+        args.sheet.parent.mkdir(parents=True, exist_ok=True)
+        cv2.imwrite(str(args.sheet), sheet, [cv2.IMWRITE_JPEG_QUALITY, 85])
+        print(f"wrote {args.sheet} ({len(cells)} cells)")
+
+
+if __name__ == "__main__":
+    main()
