@@ -2,7 +2,7 @@
 
 A face is drawn flat (front view) as a BGRA image of ``FACE_W x FACE_H`` pixels; the scene warps
 it into place.  The number fills the upper ~60 % of the face; the suit sits in a small circle under
-it.  False jokers carry a clover, star or flower mark and no number.
+it.  False jokers carry a mark (clover, star, flower, ...: the style pool says which) and no number.
 
 >>> import numpy as np
 >>> from okey import Tile
