@@ -203,6 +203,19 @@ def test_wide_turns_lean_the_tile_further_than_the_usual_range() -> None:
     assert max(wide_leans) > 25
 
 
+def test_upside_down_turns_the_tile_half_a_turn() -> None:
+    """``upside_down_p`` 1 gives the plain crop turned 180 degrees (label unchanged)."""
+    image = np.full((200, 200, 3), (40, 70, 110), np.uint8)
+    image[50:150, 70:130] = (200, 230, 240)
+    image[60:90, 90:110] = (20, 20, 20)  # a mark in the upper half: the turn moves it down
+    box = (70.0, 50.0, 130.0, 150.0)
+    plain = camera_crop(image, box, np.random.default_rng(0), 48, augment=STILL).astype(int)
+    flip = CameraAugment(**{**STILL.__dict__, "upside_down_p": 1.0})
+    turned = camera_crop(image, box, np.random.default_rng(0), 48, augment=flip).astype(int)
+    assert np.abs(turned - np.rot90(plain, 2)).mean() < 3
+    assert np.abs(turned - plain).mean() > 10
+
+
 def test_background_boxes_hold_no_whole_tile() -> None:
     tiles = [(10.0, 10.0, 40.0, 50.0), (42.0, 10.0, 72.0, 50.0), (100.0, 60.0, 130.0, 100.0)]
     rng = np.random.default_rng(2)

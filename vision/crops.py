@@ -46,6 +46,11 @@ class CameraAugment:
     # on the table at any slant.  Kept below 90 so a 6 and a turned-over 9 never meet.
     wide_degrees: float = 0.0
     wide_p: float = 0.0
+    # With probability ``upside_down_p`` the tile is also turned half a turn, label unchanged: a
+    # tile standing upside down on the rack is still its own tile (its suit mark or maker's logo,
+    # now above the number, tells a turned-over 6 from a 9).  0 draws nothing: older configs' crops
+    # stay the same.
+    upside_down_p: float = 0.0
     blur_sigma: float = 1.2  # Gaussian blur, px at crop size (out-of-focus, motion)
     blur_p: float = 0.4
     noise_sigma: float = 6.0  # sensor noise, grey levels
@@ -130,6 +135,8 @@ def camera_crop(
     cx, cy = (x1 + x2) / 2, (y1 + y2) / 2
     limit = augment.wide_degrees if rng.random() < augment.wide_p else augment.degrees
     angle = float(rng.uniform(-limit, limit))
+    if augment.upside_down_p > 0 and rng.random() < augment.upside_down_p:
+        angle += 180.0
     # Output pixel centre (u + 1/2, v + 1/2) samples the source at centre + R(angle) S (it - size/2)
     # (pixel centres at integer + 1/2 on both sides, as cv2.resize does), S the box-to-crop scale.
     rot = cv2.getRotationMatrix2D((0.0, 0.0), angle, 1.0)[:, :2]
