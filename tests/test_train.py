@@ -106,22 +106,25 @@ def test_a_config_builds_its_crop_set_when_missing(tmp_path: Path) -> None:
     assert train_crops[0].stat().st_mtime_ns == stamp
 
 
+def _detect_config(tmp_path: Path, synth: list[dict]) -> Path:
+    """A detector config in ``tmp_path`` whose only extra is its ``synth`` sets."""
+    return _write(
+        tmp_path / "c.yaml",
+        {"task": "detect", "model": "yolo11n.yaml", "data": "x.yaml", "synth": synth},
+    )
+
+
 def test_synth_list_and_augment_ranges_in_a_config(tmp_path: Path) -> None:
     """``synth`` may list several rendered sets (with a scene kind); ``augment`` may give ranges."""
     from vision.crops import CameraAugment
     from vision.train import _augment
 
-    config_path = _write(
-        tmp_path / "c.yaml",
-        {
-            "task": "detect",
-            "model": "yolo11n.yaml",
-            "data": "x.yaml",
-            "synth": [
-                {"out": "datasets/build/a", "n": 5, "seed": 1},
-                {"out": "datasets/build/b", "n": 3, "seed": 2, "scene": "table"},
-            ],
-        },
+    config_path = _detect_config(
+        tmp_path,
+        [
+            {"out": "datasets/build/a", "n": 5, "seed": 1},
+            {"out": "datasets/build/b", "n": 3, "seed": 2, "scene": "table"},
+        ],
     )
     config = TrainConfig.load(config_path)
     assert [s["n"] for s in config.synth] == [5, 3] and config.synth[1]["scene"] == "table"
@@ -145,17 +148,12 @@ def test_a_config_renders_its_set_from_the_named_style_pool(tmp_path: Path) -> N
     import json
 
     out_wide, out_default = tmp_path / "wide", tmp_path / "default"
-    config_path = _write(
-        tmp_path / "c.yaml",
-        {
-            "task": "detect",
-            "model": "yolo11n.yaml",
-            "data": "x.yaml",
-            "synth": [
-                {"out": str(out_wide), "n": 2, "seed": 6, "pool": "wide"},
-                {"out": str(out_default), "n": 1, "seed": 6},
-            ],
-        },
+    config_path = _detect_config(
+        tmp_path,
+        [
+            {"out": str(out_wide), "n": 2, "seed": 6, "pool": "wide"},
+            {"out": str(out_default), "n": 1, "seed": 6},
+        ],
     )
     prepare_generated(TrainConfig.load(config_path), workers=1)
     pools = {
