@@ -142,12 +142,9 @@ def _bgr_from_hsv(h: float, s: float, v: float) -> Colour:
 
 
 def _ramp(a: Colour, b: Colour, n: int) -> tuple[Colour, ...]:
+    """``n`` colours evenly from ``a`` to ``b``."""
     return tuple(
-        (
-            int(a[0] + (b[0] - a[0]) * i / (n - 1)),
-            int(a[1] + (b[1] - a[1]) * i / (n - 1)),
-            int(a[2] + (b[2] - a[2]) * i / (n - 1)),
-        )
+        tuple(int(x + (y - x) * i / (n - 1)) for x, y in zip(a, b, strict=True))
         for i in range(n)
     )
 
