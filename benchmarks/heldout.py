@@ -50,6 +50,9 @@ def main() -> None:
     parser.add_argument("--sheet", type=Path, help="write the misread crops here")
     parser.add_argument("--visible-only", action="store_true", help="sheet: whole faces only")
     parser.add_argument("--max-crops", type=int, default=120)
+    parser.add_argument(
+        "--scene", default="rack", help="the set's scene kind (sidecars do not say; for typefaces)"
+    )
     args = parser.parse_args()
 
     recognizer = Recognizer(RecognizerSpec.load(args.manifest))
@@ -67,7 +70,7 @@ def main() -> None:
             continue
         rng = sample_rng(truth["seed"], truth["index"])
         size = (truth["width"], truth["height"])
-        scene = sample_scene(rng, truth["style_pool"], size, truth.get("rules"), "rack")
+        scene = sample_scene(rng, truth["style_pool"], size, truth.get("rules"), args.scene)
         image = cv2.imread(str(args.data / "images" / truth["image"]))
         boxes = np.array([t["box"] for t in tiles], np.float32)
         probs = recognizer.classify(image, boxes)
