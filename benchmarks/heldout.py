@@ -2,9 +2,11 @@
 
 Reads every labelled tile of a rendered set (default ``datasets/synth_eval``) from its *true* box,
 so the detector is out of the picture, and prints identity accuracy split by how much of the tile
-is visible (sidecar ``visible``: fingers, frame edge, other tiles), by typeface (re-drawn from the
-image's seed), upside-down tiles, false jokers, and the commonest confusions.  ``--sheet`` writes a
-contact sheet of the misread crops (``--visible-only``: only tiles with nothing in front of them).
+is visible (sidecar ``visible``: fingers, frame edge, other tiles) and how much of its number
+(``number_visible``: a finger over the number, or only over the tile's foot), by typeface
+(re-drawn from the image's seed), upside-down tiles, false jokers, and the commonest confusions.
+``--sheet`` writes a contact sheet of the misread crops (``--visible-only``: only tiles with
+nothing in front of them).
 
     .venv/bin/python benchmarks/heldout.py [--manifest models/recognizer.yaml] [--data DIR]
         [--sheet docs/img/heldout_misreads.jpg --visible-only]
@@ -22,6 +24,7 @@ import numpy as np
 
 from okey import Tile
 from vision.crops import crop_tile
+from vision.evaluate import NUMBER_WHOLE
 from vision.recognizer import CROP_PAD, MANIFEST, NUM_CLASSES, Recognizer, RecognizerSpec
 from vision.synth.dataset import sample_rng
 from vision.synth.scene import sample_scene
@@ -37,6 +40,17 @@ def visibility_bin(visible: float) -> str:
     if visible >= 0.7:
         return "70-89 % visible"
     return "40-69 % visible"
+
+
+def number_bin(shown: float | None) -> str | None:
+    """The sidecar's ``number_visible`` (sets rendered before it was recorded have none)."""
+    if shown is None:
+        return None
+    if shown >= NUMBER_WHOLE:
+        return "number shown whole"
+    if shown >= 0.5:
+        return "number 50-94 % shown"
+    return "number under half shown"
 
 
 def name(k: int) -> str:
@@ -79,6 +93,9 @@ def main() -> None:
             ok = read == t["class"]
             keys = ["all", visibility_bin(t["visible"]), f"typeface {scene.style.font}"]
             keys.append("false joker" if t["tile"] == "FJ" else "numbered tile")
+            shown = number_bin(t.get("number_visible"))
+            if shown:
+                keys.append(shown)
             if t["upside_down"]:
                 keys.append("upside down")
             for key in keys:

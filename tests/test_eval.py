@@ -90,6 +90,39 @@ def test_scores_recall_precision_identity_and_exact() -> None:
     assert "image-level exact match     33.33%  (1/3)" in text
 
 
+def test_identity_of_tiles_whose_number_is_shown() -> None:
+    """Rendered sets: identity also over the matched tiles whose number the picture shows."""
+    report = EvalReport()
+    truth = [(Tile.parse("R5").index, (0, 0, 10, 10)), (Tile.parse("B7").index, (20, 0, 30, 10))]
+    readings = _recognition(_reading("R5", (0, 0, 10, 10)), _reading("B1", (20, 0, 30, 10)))
+    score_image(report, Sample(Path("a.jpg"), truth, [1.0, 0.3]), readings)  # B7 under a finger
+    assert report.identity_accuracy == pytest.approx(1 / 2)
+    assert (report.shown_matched, report.shown_correct, report.hidden_matched) == (1, 1, 1)
+    assert report.shown_identity == 1.0
+    score_image(report, Sample(Path("b.jpg"), truth, [1.0, 1.0]), readings)  # B7 in full view
+    assert report.shown_identity == pytest.approx(2 / 3)
+    assert "identity, number shown      66.67%  (2/3; 1 matched tiles" in format_report(report)
+    assert report.summary()["identity_number_shown"] == pytest.approx(0.6667)
+    plain = EvalReport()  # real photos: no sidecars, no such line
+    score_image(plain, Sample(Path("c.jpg"), truth), readings)
+    assert plain.shown_identity is None and "number shown" not in format_report(plain)
+
+
+def test_load_samples_reads_number_visibility_from_sidecars(tmp_path: Path) -> None:
+    from istaka.cli import main
+
+    assert main(["synth", "--n", "3", "--seed", "5", "--out", str(tmp_path), "--quiet"]) == 0
+    samples = load_samples(tmp_path)
+    assert len(samples) == 3
+    for sample in samples:
+        assert sample.number_shown is not None and len(sample.number_shown) == len(sample.truth)
+        assert all(0.0 <= v <= 1.0 for v in sample.number_shown)
+    # a sidecar that does not describe the label file is ignored, not trusted
+    stem = samples[0].image.stem
+    (tmp_path / "labels" / f"{stem}.txt").write_text("0 0.5 0.5 0.1 0.1\n")
+    assert load_samples(tmp_path)[0].number_shown is None
+
+
 def test_confusion_png(tmp_path: Path) -> None:
     report = EvalReport()
     report.confusion[3, 3] = 5

@@ -331,3 +331,54 @@ def test_unknown_scene_kind_is_rejected(capsys: pytest.CaptureFixture[str]) -> N
         main(["synth", "--out", "/tmp/never-written", "--scene", "floor"])
     assert exit_info.value.code == 2
     assert "invalid choice: 'floor'" in capsys.readouterr().err
+
+
+def test_shown_counts_the_quad_pixels_of_the_tile() -> None:
+    from vision.synth.render import _shown
+
+    idmap = np.full((40, 60), -1, np.int32)
+    idmap[10:30, 10:50] = 3
+    idmap[10:30, 30:50] = 4  # the right half of the quad shows another tile (or a finger: -1)
+    quad = np.array([[10, 10], [50, 10], [50, 30], [10, 30]], np.float32)
+    assert _shown(idmap, 3, quad) == pytest.approx(0.5, abs=0.03)
+    assert _shown(idmap, 4, quad) == pytest.approx(0.5, abs=0.03)
+    assert _shown(idmap, 5, quad) == 0.0
+    # the part of a quad outside the frame counts as hidden
+    off = quad + [30, 0]
+    assert _shown(np.full((40, 60), 7, np.int32), 7, off) == pytest.approx(0.5, abs=0.03)
+    assert _shown(idmap, 3, None) == 0.0
+
+
+def test_mark_box_holds_the_number_and_turns_with_the_face() -> None:
+    from vision.synth.face import FACE_H, FACE_W, _number_mask, mark_box, sample_set_style
+
+    style = sample_set_style(np.random.default_rng(4), "train")
+    tile = Tile.parse("R12")
+    x0, y0, x1, y1 = mark_box(tile, style)
+    mask = _number_mask(style.font, 12, style.number_scale, style.number_y)
+    assert mask[y0:y1, x0:x1].sum() > 0.99 * mask.sum()
+    assert 0 < x1 - x0 < FACE_W and 0 < y1 - y0 < FACE_H / 2
+    turned = (FACE_W - x1, FACE_H - y1, FACE_W - x0, FACE_H - y0)
+    assert mark_box(tile, style, upside_down=True) == turned
+
+
+def test_number_visible_is_whole_on_whole_faces_and_can_be_less_than_the_face() -> None:
+    from vision.synth.render import render_scene
+    from vision.synth.scene import sample_scene
+
+    whole = under = 0
+    for seed in range(40):
+        scene = sample_scene(np.random.default_rng(seed))
+        if not scene.fingers and whole >= 20:
+            continue
+        _, truth = render_scene(scene, np.random.default_rng(0))
+        for t in truth["tiles"]:
+            assert 0.0 <= t["number_visible"] <= 1.0
+            if t["labelled"] and t["visible"] >= 0.999:
+                assert t["number_visible"] >= 0.98, (seed, t)
+                whole += 1
+            if t["labelled"] and t["number_visible"] < t["visible"] - 0.2:
+                under += 1  # a finger over the number rather than the face's foot
+        if under and whole >= 20:
+            break
+    assert whole >= 20 and under >= 1

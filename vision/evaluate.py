@@ -7,6 +7,9 @@ Figures (the model card quotes them):
 - identity accuracy: of the matched tiles, the share read as the right identity, with confusions by
   colour (R, Y, B, K, FJ on its own line) and by number;
 - image-level exact match: every labelled tile found and read right, nothing extra;
+- on rendered sets, whose sidecars say how much of each tile's number the picture shows
+  (``number_visible``, docs/synth.md), identity also of the matched tiles whose number is shown
+  whole: what a reader can be asked to read (a finger may cover a labelled tile's number);
 - per-image time (median and p95 of the recogniser's own timing).
 
 Example::
@@ -29,6 +32,7 @@ from vision.crops import label_path_for, list_images, read_yolo_boxes
 from vision.types import Box, Recognition, iou
 
 IOU_MATCH = 0.5
+NUMBER_WHOLE = 0.95  # a rendered tile's number counts as shown whole from this share of its ink box
 COLOUR_LABELS = (*COLOURS, "FJ")
 NUMBER_LABELS = (*(str(n) for n in range(1, 14)), "FJ")
 
@@ -39,6 +43,8 @@ class Sample:
 
     image: Path
     truth: list[tuple[int, Box]]
+    # rendered sets: per labelled tile, the share of its number the picture shows (sidecar)
+    number_shown: list[float] | None = None
 
 
 @dataclass
@@ -51,6 +57,9 @@ class EvalReport:
     matched: int = 0
     correct: int = 0
     exact_images: int = 0
+    shown_matched: int = 0  # matched tiles whose number is shown whole (rendered sets)
+    shown_correct: int = 0
+    hidden_matched: int = 0  # matched tiles whose number the picture does not show whole
     times_ms: list[float] = field(default_factory=list)
     confusion: np.ndarray = field(default_factory=lambda: np.zeros((53, 53), dtype=int))
     failures: list[dict] = field(default_factory=list)
@@ -66,6 +75,11 @@ class EvalReport:
     @property
     def identity_accuracy(self) -> float:
         return self.correct / self.matched if self.matched else 0.0
+
+    @property
+    def shown_identity(self) -> float | None:
+        """Identity of matched tiles whose number is shown whole; None without sidecars."""
+        return self.shown_correct / self.shown_matched if self.shown_matched else None
 
     @property
     def exact_match(self) -> float:
@@ -92,6 +106,9 @@ class EvalReport:
             "identity_accuracy": round(self.identity_accuracy, 4),
             "exact_match": round(self.exact_match, 4),
             "exact_images": self.exact_images,
+            "identity_number_shown": (
+                None if self.shown_identity is None else round(self.shown_identity, 4)
+            ),
             "median_ms": round(statistics.median(times), 1) if times else None,
             "p95_ms": round(times[int(0.95 * (len(times) - 1))], 1) if times else None,
         }
@@ -136,6 +153,12 @@ def score_image(report: EvalReport, sample: Sample, recognition: Recognition) ->
             report.correct += 1
         else:
             wrong.append(f"{Tile(t)}->{Tile(p)}")
+        if sample.number_shown is not None:
+            if sample.number_shown[i] >= NUMBER_WHOLE:
+                report.shown_matched += 1
+                report.shown_correct += t == p
+            else:
+                report.hidden_matched += 1
     report.images += 1
     report.truth_tiles += len(truth_boxes)
     report.predicted_tiles += len(pred_boxes)
@@ -172,8 +195,21 @@ def load_samples(data: Path) -> list[Sample]:
         if label is None:
             raise ValueError(f"no YOLO label for {image} (looked in labels/ and beside it)")
         h, w = cv2.imread(str(image)).shape[:2]
-        samples.append(Sample(image, read_yolo_boxes(label, w, h)))
+        truth = read_yolo_boxes(label, w, h)
+        samples.append(Sample(image, truth, _number_shown(image, len(truth))))
     return samples
+
+
+def _number_shown(image: Path, n_labels: int) -> list[float] | None:
+    """Per labelled tile, the sidecar's ``number_visible`` of a rendered image
+    (``images/x.jpg`` -> ``sidecars/x.json``); None where there is none to read."""
+    sidecar = image.parent.parent / "sidecars" / f"{image.stem}.json"
+    if not sidecar.is_file():
+        return None
+    tiles = [t for t in json.loads(sidecar.read_text())["tiles"] if t["labelled"]]
+    if len(tiles) != n_labels or any("number_visible" not in t for t in tiles):
+        return None  # not this label file's sidecar, or rendered before the key existed
+    return [float(t["number_visible"]) for t in tiles]
 
 
 def _image_files(data: Path) -> list[Path]:
@@ -233,6 +269,15 @@ def format_report(report: EvalReport) -> str:
         f"  ({report.correct}/{report.matched})",
         f"image-level exact match     {s['exact_match']:.2%}"
         f"  ({report.exact_images}/{report.images})",
+        *(
+            []
+            if report.shown_identity is None
+            else [
+                f"identity, number shown      {report.shown_identity:.2%}"
+                f"  ({report.shown_correct}/{report.shown_matched}; {report.hidden_matched}"
+                f" matched tiles show under {NUMBER_WHOLE:.0%} of their number)"
+            ]
+        ),
         f"time per image              median {s['median_ms']} ms, p95 {s['p95_ms']} ms",
         "",
         "confusion by colour (rows truth, columns read):",

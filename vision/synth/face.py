@@ -354,6 +354,24 @@ def draw_face(
     return out
 
 
+def mark_box(tile: Tile, style: SetStyle, upside_down: bool = False) -> tuple[int, int, int, int]:
+    """Face pixels ``(x0, y0, x1, y1)`` of what tells the tile apart: the number's ink, or a false
+    joker's mark, as :func:`draw_face` places it (turned with the face when upside down).
+
+    The renderer projects this box to say how much of a tile's number a picture shows: a tile
+    half hidden by a finger may still show its number whole, or not at all.
+    """
+    if tile.is_false_joker:
+        mask = _symbol_mask(style.joker_mark, FACE_W / 2, FACE_H * 0.45, FACE_W * 0.34, False)
+    else:
+        mask = _number_mask(style.font, tile.number, style.number_scale, style.number_y)
+    ys, xs = np.nonzero(mask > 0.25)
+    x0, y0, x1, y1 = int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1
+    if upside_down:
+        x0, y0, x1, y1 = FACE_W - x1, FACE_H - y1, FACE_W - x0, FACE_H - y0
+    return x0, y0, x1, y1
+
+
 def draw_back(rng: np.random.Generator, style: SetStyle) -> np.ndarray:
     """The plain back of a tile (face-down tiles on the table), BGRA like ``draw_face``."""
     alpha, _ = _face_geometry()

@@ -14,7 +14,7 @@ import cv2
 import numpy as np
 
 from okey import Tile
-from vision.synth.face import FACE_H, FACE_W
+from vision.synth.face import FACE_H, FACE_W, mark_box
 from vision.synth.geometry import Camera, Cuboid, fill_quad, paste_texture, quad_area, visible
 from vision.synth.hands import draw_hand
 from vision.synth.photo import apply_light, apply_post
@@ -246,7 +246,35 @@ def _draw_tile(
         float(x0 + xs.max() + 1),
         float(y0 + ys.max() + 1),
     ]
-    return {"box": box, "area": area, "quad": quad}
+    return {"box": box, "area": area, "quad": quad, "mark_quad": _mark_quad(tile, quad)}
+
+
+def _mark_quad(tile: PlacedTile, quad: np.ndarray) -> np.ndarray | None:
+    """The image quad of the tile's number (or false-joker mark), through the face's warp."""
+    if tile.face.tile is None:
+        return None
+    mx0, my0, mx1, my1 = mark_box(tile.face.tile, tile.face.style, tile.face.upside_down)
+    src = np.array([[0, 0], [FACE_W, 0], [FACE_W, FACE_H], [0, FACE_H]], np.float32)
+    H = cv2.getPerspectiveTransform(src, quad.astype(np.float32))
+    corners = np.array([[[mx0, my0], [mx1, my0], [mx1, my1], [mx0, my1]]], np.float32)
+    return cv2.perspectiveTransform(corners, H)[0]
+
+
+def _shown(idmap: np.ndarray, tid: int, quad: np.ndarray | None) -> float:
+    """The fraction of an image quad where the picture shows tile ``tid``'s face (the parts
+    outside the frame count as hidden)."""
+    if quad is None:
+        return 0.0
+    area = quad_area(quad)
+    h, w = idmap.shape
+    x0, y0 = np.floor(quad.min(axis=0)).astype(int).clip(0, [w, h])
+    x1, y1 = np.ceil(quad.max(axis=0)).astype(int).clip(0, [w, h])
+    if area < 1.0 or x1 <= x0 or y1 <= y0:
+        return 0.0
+    inside = np.zeros((y1 - y0, x1 - x0), np.uint8)
+    cv2.fillPoly(inside, [np.round(quad - [x0, y0]).astype(np.int32)], 1)
+    shown = np.count_nonzero(inside.astype(bool) & (idmap[y0:y1, x0:x1] == tid))
+    return float(min(1.0, shown / area))
 
 
 def _draw_finger(
@@ -422,6 +450,7 @@ def _sidecar(scene: Scene, records: dict[int, dict], idmap: np.ndarray) -> dict:
                 "row": t.row,
                 "slot": t.slot,
                 "visible": round(visible_frac, 3),
+                "number_visible": round(_shown(idmap, tid, (rec or {}).get("mark_quad")), 3),
                 "labelled": bool(labelled),
             }
         )

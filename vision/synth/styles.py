@@ -144,8 +144,7 @@ def _bgr_from_hsv(h: float, s: float, v: float) -> Colour:
 def _ramp(a: Colour, b: Colour, n: int) -> tuple[Colour, ...]:
     """``n`` colours evenly from ``a`` to ``b``."""
     return tuple(
-        tuple(int(x + (y - x) * i / (n - 1)) for x, y in zip(a, b, strict=True))
-        for i in range(n)
+        tuple(int(x + (y - x) * i / (n - 1)) for x, y in zip(a, b, strict=True)) for i in range(n)
     )
 
 
