@@ -212,6 +212,50 @@ def test_false_joker_marks_are_distinct_shapes() -> None:
         assert all(iou(a, b) < 0.9 for b in SYMBOLS if b != a), a
 
 
+def test_random_marks_are_seeded_solid_shapes_unlike_the_heldout_flower() -> None:
+    from vision.synth.face import FACE_H, FACE_W, RANDOM_MARK, _symbol_mask
+    from vision.synth.styles import POOLS
+
+    def mask(kind: str) -> np.ndarray:
+        return _symbol_mask(kind, FACE_W / 2, FACE_H * 0.45, FACE_W * 0.34, False) > 0.5
+
+    flower = mask("flower")
+    shapes = [mask(f"{RANDOM_MARK}{seed}") for seed in range(60)]
+    assert np.array_equal(shapes[7], mask(f"{RANDOM_MARK}7"))  # the same seed, the same shape
+    for m in shapes:
+        assert m.sum() > 0.03 * FACE_W * FACE_H  # big enough to see
+        ys, xs = np.nonzero(m)
+        assert ys.min() > 0 and xs.min() > 0 and ys.max() < FACE_H - 1 and xs.max() < FACE_W - 1
+        # solid: no hole inside (the flower's centre is a hole; digits have counters)
+        filled = m.copy().astype(np.uint8)
+        holes = cv2.floodFill(filled, None, (0, 0), 1)[1] == 0
+        assert not holes.any()
+        assert (m & flower).sum() / (m | flower).sum() < 0.9
+    assert len({m.tobytes() for m in shapes}) == 60
+    wide, wide2 = POOLS["wide"], POOLS["wide2"]
+    assert wide.random_marks == 0 and 0 < wide2.random_marks < 1
+    assert (wide2.fonts, wide2.inks, wide2.joker_marks) == (wide.fonts, wide.inks, wide.joker_marks)
+
+
+def test_only_pools_with_random_marks_draw_them() -> None:
+    from vision.synth.face import RANDOM_MARK, sample_set_style
+
+    for name in ("train", "wide", "heldout"):
+        rng = np.random.default_rng(3)
+        marks = [sample_set_style(rng, name).joker_mark for _ in range(200)]
+        assert not any(m.startswith(RANDOM_MARK) for m in marks), name
+    rng = np.random.default_rng(3)
+    marks = [sample_set_style(rng, "wide2").joker_mark for _ in range(400)]
+    share = sum(m.startswith(RANDOM_MARK) for m in marks) / len(marks)
+    assert 0.4 < share < 0.6
+    # wide2's first draws are wide's: only the mark may differ
+    a = sample_set_style(np.random.default_rng(11), "wide")
+    b = sample_set_style(np.random.default_rng(11), "wide2")
+    assert (a.font, a.inks, a.body, a.number_scale) == (b.font, b.inks, b.body, b.number_scale)
+    _, truth = render_sample(4, 0, "wide2")
+    assert truth["style_pool"] == "wide2"
+
+
 def test_video_frames_and_sidecars(tmp_path: Path) -> None:
     frames, truths = render_video(seed=2, n_frames=4, size=(320, 240))
     assert len(frames) == len(truths) == 4

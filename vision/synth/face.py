@@ -15,7 +15,7 @@ it.  False jokers carry a mark (clover, star, flower, ...: the style pool says w
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 import cv2
@@ -66,7 +66,7 @@ def sample_set_style(rng: np.random.Generator, pool_name: str) -> SetStyle:
     red = rng.uniform(232, 253)  # cream to ivory: green a little under red, blue well under
     cream = (int(red - rng.uniform(18, 50)), int(red - rng.uniform(3, 16)), int(red))
     joker_ink = inks["RK"[int(rng.integers(2))]] if rng.random() < 0.7 else inks["B"]
-    return SetStyle(
+    style = SetStyle(
         font=p.fonts[int(rng.integers(len(p.fonts)))],
         inks=inks,
         joker_ink=joker_ink,
@@ -80,6 +80,10 @@ def sample_set_style(rng: np.random.Generator, pool_name: str) -> SetStyle:
         gloss=float(rng.uniform(0.2, 1.0)),
         engraved=float(rng.uniform(0.15, 0.4) if rng.random() < 0.6 else 0.0),
     )
+    # drawn last, and only for pools that use them: every other pool's styles stay as they were
+    if p.random_marks and rng.random() < p.random_marks:
+        style = replace(style, joker_mark=f"{RANDOM_MARK}{int(rng.integers(2**31))}")
+    return style
 
 
 @lru_cache(maxsize=64)
@@ -238,11 +242,46 @@ SYMBOLS = {
 }
 
 
+RANDOM_MARK = "random:"  # a joker mark "random:<seed>" is drawn by random_mark from that seed
+
+
+def random_mark(d: ImageDraw.ImageDraw, cx: float, cy: float, r: float, seed: int) -> None:
+    """A shape no real set is known to use, the same for the same seed: an irregular polygon
+    (4-9 corners spread round the centre at 45-100 % of ``r``), or two or three overlapping
+    ellipses and triangles: solid blobs, no strokes (two boxes make an L, which reads like a 7).
+    Never petals round a centre (the held-out flower).
+    """
+    rng = np.random.default_rng(seed)
+    if rng.random() < 0.5:
+        n = int(rng.integers(4, 10))  # corners spread round the centre: a blob, never a sliver
+        angles = (np.arange(n) + rng.uniform(-0.3, 0.3, n)) * 2 * math.pi / n + rng.uniform(0, 6.3)
+        radii = rng.uniform(0.45, 1.0, n) * r
+        corners = zip(radii, angles, strict=True)
+        d.polygon([(cx + q * math.cos(a), cy + q * math.sin(a)) for q, a in corners], fill=255)
+        return
+    for _ in range(int(rng.integers(2, 4))):
+        px, py = cx + rng.uniform(-0.35, 0.35) * r, cy + rng.uniform(-0.35, 0.35) * r
+        w, h = rng.uniform(0.4, 0.75) * r, rng.uniform(0.4, 0.75) * r
+        if rng.random() < 0.5:
+            d.ellipse([px - w, py - h, px + w, py + h], fill=255)
+        else:
+            turn = rng.uniform(0, 2 * math.pi)
+            d.polygon(
+                [
+                    (px + w * math.cos(turn + j * 2.094), py + h * math.sin(turn + j * 2.094))
+                    for j in range(3)
+                ],
+                fill=255,
+            )
+
+
 @lru_cache(maxsize=64)
 def _symbol_mask(kind: str, cx: float, cy: float, r: float, circle: bool) -> np.ndarray:
     img = Image.new("L", (FACE_W * 2, FACE_H * 2), 0)
     d = ImageDraw.Draw(img)
-    if kind != "none":
+    if kind.startswith(RANDOM_MARK):
+        random_mark(d, cx * 2, cy * 2, r * 2, int(kind[len(RANDOM_MARK) :]))
+    elif kind != "none":
         SYMBOLS[kind](d, cx * 2, cy * 2, r * 2 * (0.62 if circle else 1.0))
     if circle:
         rr = r * 2

@@ -6,7 +6,7 @@ set it has never seen.  Backgrounds, light and camera come from the same ranges 
 are nuisance, not identity.
 
 >>> sorted(POOLS)
-['heldout', 'train', 'wide']
+['heldout', 'train', 'wide', 'wide2']
 >>> set(POOLS["train"].fonts) & set(POOLS["heldout"].fonts)
 set()
 >>> set(POOLS["wide"].fonts) & set(POOLS["heldout"].fonts), "flower" in POOLS["wide"].joker_marks
@@ -16,7 +16,7 @@ set()
 from __future__ import annotations
 
 import colorsys
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 FONT_DIR = Path(__file__).with_name("fonts")
@@ -50,6 +50,9 @@ class StylePool:
     suits: tuple[str, ...]  # symbol in the small circle under the number
     joker_marks: tuple[str, ...]
     number_scale: tuple[float, float] = (0.40, 0.50)  # number height / face height, drawn per set
+    # the share of sets whose false joker carries a shape drawn at random instead of a named mark
+    # (``vision.synth.face.random_mark``): "a mark and no number" is what makes a false joker
+    random_marks: float = 0.0
 
 
 # Inks: OpenCV hue is degrees / 2.  Red wraps around 0/180.
@@ -205,6 +208,11 @@ POOLS["wide"] = StylePool(
     + ("diamond", "ring", "crescent", "cross", "triangle", "hexagon", "smiley"),
     number_scale=(0.36, 0.54),
 )
+
+# ``wide2``: ``wide`` whose false jokers carry, in half of the sets, a random shape (an irregular
+# polygon, or two or three overlapping ellipses and triangles) drawn from its own seed: a
+# real set's mark may be any picture.
+POOLS["wide2"] = replace(POOLS["wide"], name="wide2", random_marks=0.5)
 
 # Tables: the same for both pools (nuisance).  Colours BGR.
 TABLES: tuple[RackStyle, ...] = (
