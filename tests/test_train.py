@@ -9,7 +9,14 @@ import numpy as np
 import pytest
 import yaml
 
-from vision.train import REPO_ROOT, TrainConfig, prepare_generated, resolve_data_yaml, train
+from vision.train import (
+    REPO_ROOT,
+    TrainConfig,
+    kept_weights,
+    prepare_generated,
+    resolve_data_yaml,
+    train,
+)
 
 
 def _write(path: Path, data: dict) -> Path:
@@ -32,6 +39,7 @@ def test_shipped_configs_load() -> None:
         ({"task": "detect", "model": "yolo11n.pt", "data": "x"}, "architecture YAML"),
         ({"task": "segment", "model": "yolo11n.yaml", "data": "x"}, "detect or classify"),
         ({"task": "detect", "model": "yolo11n.yaml"}, r"missing keys \['data'\]"),
+        ({"task": "detect", "model": "yolo11n.yaml", "data": "x", "keep": "first"}, "best or last"),
     ],
 )
 def test_bad_configs_are_named(tmp_path: Path, data: dict, message: str) -> None:
@@ -42,6 +50,21 @@ def test_bad_configs_are_named(tmp_path: Path, data: dict, message: str) -> None
 def test_missing_config_file() -> None:
     with pytest.raises(FileNotFoundError, match="no training config"):
         TrainConfig.load("models/nope.yaml")
+
+
+def test_keep_names_the_epoch_that_is_shipped(tmp_path: Path) -> None:
+    base = {"task": "classify", "model": "yolo11n-cls.yaml", "data": "x"}
+    assert TrainConfig.load(_write(tmp_path / "a.yaml", base)).keep == "best"
+    assert TrainConfig.load(_write(tmp_path / "b.yaml", {**base, "keep": "last"})).keep == "last"
+    weights = tmp_path / "run" / "weights"
+    weights.mkdir(parents=True)
+    (weights / "last.pt").write_bytes(b"last")
+    assert kept_weights(tmp_path / "run", "best").name == "last.pt"  # no best.pt: the last
+    (weights / "best.pt").write_bytes(b"best")
+    assert kept_weights(tmp_path / "run", "best").name == "best.pt"
+    assert kept_weights(tmp_path / "run", "last").name == "last.pt"
+    with pytest.raises(FileNotFoundError, match="no last.pt"):
+        kept_weights(tmp_path / "nothing", "last")
 
 
 def test_data_yaml_path_is_resolved_against_the_yaml(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ arguments and where the shipped weights go::
     prepare: [real]                # build steps run first when their output is missing
     output: models/tile_detector.pt
     weights: models/other.pt       # optional: start from a local checkpoint (same architecture)
+    keep: last                     # optional: ship the last epoch (default best: ultralytics' pick)
     train: {epochs: 60, imgsz: 320, hsv_h: 0.0, fliplr: 0.0, ...}
 
 A config may also say how its generated data are built, when missing::
@@ -90,6 +91,9 @@ class TrainConfig:
     weights: Path | None = None  # local checkpoint whose matching layers initialise the model
     synth: list[dict[str, Any]] = field(default_factory=list)  # rendered sets to build if missing
     crops: dict[str, Any] = field(default_factory=dict)  # crop set to export when missing
+    # which epoch goes to ``output``: "best" (ultralytics' pick, by the validation split's fitness)
+    # or "last" (a rule fixed before training that must not lean on the validation split)
+    keep: str = "best"
 
     @classmethod
     def load(cls, path: Path | str) -> TrainConfig:
@@ -109,6 +113,9 @@ class TrainConfig:
             raise ValueError(f"{path}: model must be an architecture YAML (no downloads here)")
         name = str(raw.get("name", path.stem))
         output = Path(raw.get("output", f"models/{name}.pt"))
+        keep = str(raw.get("keep", "best"))
+        if keep not in ("best", "last"):
+            raise ValueError(f"{path}: keep must be best or last, got {keep!r}")
         return cls(
             name=name,
             task=raw["task"],
@@ -120,6 +127,7 @@ class TrainConfig:
             weights=REPO_ROOT / raw["weights"] if raw.get("weights") else None,
             synth=_synth_sets(raw.get("synth"), path),
             crops=dict(raw.get("crops") or {}),
+            keep=keep,
         )
 
     def data_path(self) -> Path:
@@ -225,7 +233,8 @@ def _augment(raw: Any) -> Any:
 
 
 def train(config: TrainConfig, resume: bool = False, **overrides: Any) -> Path:
-    """Train (or resume) the config's model; copy best.pt to ``config.output`` and return it."""
+    """Train (or resume) the config's model; copy its best (or, with ``keep: last``, its last)
+    epoch to ``config.output`` and return it."""
     offline_environment()
     from ultralytics import YOLO
 
@@ -261,14 +270,22 @@ def train(config: TrainConfig, resume: bool = False, **overrides: Any) -> Path:
             exist_ok=True,
             **args,
         )
-    best = run_dir / "weights" / "best.pt"
-    if not best.exists():
-        best = last
     config.output.parent.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(best, config.output)
+    shutil.copy2(kept_weights(run_dir, config.keep), config.output)
     ship(config.output)
     print(f"trained {config.name} in {time.time() - started:.0f} s -> {config.output}")
     return config.output
+
+
+def kept_weights(run_dir: Path, keep: str = "best") -> Path:
+    """The checkpoint of a finished run that ``keep`` names (``best`` falls back to ``last``)."""
+    weights = run_dir / "weights"
+    chosen = weights / f"{keep}.pt"
+    if keep == "best" and not chosen.exists():
+        chosen = weights / "last.pt"
+    if not chosen.exists():
+        raise FileNotFoundError(f"no {chosen.name} in {weights}")
+    return chosen
 
 
 def ship(weights: Path) -> Path:
