@@ -269,15 +269,7 @@ def format_report(report: EvalReport) -> str:
         f"  ({report.correct}/{report.matched})",
         f"image-level exact match     {s['exact_match']:.2%}"
         f"  ({report.exact_images}/{report.images})",
-        *(
-            []
-            if report.shown_identity is None
-            else [
-                f"identity, number shown      {report.shown_identity:.2%}"
-                f"  ({report.shown_correct}/{report.shown_matched}; {report.hidden_matched}"
-                f" matched tiles show under {NUMBER_WHOLE:.0%} of their number)"
-            ]
-        ),
+        *_shown_line(report),
         f"time per image              median {s['median_ms']} ms, p95 {s['p95_ms']} ms",
         "",
         "confusion by colour (rows truth, columns read):",
@@ -294,6 +286,17 @@ def format_report(report: EvalReport) -> str:
                 f"missed {f['missed']}, extra {f['extra']}"
             )
     return "\n".join(lines)
+
+
+def _shown_line(report: EvalReport) -> list[str]:
+    """The identity of tiles whose number is shown whole, for rendered sets only."""
+    if report.shown_identity is None:
+        return []
+    return [
+        f"identity, number shown      {report.shown_identity:.2%}"
+        f"  ({report.shown_correct}/{report.shown_matched}; {report.hidden_matched}"
+        f" matched tiles show under {NUMBER_WHOLE:.0%} of their number)"
+    ]
 
 
 def _table(matrix: np.ndarray, labels: Sequence[str]) -> str:

@@ -265,7 +265,7 @@ def random_mark(d: ImageDraw.ImageDraw, cx: float, cy: float, r: float, seed: in
         if rng.random() < 0.5:
             d.ellipse([px - w, py - h, px + w, py + h], fill=255)
         else:
-            turn = rng.uniform(0, 2 * math.pi)
+            turn = rng.uniform(0, 2 * math.pi)  # corners 2.094 rad (~120 degrees) apart
             d.polygon(
                 [
                     (px + w * math.cos(turn + j * 2.094), py + h * math.sin(turn + j * 2.094))
@@ -346,6 +346,13 @@ def _pick(rng: np.random.Generator, bank: np.ndarray) -> np.ndarray:
     return field[:: 1 if flip & 1 else -1, :: 1 if flip & 2 else -1]
 
 
+def _mark_mask(tile: Tile, style: SetStyle) -> np.ndarray:
+    """Float mask of a face's number, or of a false joker's mark (upright, no suit)."""
+    if tile.is_false_joker:
+        return _symbol_mask(style.joker_mark, FACE_W / 2, FACE_H * 0.45, FACE_W * 0.34, False)
+    return _number_mask(style.font, tile.number, style.number_scale, style.number_y)
+
+
 def draw_face(
     rng: np.random.Generator, tile: Tile, style: SetStyle, upside_down: bool = False
 ) -> np.ndarray:
@@ -355,12 +362,11 @@ def draw_face(
     shade = _pick(rng, mottles) * np.float32(-0.04) + np.float32(1.02)
     face = cv2.multiply(_body_base(style.body), cv2.merge([shade, shade, shade]))
 
+    mask = _mark_mask(tile, style)
     if tile.is_false_joker:
         ink = np.asarray(style.joker_ink, np.float32)
-        mask = _symbol_mask(style.joker_mark, FACE_W / 2, FACE_H * 0.45, FACE_W * 0.34, False)
     else:
         ink = np.asarray(style.inks[tile.colour], np.float32)
-        mask = _number_mask(style.font, tile.number, style.number_scale, style.number_y)
         cy = min(
             FACE_H * 0.8, style.number_y * FACE_H + style.number_scale * FACE_H * 0.5 + FACE_W * 0.2
         )
@@ -400,11 +406,7 @@ def mark_box(tile: Tile, style: SetStyle, upside_down: bool = False) -> tuple[in
     The renderer projects this box to say how much of a tile's number a picture shows: a tile
     half hidden by a finger may still show its number whole, or not at all.
     """
-    if tile.is_false_joker:
-        mask = _symbol_mask(style.joker_mark, FACE_W / 2, FACE_H * 0.45, FACE_W * 0.34, False)
-    else:
-        mask = _number_mask(style.font, tile.number, style.number_scale, style.number_y)
-    ys, xs = np.nonzero(mask > 0.25)
+    ys, xs = np.nonzero(_mark_mask(tile, style) > 0.25)
     x0, y0, x1, y1 = int(xs.min()), int(ys.min()), int(xs.max()) + 1, int(ys.max()) + 1
     if upside_down:
         x0, y0, x1, y1 = FACE_W - x1, FACE_H - y1, FACE_W - x0, FACE_H - y0
