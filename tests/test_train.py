@@ -75,27 +75,57 @@ def test_data_yaml_path_is_resolved_against_the_yaml(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
-def test_a_tiny_classifier_trains_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Two colours, a few crops each, one epoch: the whole path runs without a network."""
+def _tiny_crops(root: Path) -> Path:
+    """Two colours, a few crops each, in ``root/crops/{train,val}``."""
     rng = np.random.default_rng(0)
     for split in ("train", "val"):
         for folder, colour in (("00_R1", (0, 0, 220)), ("26_B1", (220, 0, 0))):
-            (tmp_path / "crops" / split / folder).mkdir(parents=True)
+            (root / "crops" / split / folder).mkdir(parents=True)
             for k in range(6):
                 image = np.full((32, 32, 3), colour, np.uint8)
                 image += rng.integers(0, 30, image.shape, dtype=np.uint8)
-                cv2.imwrite(str(tmp_path / "crops" / split / folder / f"{k}.png"), image)
+                cv2.imwrite(str(root / "crops" / split / folder / f"{k}.png"), image)
+    return root / "crops"
+
+
+def test_a_tiny_classifier_trains_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """One epoch: the whole path runs without a network."""
     config = TrainConfig(
         name="tiny",
         task="classify",
         model="yolo11n-cls.yaml",
-        data=str(tmp_path / "crops"),
+        data=str(_tiny_crops(tmp_path)),
         output=tmp_path / "tiny.pt",
         train={"epochs": 1, "imgsz": 32, "batch": 4, "workers": 0},
     )
     monkeypatch.setattr("vision.train.RUNS_DIR", tmp_path / "runs")
     out = train(config)
     assert out.exists() and out.stat().st_size > 100_000
+
+
+def test_train_command_passes_device_workers_and_epochs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``istaka train --device --workers --epochs`` override the config (as the run records)."""
+    from istaka.cli import main
+
+    config = _write(
+        tmp_path / "tiny.yaml",
+        {
+            "name": "tiny_cli",
+            "task": "classify",
+            "model": "yolo11n-cls.yaml",
+            "data": str(_tiny_crops(tmp_path)),
+            "output": str(tmp_path / "tiny.pt"),
+            "train": {"epochs": 3, "imgsz": 32, "batch": 4},
+        },
+    )
+    monkeypatch.setattr("vision.train.RUNS_DIR", tmp_path / "runs")
+    argv = ["train", str(config), "--device", "cpu", "--workers", "0", "--epochs", "1"]
+    assert main(argv) == 0
+    args = yaml.safe_load((tmp_path / "runs" / "tiny_cli" / "args.yaml").read_text())
+    assert (args["device"], args["workers"], args["epochs"]) == ("cpu", 0, 1)
+    assert (tmp_path / "tiny.pt").is_file()
 
 
 def test_a_config_builds_its_crop_set_when_missing(tmp_path: Path) -> None:
@@ -127,6 +157,35 @@ def test_a_config_builds_its_crop_set_when_missing(tmp_path: Path) -> None:
     stamp = train_crops[0].stat().st_mtime_ns
     prepare_generated(config)  # already there: nothing rewritten
     assert train_crops[0].stat().st_mtime_ns == stamp
+
+
+def _crop_bytes(folder: Path) -> dict[str, bytes]:
+    return {str(f.relative_to(folder)): f.read_bytes() for f in folder.rglob("*.jpg")}
+
+
+def test_crop_export_in_processes_writes_the_same_files(tmp_path: Path) -> None:
+    """``workers`` > 1 exports each source in its own process: same crops, byte for byte."""
+    sources = {}
+    for name, colour in (("one", (0, 0, 255)), ("two", (255, 0, 0))):
+        src = tmp_path / name
+        (src / "images").mkdir(parents=True)
+        (src / "labels").mkdir(parents=True)
+        image = np.full((100, 200, 3), 90, np.uint8)
+        image[20:60, 10:40] = colour
+        cv2.imwrite(str(src / "images" / "a.png"), image)
+        (src / "labels" / "a.txt").write_text("4 0.125 0.4 0.15 0.4\n")
+        sources[str(src)] = 2
+    exported = []
+    for workers in (1, 2):
+        out = tmp_path / f"crops{workers}"
+        crops = {"out": str(out), "size": 32, "augment": True, "sources": sources}
+        config = _write(
+            tmp_path / "c.yaml",
+            {"task": "classify", "model": "yolo11n-cls.yaml", "data": str(out), "crops": crops},
+        )
+        prepare_generated(TrainConfig.load(config), workers=workers)
+        exported.append(_crop_bytes(out))
+    assert len(exported[0]) == 4 and exported[0] == exported[1]
 
 
 def _detect_config(tmp_path: Path, synth: list[dict]) -> Path:

@@ -37,9 +37,11 @@ Example::
 
 from __future__ import annotations
 
+import multiprocessing as mp
 import os
 import shutil
 import time
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -204,23 +206,45 @@ def prepare_generated(config: TrainConfig, workers: int = 2) -> None:
                 **({"pool_name": spec["pool"]} if "pool" in spec else {}),
             )
     if config.crops:
-        from vision import crops
-
         out = _repo_path(config.crops["out"])
         if not (out / "val").is_dir():
-            sources = config.crops.get("sources") or {}
-            background = config.crops.get("background") or {}
-            for i, (src, copies) in enumerate(sources.items()):
-                crops.export_split_set(
-                    [_repo_path(src)],
-                    out,
-                    copies=int(copies),
-                    jitter=float(config.crops.get("jitter", 0.08)),
-                    seed=int(config.crops.get("seed", 0)) + i,
-                    size=int(config.crops.get("size", crops.CROP_SIZE)),
-                    augment=_augment(config.crops.get("augment", False)),
-                    background=int(background.get(src, 0)),
-                )
+            jobs = _crop_jobs(config.crops, out)
+            if workers > 1 and len(jobs) > 1:
+                # one process per source: each source has its own seed and file prefix, so the
+                # crops are the same files whatever the number of workers
+                ctx = mp.get_context("spawn")
+                with ProcessPoolExecutor(min(workers, len(jobs)), mp_context=ctx) as pool:
+                    list(pool.map(_export_source, jobs))
+            else:
+                for job in jobs:
+                    _export_source(job)
+
+
+def _crop_jobs(spec: dict[str, Any], out: Path) -> list[dict[str, Any]]:
+    """One ``vision.crops.export_split_set`` call per source of a config's ``crops`` key."""
+    from vision.crops import CROP_SIZE
+
+    sources = spec.get("sources") or {}
+    background = spec.get("background") or {}
+    return [
+        {
+            "sources": [_repo_path(src)],
+            "out": out,
+            "copies": int(copies),
+            "jitter": float(spec.get("jitter", 0.08)),
+            "seed": int(spec.get("seed", 0)) + i,
+            "size": int(spec.get("size", CROP_SIZE)),
+            "augment": spec.get("augment", False),
+            "background": int(background.get(src, 0)),
+        }
+        for i, (src, copies) in enumerate(sources.items())
+    ]
+
+
+def _export_source(job: dict[str, Any]) -> None:
+    from vision import crops
+
+    crops.export_split_set(**{**job, "augment": _augment(job["augment"])})
 
 
 def _augment(raw: Any) -> Any:
@@ -239,7 +263,8 @@ def train(config: TrainConfig, resume: bool = False, **overrides: Any) -> Path:
     from ultralytics import YOLO
 
     prepare(config.prepare)
-    prepare_generated(config)
+    # rendering and crop export use as many processes as the data loader is given
+    prepare_generated(config, workers=max(1, int(overrides.get("workers", 2))))
     run_dir = RUNS_DIR / config.name
     last = run_dir / "weights" / "last.pt"
     started = time.time()

@@ -2,7 +2,7 @@
 
 Examples::
 
-    istaka train models/tile_detector.yaml [--resume]
+    istaka train models/tile_detector.yaml [--resume] [--device 0 --workers 8]
     istaka eval datasets/real_val --png runs/eval/real_val.png [--backend torch] [--json OUT]
     istaka export                      # ONNX files next to the shipped .pt weights
 """
@@ -21,6 +21,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("config", type=Path, help="training config, e.g. models/tile_detector.yaml")
     p.add_argument("--resume", action="store_true", help="continue runs/<name>/weights/last.pt")
     p.add_argument("--epochs", type=int, help="override the config's epochs")
+    p.add_argument("--device", help="ultralytics device, e.g. 0 for the first GPU (default cpu)")
+    p.add_argument(
+        "--workers", type=int, help="data loader, render and crop-export processes (default 2)"
+    )
     p.set_defaults(func=_train)
 
     p = subparsers.add_parser("eval", help="measure the recogniser on labelled images")
@@ -40,7 +44,8 @@ def _train(args: argparse.Namespace) -> int:
     from vision.train import TrainConfig, train
 
     config = TrainConfig.load(args.config)
-    overrides = {"epochs": args.epochs} if args.epochs else {}
+    given = {"epochs": args.epochs, "device": args.device, "workers": args.workers}
+    overrides = {key: value for key, value in given.items() if value is not None}
     train(config, resume=args.resume, **overrides)
     return 0
 
