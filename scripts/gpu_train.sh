@@ -9,7 +9,7 @@
 # run (it is built from ../shared, which does not).  Anywhere else the script runs as it is
 # (PY=.venv/bin/python DEVICE=cpu for a rehearsal with tiny configs).
 #
-# Steps: a preflight (CUDA, imports, one epoch of each task on a few real photos: fails in seconds,
+# Steps: a preflight (skipped with PREFLIGHT=0; CUDA, imports, one epoch of each task on a few real photos: fails in seconds,
 # not after minutes); then each config runs `istaka train CONFIG --device $DEVICE --workers
 # $WORKERS` in the background, with its log; every run is stopped at $DEADLINE seconds after the
 # start, and a run stopped early ships its last saved epoch (said in the log).  The shipped
@@ -41,6 +41,9 @@ if ! $PY -c "import polars" 2>/dev/null; then
     say "polars: empty stand-in module (checkpoint metadata only)"
 fi
 
+if [ "${PREFLIGHT:-1}" = 0 ]; then
+    say "preflight skipped (PREFLIGHT=0)"
+else
 say "preflight"
 $PY - "$DEVICE" <<'EOF' || { say "preflight failed"; exit 1; }
 import sys, tempfile
@@ -75,6 +78,7 @@ for task, model, data, imgsz in (
                          train={**common, "imgsz": imgsz, "single_cls": task == "detect"})
     print(task, "->", train(config), flush=True)
 EOF
+fi
 command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total --format=csv,noheader
 
 names=()
