@@ -84,10 +84,58 @@ def test_scores_recall_precision_identity_and_exact() -> None:
     assert colour[4, 3] == 1 and colour[0, 0] == 3 and colour.sum() == 5
     number = report.number_confusion()
     assert number[13, 4] == 1 and number[4, 4] == 3
-    assert report.failures[0] == {"image": "b.jpg", "misread": ["FJ->K5"], "missed": 0, "extra": 1}
+    assert report.failures[0] == {
+        "image": "b.jpg",
+        "misread": ["FJ->K5"],
+        "missed": 0,
+        "extra": 1,
+        "missed_boxes": [],
+        "extra_boxes": [[60, 60, 70, 70]],
+        "misread_boxes": [[20, 0, 30, 10]],
+    }
+    assert report.failures[1]["missed_boxes"] == [[20, 0, 30, 10]]
     text = format_report(report)
     assert "identity accuracy (matched) 80.00%" in text
     assert "image-level exact match     33.33%  (1/3)" in text
+
+
+def test_missed_tiles_split_into_loosely_boxed_and_unboxed() -> None:
+    """A missed tile a prediction overlaps with IoU 0.3-0.5 was found with a box that is off."""
+    report = EvalReport()
+    truth = [(0, (0, 0, 10, 10)), (1, (20, 0, 30, 10)), (2, (40, 0, 50, 10))]
+    # truth 0 exact; truth 1 overlapped by a box shifted 4 px (IoU 6/14 = 0.43); truth 2 alone
+    readings = _recognition(_reading("R1", (0, 0, 10, 10)), _reading("R2", (24, 0, 34, 10)))
+    score_image(report, Sample(Path("a.jpg"), truth), readings)
+    assert (report.matched, report.missed_loose) == (1, 1)
+    assert report.summary()["missed_loose"] == 1
+    text = format_report(report)
+    assert "missed tiles                2: 1 boxed loosely (IoU 0.3-0.5" in text
+    assert "1 without a box" in text
+    whole = EvalReport()
+    score_image(whole, Sample(Path("b.jpg"), truth[:1]), readings)
+    assert "missed tiles" not in format_report(whole)
+
+
+def test_failure_sheet_marks_missed_extra_and_misread(tmp_path: Path) -> None:
+    """``--sheet``: the images not read exactly, missed tiles red, extra boxes orange."""
+    from vision.evaluate import SHEET_COLOURS, write_failure_sheet
+
+    image_path = tmp_path / "a.png"
+    cv2.imwrite(str(image_path), np.full((200, 200, 3), 128, np.uint8))
+    truth = [(0, (20, 20, 60, 80)), (1, (100, 20, 140, 80))]
+    sample = Sample(image_path, truth)
+    report = EvalReport()
+    score_image(
+        report,
+        sample,
+        _recognition(_reading("R1", (20, 20, 60, 80)), _reading("K9", (150, 120, 190, 180))),
+    )
+    sheet = cv2.imread(str(write_failure_sheet(report, [sample], tmp_path / "s.png", cell=200)))
+    assert sheet.shape == (222, 200, 3)  # one image, a 22 px title band
+    red, orange = SHEET_COLOURS["missed_boxes"], SHEET_COLOURS["extra_boxes"]
+    assert tuple(sheet[22 + 50, 100]) == red  # left edge of the missed R2 (x 100, y 20-80)
+    assert tuple(sheet[22 + 150, 150]) == orange  # left edge of the extra box
+    assert tuple(sheet[22 + 50, 20]) == (128, 128, 128)  # the tile read right: not drawn
 
 
 def test_identity_of_tiles_whose_number_is_shown() -> None:
@@ -169,9 +217,12 @@ def _card_figures() -> dict[str, float]:
 def test_istaka_eval_reproduces_the_model_card(tmp_path: Path) -> None:
     from istaka.cli import main
 
-    out = tmp_path / "eval.json"
-    assert main(["eval", str(REAL_VAL), "--png", str(tmp_path / "cm.png"), "--json", str(out)]) == 0
+    out, sheet = tmp_path / "eval.json", tmp_path / "failures.png"
+    argv = ["eval", str(REAL_VAL), "--png", str(tmp_path / "cm.png"), "--json", str(out)]
+    assert main([*argv, "--sheet", str(sheet)]) == 0
     got = json.loads(out.read_text())
     for key, value in _card_figures().items():
         assert got[key] == pytest.approx(value, abs=0.00051), key
     assert (tmp_path / "cm.png").exists()
+    rows = -(-min(len(got["failures"]), 24) // 4)  # four 360 px cells a row, 22 px title bands
+    assert cv2.imread(str(sheet)).shape == (rows * 382, 4 * 360, 3)

@@ -7,6 +7,8 @@ Figures (the model card quotes them):
 - identity accuracy: of the matched tiles, the share read as the right identity, with confusions by
   colour (R, Y, B, K, FJ on its own line) and by number;
 - image-level exact match: every labelled tile found and read right, nothing extra;
+- missed tiles split into those boxed loosely (a prediction overlaps them with IoU 0.3-0.5: found,
+  but the box is off) and those no box comes near;
 - on rendered sets, whose sidecars say how much of each tile's number the picture shows
   (``number_visible``, docs/synth.md), identity also of the matched tiles whose number is shown
   whole: what a reader can be asked to read (a finger may cover a labelled tile's number);
@@ -14,7 +16,7 @@ Figures (the model card quotes them):
 
 Example::
 
-    istaka eval datasets/real_val --png runs/eval/real_val.png
+    istaka eval datasets/real_val --png runs/eval/real_val.png --sheet runs/eval/failures.png
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from vision.crops import label_path_for, list_images, read_yolo_boxes
 from vision.types import Box, Recognition, iou
 
 IOU_MATCH = 0.5
+IOU_LOOSE = 0.3  # a missed tile this close to a prediction was found with a box that is off
 NUMBER_WHOLE = 0.95  # a rendered tile's number counts as shown whole from this share of its ink box
 COLOUR_LABELS = (*COLOURS, "FJ")
 NUMBER_LABELS = (*(str(n) for n in range(1, 14)), "FJ")
@@ -60,6 +63,7 @@ class EvalReport:
     shown_matched: int = 0  # matched tiles whose number is shown whole (rendered sets)
     shown_correct: int = 0
     hidden_matched: int = 0  # matched tiles whose number the picture does not show whole
+    missed_loose: int = 0  # missed tiles a prediction overlaps with IoU in [IOU_LOOSE, IOU_MATCH)
     times_ms: list[float] = field(default_factory=list)
     confusion: np.ndarray = field(default_factory=lambda: np.zeros((53, 53), dtype=int))
     failures: list[dict] = field(default_factory=list)
@@ -109,6 +113,7 @@ class EvalReport:
             "identity_number_shown": (
                 None if self.shown_identity is None else round(self.shown_identity, 4)
             ),
+            "missed_loose": self.missed_loose,
             "median_ms": round(statistics.median(times), 1) if times else None,
             "p95_ms": round(times[int(0.95 * (len(times) - 1))], 1) if times else None,
         }
@@ -165,14 +170,38 @@ def score_image(report: EvalReport, sample: Sample, recognition: Recognition) ->
     report.matched += len(pairs)
     missed = len(truth_boxes) - len(pairs)
     extra = len(pred_boxes) - len(pairs)
+    matched_t, matched_p = {i for i, _ in pairs}, {j for _, j in pairs}
+    missed_boxes = [truth_boxes[i] for i in range(len(truth_boxes)) if i not in matched_t]
+    report.missed_loose += sum(
+        max((iou(t, p) for p in pred_boxes), default=0.0) >= IOU_LOOSE for t in missed_boxes
+    )
     if not wrong and not missed and not extra:
         report.exact_images += 1
     else:
         report.failures.append(
-            {"image": sample.image.name, "misread": wrong, "missed": missed, "extra": extra}
+            {
+                "image": sample.image.name,
+                "misread": wrong,
+                "missed": missed,
+                "extra": extra,
+                # where, for write_failure_sheet: pixel boxes (x1, y1, x2, y2)
+                "missed_boxes": [_rounded(b) for b in missed_boxes],
+                "extra_boxes": [
+                    _rounded(pred_boxes[j]) for j in range(len(pred_boxes)) if j not in matched_p
+                ],
+                "misread_boxes": [
+                    _rounded(pred_boxes[j])
+                    for i, j in pairs
+                    if sample.truth[i][0] != recognition.tiles[j].tile.index
+                ],
+            }
         )
     if "total" in recognition.timings_ms:
         report.times_ms.append(recognition.timings_ms["total"])
+
+
+def _rounded(box: Box) -> list[int]:
+    return [round(float(v)) for v in box]
 
 
 def load_samples(data: Path) -> list[Sample]:
@@ -265,6 +294,7 @@ def format_report(report: EvalReport) -> str:
         f"images {s['images']}, labelled tiles {s['tiles']}, predicted {report.predicted_tiles}",
         f"tile recall (IoU>=0.5)      {s['recall']:.2%}",
         f"tile precision (IoU>=0.5)   {s['precision']:.2%}",
+        *_missed_line(report),
         f"identity accuracy (matched) {s['identity_accuracy']:.2%}"
         f"  ({report.correct}/{report.matched})",
         f"image-level exact match     {s['exact_match']:.2%}"
@@ -286,6 +316,17 @@ def format_report(report: EvalReport) -> str:
                 f"missed {f['missed']}, extra {f['extra']}"
             )
     return "\n".join(lines)
+
+
+def _missed_line(report: EvalReport) -> list[str]:
+    """How the missed tiles were missed: boxed loosely, or no box near them."""
+    missed = report.truth_tiles - report.matched
+    if not missed:
+        return []
+    return [
+        f"missed tiles                {missed}: {report.missed_loose} boxed loosely (IoU"
+        f" {IOU_LOOSE}-{IOU_MATCH} with a prediction), {missed - report.missed_loose} without a box"
+    ]
 
 
 def _shown_line(report: EvalReport) -> list[str]:
@@ -339,6 +380,76 @@ def write_confusion_png(report: EvalReport, path: Path) -> Path:
     return path
 
 
+SHEET_COLOURS = {  # BGR
+    "missed_boxes": (0, 0, 255),  # red: a labelled tile not found
+    "extra_boxes": (0, 140, 255),  # orange: a box on no labelled tile
+    "misread_boxes": (0, 230, 255),  # yellow: found, read wrong (the reading is written)
+}
+
+
+def write_failure_sheet(
+    report: EvalReport, samples: Sequence[Sample], path: Path, cell: int = 360, limit: int = 24
+) -> Path:
+    """A contact sheet of the images not read exactly: missed tiles in red, extra boxes in
+    orange, misread tiles in yellow with their reading (up to ``limit`` images)."""
+    import cv2
+
+    by_name = {s.image.name: s.image for s in samples}
+    cells = []
+    for failure in report.failures[:limit]:
+        image = cv2.imread(str(by_name[failure["image"]]))
+        scale = cell / max(image.shape[:2])
+        image = cv2.resize(image, None, fx=scale, fy=scale, interpolation=cv2.INTER_AREA)
+        canvas = np.full((cell + 22, cell, 3), 255, np.uint8)
+        canvas[22 : 22 + image.shape[0], : image.shape[1]] = image
+        for key, colour in SHEET_COLOURS.items():
+            for k, box in enumerate(failure[key]):
+                x1, y1, x2, y2 = (round(v * scale) for v in box)
+                cv2.rectangle(canvas, (x1, y1 + 22), (x2, y2 + 22), colour, 2)
+                if key == "misread_boxes":
+                    text = failure["misread"][k]
+                    cv2.putText(
+                        canvas,
+                        text,
+                        (x1, max(y1 + 18, 34)),
+                        cv2.FONT_HERSHEY_SIMPLEX,
+                        0.45,
+                        (0, 0, 0),
+                        3,
+                        cv2.LINE_AA,
+                    )
+                    cv2.putText(
+                        canvas,
+                        text,
+                        (x1, max(y1 + 18, 34)),
+                        cv2.FONT_HERSHEY_SIMPLEX,
+                        0.45,
+                        colour,
+                        1,
+                        cv2.LINE_AA,
+                    )
+        cv2.putText(
+            canvas,
+            failure["image"][:44],
+            (4, 16),
+            cv2.FONT_HERSHEY_SIMPLEX,
+            0.42,
+            (0, 0, 0),
+            1,
+            cv2.LINE_AA,
+        )
+        cells.append(canvas)
+    if not cells:
+        cells.append(np.full((cell + 22, cell, 3), 255, np.uint8))
+    columns = min(4, len(cells))
+    cells += [np.full_like(cells[0], 255)] * (-len(cells) % columns)
+    rows = [np.hstack(cells[i : i + columns]) for i in range(0, len(cells), columns)]
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    cv2.imwrite(str(path), np.vstack(rows))
+    return path
+
+
 def report_json(report: EvalReport) -> str:
     """Summary, confusions and failures as JSON."""
     data = {
@@ -361,4 +472,5 @@ __all__ = [
     "report_json",
     "score_image",
     "write_confusion_png",
+    "write_failure_sheet",
 ]

@@ -33,6 +33,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--backend", choices=("onnx", "torch"), help="default: the manifest's")
     p.add_argument("--png", type=Path, default=Path("runs/eval/confusion.png"))
     p.add_argument("--json", type=Path, help="also write the figures as JSON here")
+    p.add_argument(
+        "--sheet",
+        type=Path,
+        help="also draw the images not read exactly (missed red, extra orange, misread yellow)",
+    )
     p.set_defaults(func=_eval)
 
     p = subparsers.add_parser("export", help="export the shipped .pt weights to ONNX")
@@ -57,6 +62,7 @@ def _eval(args: argparse.Namespace) -> int:
         load_samples,
         report_json,
         write_confusion_png,
+        write_failure_sheet,
     )
     from vision.recognizer import MANIFEST, Recognizer, RecognizerSpec
 
@@ -66,6 +72,8 @@ def _eval(args: argparse.Namespace) -> int:
     print(f"recogniser: {recognizer.spec.architecture}, backend {recognizer.backend}")
     print(format_report(report))
     print(f"confusion matrix: {write_confusion_png(report, args.png)}")
+    if args.sheet:
+        print(f"images not read exactly: {write_failure_sheet(report, samples, args.sheet)}")
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(report_json(report))
