@@ -11,6 +11,7 @@ from vision import data_real
 from vision.data_real import (
     UPSTREAM_NAMES,
     polygon_to_box,
+    polygon_to_obb,
     read_upstream_labels,
     read_val_list,
     source_of,
@@ -112,3 +113,46 @@ def test_convert_writes_boxes_in_istaka_classes(tmp_path: Path) -> None:
     assert all(0 <= int(parts[0]) <= 52 for parts in lines)
     assert all(0 <= float(v) <= 1 for parts in lines for v in parts[1:])
     assert (tmp_path / "data.yaml").exists()
+
+
+def test_polygon_obb_is_the_turned_rectangle_in_pixels() -> None:
+    """A 40x20 px rectangle turned 30 degrees (with a midpoint on one edge, as upstream polygons
+    have) gives back its own four corners; computed in pixels, so a non-square image is right."""
+    import math
+
+    width, height = 200, 100
+    angle = math.radians(30)
+    u, v = (math.cos(angle), math.sin(angle)), (-math.sin(angle), math.cos(angle))
+    corners = [
+        (100 + sx * 20 * u[0] + sy * 10 * v[0], 50 + sx * 20 * u[1] + sy * 10 * v[1])
+        for sx, sy in ((-1, -1), (1, -1), (1, 1), (-1, 1))
+    ]
+    mid = ((corners[0][0] + corners[1][0]) / 2, (corners[0][1] + corners[1][1]) / 2)
+    polygon = [corners[0], mid, *corners[1:]]
+    coords = [c for x, y in polygon for c in (x / width, y / height)]
+    obb = polygon_to_obb(coords, width, height)
+    got = sorted((round(obb[i] * width, 2), round(obb[i + 1] * height, 2)) for i in (0, 2, 4, 6))
+    assert got == sorted((round(x, 2), round(y, 2)) for x, y in corners)
+    with pytest.raises(ValueError, match="at least 3 x,y pairs"):
+        polygon_to_obb([0.1, 0.2, 0.3, 0.4], width, height)
+
+
+@needs_real
+def test_convert_writes_oriented_boxes_when_asked(tmp_path: Path) -> None:
+    """``--obb``: a class and four corners a line, whose upright hull holds the box line's box."""
+    val = read_val_list()
+    data_real.convert(REAL, tmp_path / "obb", val_names=val, obb=True)
+    data_real.convert(REAL, tmp_path / "box", val_names=val)
+    name = sorted((tmp_path / "box" / "labels" / "val").iterdir())[0].name
+    boxes = (tmp_path / "box" / "labels" / "val" / name).read_text().splitlines()
+    turned = (tmp_path / "obb" / "labels" / "val" / name).read_text().splitlines()
+    assert len(boxes) == len(turned) > 0
+    for box, obb in zip(boxes, turned, strict=True):
+        cls, *b = box.split()
+        cls_o, *c = obb.split()
+        assert cls == cls_o and len(c) == 8
+        xs, ys = [float(v) for v in c[0::2]], [float(v) for v in c[1::2]]
+        # the rectangle's hull holds the polygon's box (equal for square-cornered tiles)
+        xc, yc, w, h = (float(v) for v in b)
+        assert min(xs) <= xc - w / 2 + 1e-3 and max(xs) >= xc + w / 2 - 1e-3
+        assert min(ys) <= yc - h / 2 + 1e-3 and max(ys) >= yc + h / 2 - 1e-3

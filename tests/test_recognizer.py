@@ -16,6 +16,7 @@ from vision.recognizer import (
     Recognizer,
     RecognizerSpec,
     decode_detections,
+    decode_obb_detections,
     letterbox,
     to_tensor,
 )
@@ -50,6 +51,48 @@ def test_decode_detections_thresholds_and_suppresses_overlaps() -> None:
     boxes, scores = decode_detections(raw, conf=0.25, iou=0.5)
     assert boxes.tolist() == [[40.0, 40.0, 60.0, 60.0]]
     assert scores.tolist() == [[pytest.approx(0.9)]]
+
+
+def test_decode_obb_keeps_touching_turned_tiles_and_returns_upright_hulls() -> None:
+    """Two thin 6x30 tiles turned 45 degrees, touching along their long edges: their upright
+    hulls overlap (IoU 0.53) but the turned boxes do not, so both stay; a near copy of the first
+    goes; a weak box is dropped.  Rows: cx, cy, w, h, score, angle (radians)."""
+    step = 6 / np.sqrt(2)  # one tile width across, along the turned width axis (cos, sin)
+    quarter = np.pi / 4
+    raw = np.array(
+        [
+            [50, 50 + step, 51, 80],
+            [50, 50 + step, 50, 80],
+            [6, 6, 6, 6],
+            [30, 30, 30, 30],
+            [0.9, 0.8, 0.7, 0.1],
+            [quarter, quarter, quarter, 0.0],
+        ],
+        np.float32,
+    )
+    boxes, scores = decode_obb_detections(raw, conf=0.25, iou=0.5)
+    assert scores[:, 0].tolist() == [pytest.approx(0.9), pytest.approx(0.8)]
+    half = (6 + 30) / 2 / np.sqrt(2)  # half the side of a 6x30 box's hull at 45 degrees
+    assert boxes[0] == pytest.approx([50 - half, 50 - half, 50 + half, 50 + half], abs=1e-3)
+    assert boxes[1] == pytest.approx(boxes[0] + step, abs=1e-3)
+    assert _iou(boxes[0], boxes[1]) > 0.5  # upright NMS on the hulls would drop one
+
+
+def _iou(a: np.ndarray, b: np.ndarray) -> float:
+    ix = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
+    iy = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
+    inter = ix * iy
+    return inter / ((a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter)
+
+
+def test_an_oriented_detector_needs_a_classifier() -> None:
+    from dataclasses import replace
+
+    spec = replace(RecognizerSpec.load(MANIFEST), architecture="single", detector_task="obb")
+    with pytest.raises(ValueError, match="oriented-box detector needs a two_stage classifier"):
+        Recognizer(spec)
+    with pytest.raises(ValueError, match="unknown detector_task 'seg'"):
+        Recognizer(replace(RecognizerSpec.load(MANIFEST), detector_task="seg"))
 
 
 def test_bad_backend_and_image_are_named() -> None:

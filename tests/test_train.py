@@ -37,7 +37,7 @@ def test_shipped_configs_load() -> None:
     ("data", "message"),
     [
         ({"task": "detect", "model": "yolo11n.pt", "data": "x"}, "architecture YAML"),
-        ({"task": "segment", "model": "yolo11n.yaml", "data": "x"}, "detect or classify"),
+        ({"task": "segment", "model": "yolo11n.yaml", "data": "x"}, "task must be one of"),
         ({"task": "detect", "model": "yolo11n.yaml"}, r"missing keys \['data'\]"),
         ({"task": "detect", "model": "yolo11n.yaml", "data": "x", "keep": "first"}, "best or last"),
     ],

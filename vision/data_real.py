@@ -20,6 +20,7 @@ The split is seeded and stratified by series (``rummy``, ``rummy2``, ``rummy3``,
 Example::
 
     python -m vision.data_real --src ../shared/data/rummikub-real --out datasets/build/real
+    python -m vision.data_real --obb --out datasets/build/real_obb     # oriented boxes
 """
 
 from __future__ import annotations
@@ -32,11 +33,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
+
 from okey.tiles import COLOURS, FALSE_JOKER_INDEX, Tile
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SRC = REPO_ROOT.parent / "shared" / "data" / "rummikub-real"
 DEFAULT_OUT = REPO_ROOT / "datasets" / "build" / "real"
+DEFAULT_OUT_OBB = REPO_ROOT / "datasets" / "build" / "real_obb"
 VAL_LIST = REPO_ROOT / "datasets" / "real_val.txt"
 DEFAULT_SEED = 0
 DEFAULT_VAL_FRACTION = 0.2
@@ -59,10 +63,18 @@ class Label:
 
     index: int
     box: YoloBox
+    # the tile's oriented box: four normalised corners x1 y1 .. x4 y4 (see polygon_to_obb)
+    corners: tuple[float, ...] | None = None
 
     def line(self) -> str:
         """The YOLO detection line, e.g. ``'52 0.500000 0.500000 0.100000 0.120000'``."""
         return f"{self.index} " + " ".join(f"{v:.6f}" for v in self.box)
+
+    def obb_line(self) -> str:
+        """The YOLO oriented-box line: ``'52 x1 y1 x2 y2 x3 y3 x4 y4'`` (normalised corners)."""
+        if self.corners is None:
+            raise ValueError("this label has no oriented box")
+        return f"{self.index} " + " ".join(f"{v:.6f}" for v in self.corners)
 
 
 def upstream_to_index(upstream_class: int) -> int:
@@ -86,7 +98,7 @@ def polygon_to_box(coords: Sequence[float]) -> YoloBox:
     """The enclosing box of a normalised polygon ``x1 y1 x2 y2 ...``, clipped to the image.
 
     >>> polygon_to_box([0.1, 0.2, 0.3, 0.2, 0.3, 0.6, 0.1, 0.6])
-    (0.2, 0.4, 0.2, 0.39999999999999997)
+    (0.2, 0.4, 0.19999999999999998, 0.39999999999999997)
     """
     if len(coords) < 6 or len(coords) % 2:
         raise ValueError(f"a polygon needs at least 3 x,y pairs, got {len(coords)} numbers")
@@ -96,8 +108,29 @@ def polygon_to_box(coords: Sequence[float]) -> YoloBox:
     return ((x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1)
 
 
-def read_upstream_labels(path: Path) -> list[Label]:
-    """Parse one upstream segmentation label file into istaka box labels."""
+def polygon_to_obb(coords: Sequence[float], width: int, height: int) -> tuple[float, ...]:
+    """The smallest rotated rectangle around a normalised polygon, as four normalised corners.
+
+    Computed in pixels (``width`` x ``height``), so angles are true on non-square images;
+    corners are clipped to the image.
+
+    >>> [round(v, 3) for v in polygon_to_obb([0.1, 0.2, 0.3, 0.2, 0.3, 0.6, 0.1, 0.6], 100, 100)]
+    [0.3, 0.6, 0.1, 0.6, 0.1, 0.2, 0.3, 0.2]
+    """
+    import cv2
+
+    if len(coords) < 6 or len(coords) % 2:
+        raise ValueError(f"a polygon needs at least 3 x,y pairs, got {len(coords)} numbers")
+    points = np.asarray(coords, np.float32).reshape(-1, 2) * np.float32([width, height])
+    corners = cv2.boxPoints(cv2.minAreaRect(points)) / np.float32([width, height])
+    return tuple(float(v) for v in np.clip(corners, 0.0, 1.0).reshape(-1))
+
+
+def read_upstream_labels(path: Path, size: tuple[int, int] | None = None) -> list[Label]:
+    """Parse one upstream segmentation label file into istaka box labels.
+
+    With the image's ``size`` (width, height) each label also carries its oriented box.
+    """
     labels = []
     for line_no, line in enumerate(path.read_text().splitlines(), start=1):
         parts = line.split()
@@ -108,10 +141,11 @@ def read_upstream_labels(path: Path) -> list[Label]:
             coords = [float(v) for v in parts[1:]]
             box = polygon_to_box(coords)
             index = upstream_to_index(upstream)
+            corners = polygon_to_obb(coords, *size) if size else None
         except ValueError as exc:
             raise ValueError(f"{path}:{line_no}: {exc}") from exc
         if box[2] > 0 and box[3] > 0:
-            labels.append(Label(index, box))
+            labels.append(Label(index, box, corners))
     return labels
 
 
@@ -172,11 +206,13 @@ def convert(
     val_names: Sequence[str] | None = None,
     seed: int = DEFAULT_SEED,
     val_fraction: float = DEFAULT_VAL_FRACTION,
+    obb: bool = False,
 ) -> dict[str, int]:
     """Write ``out/{images,labels}/{train,val}`` and ``out/data.yaml``; return image counts.
 
     ``val_names`` fixes the validation side (the committed list by default when it exists);
-    otherwise the seeded split decides.
+    otherwise the seeded split decides.  ``obb``: oriented-box labels (the tile's smallest rotated
+    rectangle) instead of upright boxes, for an ultralytics OBB detector.
     """
     images_dir, labels_dir = Path(src) / "images", Path(src) / "labels"
     if not images_dir.is_dir() or not labels_dir.is_dir():
@@ -203,13 +239,22 @@ def convert(
     for name in names:
         split = "val" if name in val_set else "train"
         label_path = labels_dir / (Path(name).stem + ".txt")
-        labels = read_upstream_labels(label_path) if label_path.exists() else []
+        size = _image_size(images_dir / name) if obb else None
+        labels = read_upstream_labels(label_path, size) if label_path.exists() else []
         shutil.copy2(images_dir / name, out / "images" / split / name)
-        text = "".join(label.line() + "\n" for label in labels)
+        text = "".join((label.obb_line() if obb else label.line()) + "\n" for label in labels)
         (out / "labels" / split / (Path(name).stem + ".txt")).write_text(text)
         counts[split] += 1
     write_data_yaml(out / "data.yaml", out, "images/train", "images/val")
     return counts
+
+
+def _image_size(path: Path) -> tuple[int, int]:
+    """(width, height) from the image header."""
+    from PIL import Image
+
+    with Image.open(path) as image:
+        return image.size
 
 
 def write_data_yaml(path: Path, root: Path, train: str | list[str], val: str | list[str]) -> None:
@@ -231,6 +276,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--val-fraction", type=float, default=DEFAULT_VAL_FRACTION)
+    parser.add_argument("--obb", action="store_true", help="oriented-box labels (rotated tiles)")
     parser.add_argument(
         "--write-val-list",
         action="store_true",
@@ -247,7 +293,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         VAL_LIST.write_text(header + "".join(n + "\n" for n in val))
         print(f"wrote {VAL_LIST} ({len(val)} images)")
         return 0
-    counts = convert(args.src, args.out, seed=args.seed, val_fraction=args.val_fraction)
+    counts = convert(
+        args.src, args.out, seed=args.seed, val_fraction=args.val_fraction, obb=args.obb
+    )
     print(f"wrote {args.out}: {counts['train']} train, {counts['val']} val images")
     return 0
 

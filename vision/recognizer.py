@@ -5,6 +5,9 @@ Two architectures share this class, chosen by the shipped manifest ``models/reco
 - ``two_stage``: a one-class tile detector finds the tiles, a crop classifier reads each one;
 - ``single``: one detector whose 53 classes are the identities.
 
+The two-stage detector may be an oriented-box one (manifest ``detector_task: obb``): its boxes
+turn with the tiles, NMS compares them turned, and the recogniser keeps their upright hulls.
+
 Both backends run the same networks with the same pre- and post-processing written here (letterbox,
 box decoding, non-maximum suppression, crops), so they differ only in the engine: ONNX Runtime on
 the exported ``.onnx`` files, or PyTorch on the ``.pt`` checkpoints.  Models load once, in the
@@ -52,6 +55,7 @@ class RecognizerSpec:
     conf: float = 0.25
     iou: float = 0.5
     default_backend: str = "onnx"
+    detector_task: str = "detect"  # "obb": an oriented-box detector (its boxes' upright hulls)
 
     @classmethod
     def load(cls, path: Path = MANIFEST) -> RecognizerSpec:
@@ -71,6 +75,7 @@ class RecognizerSpec:
             conf=float(raw.get("conf", 0.25)),
             iou=float(raw.get("iou", 0.5)),
             default_backend=str(raw.get("default_backend", "onnx")),
+            detector_task=str(raw.get("detector_task", "detect")),
         )
 
 
@@ -120,6 +125,35 @@ def decode_detections(
     idx = cv2.dnn.NMSBoxes(xywh.tolist(), best.tolist(), conf, iou, top_k=max_det)
     idx = np.asarray(idx, dtype=int).reshape(-1)
     return boxes[idx], scores[idx]
+
+
+def decode_obb_detections(
+    raw: np.ndarray, conf: float, iou: float, max_det: int = 100
+) -> tuple[np.ndarray, np.ndarray]:
+    """Oriented-box head output ``(4 + nc + 1, N)`` (centre, size, class scores, angle in
+    radians) -> (upright hulls ``(k, 4)`` xyxy, class scores ``(k, nc)``).
+
+    NMS compares the turned boxes themselves, so tiles touching in a slanted column, whose upright
+    boxes overlap, do not suppress each other.
+    """
+    import cv2
+
+    pred = raw.T
+    scores = pred[:, 4:-1]
+    best = scores.max(axis=1)
+    keep = best >= conf
+    pred, scores, best = pred[keep], scores[keep], best[keep]
+    if not len(pred):
+        return np.zeros((0, 4), np.float32), np.zeros((0, scores.shape[1]), np.float32)
+    rects = [
+        ((float(cx), float(cy)), (float(w), float(h)), float(np.degrees(a)))
+        for cx, cy, w, h, a in pred[:, [0, 1, 2, 3, -1]]
+    ]
+    idx = cv2.dnn.NMSBoxesRotated(rects, best.tolist(), conf, iou, top_k=max_det)
+    idx = np.asarray(idx, dtype=int).reshape(-1)
+    corners = np.stack([cv2.boxPoints(rects[i]) for i in idx]) if len(idx) else np.zeros((0, 4, 2))
+    boxes = np.concatenate([corners.min(axis=1), corners.max(axis=1)], axis=1).astype(np.float32)
+    return boxes, scores[idx]
 
 
 class _OnnxNet:
@@ -179,6 +213,10 @@ class Recognizer:
             raise ValueError(f"unknown architecture {spec.architecture!r}")
         if spec.architecture == "two_stage" and spec.classifier is None:
             raise ValueError("a two_stage recogniser needs a classifier")
+        if spec.detector_task not in ("detect", "obb"):
+            raise ValueError(f"unknown detector_task {spec.detector_task!r}: use detect or obb")
+        if spec.detector_task == "obb" and spec.architecture != "two_stage":
+            raise ValueError("an oriented-box detector needs a two_stage classifier")
         self.spec = spec
         self.backend = backend
         self.detector = _load_net(spec.detector, backend)
@@ -196,7 +234,8 @@ class Recognizer:
         size = self.spec.detector_imgsz
         padded, scale, (left, top) = letterbox(image_bgr, size)
         raw = self.detector(to_tensor([padded]))[0]
-        boxes, scores = decode_detections(raw, self.spec.conf, self.spec.iou)
+        decode = decode_obb_detections if self.spec.detector_task == "obb" else decode_detections
+        boxes, scores = decode(raw, self.spec.conf, self.spec.iou)
         boxes = (boxes - np.array([left, top, left, top], np.float32)) / scale
         h, w = image_bgr.shape[:2]
         boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, w)

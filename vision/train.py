@@ -4,7 +4,7 @@ A config names the ultralytics model YAML (never a downloadable checkpoint), the
 arguments and where the shipped weights go::
 
     name: tile_detector            # run folder runs/<name>, and the default output stem
-    task: detect                   # detect or classify
+    task: detect                   # detect, classify or obb (oriented boxes)
     model: yolo11n.yaml            # architecture only: trained from scratch
     data: datasets/real.yaml       # detection data YAML, or a classification folder
     prepare: [real]                # build steps run first when their output is missing
@@ -48,6 +48,7 @@ from typing import Any
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 RUNS_DIR = REPO_ROOT / "runs"
+TASKS = ("detect", "classify", "obb")  # obb: oriented boxes (a tile's box turns with it)
 
 # Colour is the main cue on a tile: no hue jitter, no mirror images (a mirrored 6 is no tile), and
 # only small rotations so a 6 does not turn into a 9.  Plots need font downloads: off.
@@ -109,8 +110,8 @@ class TrainConfig:
         missing = [k for k in ("task", "model", "data") if k not in raw]
         if missing:
             raise ValueError(f"{path}: missing keys {missing}")
-        if raw["task"] not in ("detect", "classify"):
-            raise ValueError(f"{path}: task must be detect or classify, got {raw['task']!r}")
+        if raw["task"] not in TASKS:
+            raise ValueError(f"{path}: task must be one of {TASKS}, got {raw['task']!r}")
         if str(raw["model"]).endswith(".pt"):
             raise ValueError(f"{path}: model must be an architecture YAML (no downloads here)")
         name = str(raw.get("name", path.stem))
@@ -172,6 +173,9 @@ def prepare(steps: list[str]) -> None:
         if step == "real":
             if not (data_real.DEFAULT_OUT / "labels" / "val").is_dir():
                 data_real.convert()
+        elif step == "real_obb":
+            if not (data_real.DEFAULT_OUT_OBB / "labels" / "val").is_dir():
+                data_real.convert(out=data_real.DEFAULT_OUT_OBB, obb=True)
         elif step == "crops":
             from vision import crops
 
@@ -184,7 +188,7 @@ def prepare(steps: list[str]) -> None:
                     "istaka synth --n 350 --seed 1 --out datasets/build/synth --workers 2"
                 )
         else:
-            raise ValueError(f"unknown prepare step {step!r} (use real, crops or synth)")
+            raise ValueError(f"unknown prepare step {step!r} (use real, real_obb, crops or synth)")
 
 
 def prepare_generated(config: TrainConfig, workers: int = 2) -> None:
@@ -279,6 +283,13 @@ def train(config: TrainConfig, resume: bool = False, **overrides: Any) -> Path:
             data = resolve_data_yaml(data, RUNS_DIR / "data")
         if config.weights is None:
             model = YOLO(config.model, task=config.task)
+        elif config.task == "obb":
+            # an upright-box detector seeds an oriented-box one: build the YAML's model and copy
+            # every layer whose shape matches (backbone and neck; the OBB head starts fresh)
+            if not config.weights.is_file():
+                raise FileNotFoundError(f"{config.name}: no initial weights at {config.weights}")
+            model = YOLO(config.model, task=config.task)
+            args["pretrained"] = str(config.weights)
         else:
             # Start from a local checkpoint of the same architecture: ultralytics rebuilds the
             # model for this data and copies every layer whose shape matches (a new head for
