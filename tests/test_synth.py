@@ -426,3 +426,36 @@ def test_number_visible_is_whole_on_whole_faces_and_can_be_less_than_the_face() 
         if under and whole >= 20:
             break
     assert whole >= 20 and under >= 1
+
+
+def test_oriented_labels_hug_the_face_quads(tmp_path: Path) -> None:
+    """``--labels obb``: one oriented box per labelled tile, holding the tile's visible box; the
+    images and sidecars are the same as with upright labels."""
+    from vision.synth.dataset import obb_lines
+
+    for kind in ("box", "obb"):
+        argv = ["synth", "--n", "2", "--seed", "12", "--scene", "table", "--quiet"]
+        assert main([*argv, "--out", str(tmp_path / kind), "--labels", kind]) == 0
+    for name in ("s12_000000", "s12_000001"):
+        for sub, suffix in (("images", ".jpg"), ("sidecars", ".json")):
+            a = (tmp_path / "box" / sub / f"{name}{suffix}").read_bytes()
+            assert a == (tmp_path / "obb" / sub / f"{name}{suffix}").read_bytes()
+        truth = json.loads((tmp_path / "obb" / "sidecars" / f"{name}.json").read_text())
+        boxes = (tmp_path / "box" / "labels" / f"{name}.txt").read_text().splitlines()
+        turned = (tmp_path / "obb" / "labels" / f"{name}.txt").read_text().splitlines()
+        assert turned == obb_lines(truth) and len(turned) == len(boxes) > 0
+        w, h = truth["width"], truth["height"]
+        for box, obb in zip(boxes, turned, strict=True):
+            cls, cx, cy, bw, bh = box.split()
+            corners = np.float32(obb.split()[1:]).reshape(4, 2) * [w, h]
+            assert obb.split()[0] == cls
+            x1, y1 = (float(cx) - float(bw) / 2) * w, (float(cy) - float(bh) / 2) * h
+            x2, y2 = (float(cx) + float(bw) / 2) * w, (float(cy) + float(bh) / 2) * h
+            lo, hi = corners.min(axis=0), corners.max(axis=0)
+            assert lo[0] <= x1 + 2 and lo[1] <= y1 + 2  # the turned box holds the face (to the
+            # pixel: a box counts whole pixels)
+            assert hi[0] >= x2 - 2 and hi[1] >= y2 - 2
+    with pytest.raises(ValueError, match="labels must be one of"):
+        from vision.synth.dataset import render_dataset
+
+        render_dataset(tmp_path / "x", 1, 1, labels="polygon")

@@ -57,6 +57,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         default="rack",
         help="rack: the player's rack (default); table: groups lying on the table at any angle",
     )
+    p.add_argument(
+        "--labels",
+        choices=("box", "obb"),
+        default="box",
+        help="box: upright YOLO boxes (default); obb: oriented boxes, for an OBB detector",
+    )
     p.add_argument("--size", type=_size, default=(640, 480), help="WIDTHxHEIGHT (default 640x480)")
     p.add_argument(
         "--quality", type=int, default=90, help="JPEG quality of saved images (default 90)"
@@ -95,6 +101,7 @@ def run(args: argparse.Namespace) -> int:
         start=args.start,
         progress=not args.quiet,
         scene=args.scene,
+        labels=args.labels,
     )
     print(f"wrote {len(names)} images to {args.out} ({args.out / 'data.yaml'})")
     return 0

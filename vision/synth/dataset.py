@@ -6,7 +6,8 @@ bytes whatever the number of workers or the order the workers finish in.
 Layout of an output folder::
 
     DIR/images/s{S}_{i:06d}.jpg     the photo
-    DIR/labels/s{S}_{i:06d}.txt     YOLO boxes of the labelled tiles: class cx cy w h (normalised)
+    DIR/labels/s{S}_{i:06d}.txt     YOLO boxes of the labelled tiles: class cx cy w h (normalised);
+                                    with labels="obb", oriented boxes: class x1 y1 .. x4 y4
     DIR/sidecars/s{S}_{i:06d}.json  the ground truth (docs/synth.md)
     DIR/data.yaml                   ultralytics dataset file (53 classes)
 
@@ -73,6 +74,30 @@ def yolo_lines(truth: dict) -> list[str]:
     return lines
 
 
+def obb_lines(truth: dict) -> list[str]:
+    """Oriented-box label lines (class x1 y1 .. x4 y4, normalised) of the labelled tiles: the
+    smallest rotated rectangle around the part of each face quad inside the image."""
+    w, h = truth["width"], truth["height"]
+    frame = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
+    lines = []
+    for t in truth["tiles"]:
+        if not t["labelled"] or t.get("quad") is None:
+            continue
+        quad = np.float32(t["quad"])
+        if cv2.contourArea(quad, oriented=True) < 0:
+            quad = quad[::-1]  # intersectConvexConvex wants both polygons the same way round
+        area, inside = cv2.intersectConvexConvex(quad, frame)
+        if area <= 0 or inside is None:
+            continue
+        corners = cv2.boxPoints(cv2.minAreaRect(inside.reshape(-1, 2))) / np.float32([w, h])
+        values = np.clip(corners, 0.0, 1.0).reshape(-1)
+        lines.append(f"{t['class']} " + " ".join(f"{v:.6f}" for v in values))
+    return lines
+
+
+LABELLERS = {"box": yolo_lines, "obb": obb_lines}
+
+
 def encode_jpeg(image: np.ndarray, quality: int) -> bytes:
     ok, buf = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, int(quality)])
     if not ok:
@@ -112,7 +137,8 @@ def _render_one(index: int) -> str:
     out = Path(job["out"])
     name = stem(job["seed"], index)
     (out / "images" / f"{name}.jpg").write_bytes(encode_jpeg(image, job["quality"]))
-    (out / "labels" / f"{name}.txt").write_text("".join(line + "\n" for line in yolo_lines(truth)))
+    lines = LABELLERS[job.get("labels", "box")](truth)
+    (out / "labels" / f"{name}.txt").write_text("".join(line + "\n" for line in lines))
     (out / "sidecars" / f"{name}.json").write_text(json.dumps(truth, separators=(",", ":")))
     return name
 
@@ -129,8 +155,14 @@ def render_dataset(
     start: int = 0,
     progress: bool = True,
     scene: str = "rack",
+    labels: str = "box",
 ) -> list[str]:
-    """Render images ``start .. start+n-1`` of seed ``seed`` into ``out``; returns the stems."""
+    """Render images ``start .. start+n-1`` of seed ``seed`` into ``out``; returns the stems.
+
+    ``labels``: ``box`` (upright YOLO boxes) or ``obb`` (oriented boxes, for an OBB detector).
+    """
+    if labels not in LABELLERS:
+        raise ValueError(f"labels must be one of {sorted(LABELLERS)}, got {labels!r}")
     if n < 1:
         raise ValueError(f"--n must be at least 1, got {n}")
     if workers < 1:
@@ -145,6 +177,7 @@ def render_dataset(
         "out": str(out),
         "quality": quality,
         "scene": scene,
+        "labels": labels,
     }
     indices = range(start, start + n)
     names: list[str] = []

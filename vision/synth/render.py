@@ -451,6 +451,7 @@ def _sidecar(scene: Scene, records: dict[int, dict], idmap: np.ndarray) -> dict:
                 "slot": t.slot,
                 "visible": round(visible_frac, 3),
                 "number_visible": round(_shown(idmap, tid, (rec or {}).get("mark_quad")), 3),
+                "quad": _quad_list((rec or {}).get("quad")),
                 "labelled": bool(labelled),
             }
         )
@@ -475,6 +476,11 @@ def _sidecar(scene: Scene, records: dict[int, dict], idmap: np.ndarray) -> dict:
         "camera": _rounded(scene.camera_params),
         "fingers": len(scene.fingers),
     }
+
+
+def _quad_list(quad: np.ndarray | None) -> list[list[float]] | None:
+    """The face's four image corners (pixels, unclipped), or None when it was not projected."""
+    return None if quad is None else [[round(float(x), 2), round(float(y), 2)] for x, y in quad]
 
 
 def _rounded(value: object) -> object:
