@@ -407,37 +407,9 @@ def write_failure_sheet(
                 x1, y1, x2, y2 = (round(v * scale) for v in box)
                 cv2.rectangle(canvas, (x1, y1 + 22), (x2, y2 + 22), colour, 2)
                 if key == "misread_boxes":
-                    text = failure["misread"][k]
-                    cv2.putText(
-                        canvas,
-                        text,
-                        (x1, max(y1 + 18, 34)),
-                        cv2.FONT_HERSHEY_SIMPLEX,
-                        0.45,
-                        (0, 0, 0),
-                        3,
-                        cv2.LINE_AA,
-                    )
-                    cv2.putText(
-                        canvas,
-                        text,
-                        (x1, max(y1 + 18, 34)),
-                        cv2.FONT_HERSHEY_SIMPLEX,
-                        0.45,
-                        colour,
-                        1,
-                        cv2.LINE_AA,
-                    )
-        cv2.putText(
-            canvas,
-            failure["image"][:44],
-            (4, 16),
-            cv2.FONT_HERSHEY_SIMPLEX,
-            0.42,
-            (0, 0, 0),
-            1,
-            cv2.LINE_AA,
-        )
+                    origin = (x1, max(y1 + 18, 34))
+                    _sheet_text(canvas, failure["misread"][k], origin, colour, outline=True)
+        _sheet_text(canvas, failure["image"][:44], (4, 16), (0, 0, 0))
         cells.append(canvas)
     if not cells:
         cells.append(np.full((cell + 22, cell, 3), 255, np.uint8))
@@ -448,6 +420,18 @@ def write_failure_sheet(
     path.parent.mkdir(parents=True, exist_ok=True)
     cv2.imwrite(str(path), np.vstack(rows))
     return path
+
+
+def _sheet_text(
+    canvas: np.ndarray, text: str, origin: tuple[int, int], colour: tuple, outline: bool = False
+) -> None:
+    """Small text on a sheet cell; ``outline`` draws it over a black edge, readable on photos."""
+    import cv2
+
+    for ink, thickness in (((0, 0, 0), 3), (colour, 1)) if outline else ((colour, 1),):
+        cv2.putText(
+            canvas, text, origin, cv2.FONT_HERSHEY_SIMPLEX, 0.45, ink, thickness, cv2.LINE_AA
+        )
 
 
 def report_json(report: EvalReport) -> str:
