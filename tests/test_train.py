@@ -244,3 +244,12 @@ def test_a_config_renders_its_set_from_the_named_style_pool(tmp_path: Path) -> N
     assert pools == {"wide"}
     (default,) = (out_default / "sidecars").glob("*.json")
     assert json.loads(default.read_text())["style_pool"] == "train"
+
+
+def test_a_config_renders_oriented_labels_when_asked(tmp_path: Path) -> None:
+    """``labels: obb`` in a ``synth`` set writes oriented-box labels (class and four corners)."""
+    out = tmp_path / "obb"
+    config = _detect_config(tmp_path, [{"out": str(out), "n": 1, "seed": 6, "labels": "obb"}])
+    prepare_generated(TrainConfig.load(config), workers=1)
+    lines = next((out / "labels").glob("*.txt")).read_text().splitlines()
+    assert lines and all(len(line.split()) == 9 for line in lines)

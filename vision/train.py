@@ -25,8 +25,8 @@ A config may also say how its generated data are built, when missing::
 ``crops`` may add ``background: {datasets/build/real: 3}``: not-a-tile crops per image, a 54th
 class (``vision.crops.NOT_A_TILE``) the recogniser uses to drop stray boxes.
 ``synth`` may also be a list of such sets (each may add ``scene: table`` for tiles laid out on
-the table, see ``vision.synth.scene``, and ``pool: wide`` for another style pool than ``train``,
-see ``vision.synth.styles``), and ``augment`` a mapping of
+the table, see ``vision.synth.scene``, ``pool: wide`` for another style pool than ``train``,
+see ``vision.synth.styles``, and ``labels: obb`` for oriented-box labels), and ``augment`` a mapping of
 ``vision.crops.CameraAugment`` ranges (``{degrees: 15, wide_degrees: 50, wide_p: 0.3}``).
 
 Example::
@@ -208,6 +208,7 @@ def prepare_generated(config: TrainConfig, workers: int = 2) -> None:
                 progress=False,
                 **({"scene": spec["scene"]} if "scene" in spec else {}),
                 **({"pool_name": spec["pool"]} if "pool" in spec else {}),
+                **({"labels": spec["labels"]} if "labels" in spec else {}),
             )
     if config.crops:
         out = _repo_path(config.crops["out"])
