@@ -26,8 +26,8 @@ A config may also say how its generated data are built, when missing::
 class (``vision.crops.NOT_A_TILE``) the recogniser uses to drop stray boxes.
 ``synth`` may also be a list of such sets (each may add ``scene: table`` for tiles laid out on
 the table, see ``vision.synth.scene``, ``pool: wide`` for another style pool than ``train``,
-see ``vision.synth.styles``, and ``labels: obb`` for oriented-box labels), and ``augment`` a mapping of
-``vision.crops.CameraAugment`` ranges (``{degrees: 15, wide_degrees: 50, wide_p: 0.3}``).
+see ``vision.synth.styles``, and ``labels: obb`` for oriented-box labels), and ``augment`` a
+mapping of ``vision.crops.CameraAugment`` ranges (``{degrees: 15, wide_degrees: 50, wide_p: 0.3}``).
 
 Example::
 
