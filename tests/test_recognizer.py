@@ -70,12 +70,29 @@ def test_decode_obb_keeps_touching_turned_tiles_and_returns_upright_hulls() -> N
         ],
         np.float32,
     )
-    boxes, scores = decode_obb_detections(raw, conf=0.25, iou=0.5)
+    boxes, scores, turned = decode_obb_detections(raw, conf=0.25, iou=0.5)
     assert scores[:, 0].tolist() == [pytest.approx(0.9), pytest.approx(0.8)]
+    assert turned[0] == pytest.approx([50, 50, 6, 30, 45], abs=1e-4)  # cx cy w h degrees
     half = (6 + 30) / 2 / np.sqrt(2)  # half the side of a 6x30 box's hull at 45 degrees
     assert boxes[0] == pytest.approx([50 - half, 50 - half, 50 + half, 50 + half], abs=1e-3)
     assert boxes[1] == pytest.approx(boxes[0] + step, abs=1e-3)
     assert _iou(boxes[0], boxes[1]) > 0.5  # upright NMS on the hulls would drop one
+
+
+def test_straight_crop_stands_a_turned_tile_upright() -> None:
+    """A tall white 20x40 tile turned 30 degrees (either way of describing its box) comes out
+    upright: white inside the crop, black (the table) only outside the tile's padding."""
+    from vision.crops import straight_crop
+
+    image = np.zeros((200, 200, 3), np.uint8)
+    rect = ((100.0, 100.0), (20.0, 40.0), 30.0)
+    cv2.fillPoly(image, [np.int32(np.round(cv2.boxPoints(rect)))], (255, 255, 255))
+    for described in ((100, 100, 20, 40, 30), (100, 100, 40, 20, -60), (100, 100, 40, 20, 120)):
+        crop = straight_crop(image, described, size=96, pad=0.06)
+        assert crop[12:84, 12:84].min() > 200  # the tile fills the inside, upright
+        assert crop[:2, :2].max() < 60  # the padding corner shows the table
+    with pytest.raises(ValueError, match="empty tile box"):
+        straight_crop(image, (10, 10, 0, 5, 0))
 
 
 def _iou(a: np.ndarray, b: np.ndarray) -> float:
@@ -169,7 +186,8 @@ def test_boxes_the_classifier_reads_as_not_a_tile_are_dropped(
 
     boxes = np.concatenate([tile_boxes, empty])
     scores = np.full((len(boxes), 1), 0.9, np.float32)
-    monkeypatch.setattr(recognizer, "detect", lambda _image: (boxes, scores))
+    # the detector's output replaced by these boxes (upright: no turned boxes to read along)
+    monkeypatch.setattr(recognizer, "_detect", lambda _image: (boxes, scores, None))
     kept = recognizer.recognize(image).tiles
     assert sorted(t.box for t in kept) == sorted(tuple(map(float, b)) for b in tile_boxes)
     assert all(t.probs.shape == (53,) for t in kept)

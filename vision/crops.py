@@ -23,6 +23,7 @@ Example::
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,6 +106,45 @@ def crop_tile(
     sx1, sy1, sx2, sy2 = max(ix1, 0), max(iy1, 0), min(ix2, iw), min(iy2, ih)
     if sx2 > sx1 and sy2 > sy1:
         out[sy1 - iy1 : sy2 - iy1, sx1 - ix1 : sx2 - ix1] = image[sy1:sy2, sx1:sx2]
+    interp = cv2.INTER_AREA if out.shape[0] > size else cv2.INTER_LINEAR
+    return cv2.resize(out, (size, size), interpolation=interp)
+
+
+def straight_crop(
+    image: np.ndarray,
+    rect: tuple[float, float, float, float, float],
+    size: int = CROP_SIZE,
+    pad: float = CROP_PAD,
+) -> np.ndarray:
+    """The ``size`` x ``size`` crop of a turned tile box, stood upright.
+
+    ``rect`` is (cx, cy, w, h, angle in degrees), OpenCV's ``RotatedRect`` (an oriented-box
+    detector's box).  The box is turned by the smallest angle that makes its long side vertical,
+    so a tile lying at 30 degrees is read upright (one turned past 90 degrees comes out upside
+    down, as it would on a rack).  Grown by ``pad`` on each side; outside the image is black.
+
+    >>> image = np.zeros((100, 100, 3), np.uint8)
+    >>> straight_crop(image, (50, 50, 40, 20, 30), size=32).shape
+    (32, 32, 3)
+    """
+    import cv2
+
+    cx, cy, w, h, angle = (float(v) for v in rect)
+    if w <= 0 or h <= 0:
+        raise ValueError(f"empty tile box {rect}")
+    if w > h:  # the same box, described from its long side
+        w, h, angle = h, w, angle + 90.0
+    angle -= 180.0 * math.ceil((angle - 90.0) / 180.0)  # the smallest turn: -90 < angle <= 90
+    pw, ph = w * (1 + 2 * pad), h * (1 + 2 * pad)
+    matrix = cv2.getRotationMatrix2D((cx, cy), angle, 1.0)
+    matrix[:, 2] += (pw / 2 - cx, ph / 2 - cy)
+    out = cv2.warpAffine(
+        image,
+        matrix,
+        (max(int(round(pw)), 1), max(int(round(ph)), 1)),
+        flags=cv2.INTER_LINEAR,
+        borderValue=(0, 0, 0),
+    )
     interp = cv2.INTER_AREA if out.shape[0] > size else cv2.INTER_LINEAR
     return cv2.resize(out, (size, size), interpolation=interp)
 

@@ -6,7 +6,8 @@ Two architectures share this class, chosen by the shipped manifest ``models/reco
 - ``single``: one detector whose 53 classes are the identities.
 
 The two-stage detector may be an oriented-box one (manifest ``detector_task: obb``): its boxes
-turn with the tiles, NMS compares them turned, and the recogniser keeps their upright hulls.
+turn with the tiles, NMS compares them turned, the classifier reads each tile cut along its turned
+box and stood upright, and the recogniser reports the turned boxes' upright hulls as the boxes.
 
 Both backends run the same networks with the same pre- and post-processing written here (letterbox,
 box decoding, non-maximum suppression, crops), so they differ only in the engine: ONNX Runtime on
@@ -33,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from okey import Tile
-from vision.crops import CROP_PAD, crop_tile
+from vision.crops import CROP_PAD, crop_tile, straight_crop
 from vision.types import Recognition, TileReading
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -129,9 +130,10 @@ def decode_detections(
 
 def decode_obb_detections(
     raw: np.ndarray, conf: float, iou: float, max_det: int = 100
-) -> tuple[np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Oriented-box head output ``(4 + nc + 1, N)`` (centre, size, class scores, angle in
-    radians) -> (upright hulls ``(k, 4)`` xyxy, class scores ``(k, nc)``).
+    radians) -> (upright hulls ``(k, 4)`` xyxy, class scores ``(k, nc)``, the turned boxes
+    ``(k, 5)``: cx, cy, w, h, angle in degrees as OpenCV's ``RotatedRect``).
 
     NMS compares the turned boxes themselves, so tiles touching in a slanted column, whose upright
     boxes overlap, do not suppress each other.
@@ -144,7 +146,8 @@ def decode_obb_detections(
     keep = best >= conf
     pred, scores, best = pred[keep], scores[keep], best[keep]
     if not len(pred):
-        return np.zeros((0, 4), np.float32), np.zeros((0, scores.shape[1]), np.float32)
+        empty = np.zeros((0, 4), np.float32), np.zeros((0, scores.shape[1]), np.float32)
+        return *empty, np.zeros((0, 5), np.float32)
     rects = [
         ((float(cx), float(cy)), (float(w), float(h)), float(np.degrees(a)))
         for cx, cy, w, h, a in pred[:, [0, 1, 2, 3, -1]]
@@ -153,7 +156,8 @@ def decode_obb_detections(
     idx = np.asarray(idx, dtype=int).reshape(-1)
     corners = np.stack([cv2.boxPoints(rects[i]) for i in idx]) if len(idx) else np.zeros((0, 4, 2))
     boxes = np.concatenate([corners.min(axis=1), corners.max(axis=1)], axis=1).astype(np.float32)
-    return boxes, scores[idx]
+    turned = np.float32([[*rects[i][0], *rects[i][1], rects[i][2]] for i in idx]).reshape(-1, 5)
+    return boxes, scores[idx], turned
 
 
 class _OnnxNet:
@@ -231,24 +235,42 @@ class Recognizer:
 
     def detect(self, image_bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Tile boxes (xyxy, input pixels) and the detector's class scores."""
+        boxes, scores, _ = self._detect(image_bgr)
+        return boxes, scores
+
+    def _detect(self, image_bgr: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """``detect`` plus, for an oriented-box detector, the turned boxes in input pixels."""
         size = self.spec.detector_imgsz
         padded, scale, (left, top) = letterbox(image_bgr, size)
         raw = self.detector(to_tensor([padded]))[0]
-        decode = decode_obb_detections if self.spec.detector_task == "obb" else decode_detections
-        boxes, scores = decode(raw, self.spec.conf, self.spec.iou)
+        turned = None
+        if self.spec.detector_task == "obb":
+            boxes, scores, turned = decode_obb_detections(raw, self.spec.conf, self.spec.iou)
+            turned[:, :2] = (turned[:, :2] - np.float32([left, top])) / scale
+            turned[:, 2:4] /= scale
+        else:
+            boxes, scores = decode_detections(raw, self.spec.conf, self.spec.iou)
         boxes = (boxes - np.array([left, top, left, top], np.float32)) / scale
         h, w = image_bgr.shape[:2]
         boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, w)
         boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, h)
-        return boxes, scores
+        return boxes, scores, turned
 
-    def classify(self, image_bgr: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    def classify(
+        self, image_bgr: np.ndarray, boxes: np.ndarray, turned: np.ndarray | None = None
+    ) -> np.ndarray:
         """Class probabilities of the crops in ``boxes``: ``(k, 53)`` identities, or ``(k, 54)``
-        when the classifier also knows "not a tile" (column 53, ``vision.crops.NOT_A_TILE``)."""
+        when the classifier also knows "not a tile" (column 53, ``vision.crops.NOT_A_TILE``).
+
+        With ``turned`` boxes (an oriented-box detector's), each tile is cut along its turned
+        box and stood upright first (``vision.crops.straight_crop``)."""
         if not len(boxes):
             return np.zeros((0, NUM_CLASSES), np.float32)
         size = self.spec.classifier_imgsz
-        crops = [crop_tile(image_bgr, tuple(b), size, CROP_PAD) for b in boxes]
+        if turned is None:
+            crops = [crop_tile(image_bgr, tuple(b), size, CROP_PAD) for b in boxes]
+        else:
+            crops = [straight_crop(image_bgr, tuple(r), size, CROP_PAD) for r in turned]
         probs = self.classifier(to_tensor(crops))
         return probs / probs.sum(axis=1, keepdims=True)
 
@@ -258,11 +280,11 @@ class Recognizer:
             shape = getattr(image_bgr, "shape", None)
             raise ValueError(f"recognize needs a BGR image of shape (h, w, 3), got {shape}")
         t0 = time.perf_counter()
-        boxes, scores = self.detect(image_bgr)
+        boxes, scores, turned = self._detect(image_bgr)
         t1 = time.perf_counter()
         det_conf = scores.max(axis=1) if len(scores) else np.zeros(0, np.float32)
         if self.classifier is not None:
-            probs = self.classify(image_bgr, boxes)
+            probs = self.classify(image_bgr, boxes, turned)
             if probs.shape[1] > NUM_CLASSES:  # the classifier's "not a tile": drop those boxes
                 tile = probs.argmax(axis=1) < NUM_CLASSES
                 boxes, det_conf, probs = boxes[tile], det_conf[tile], probs[tile, :NUM_CLASSES]
