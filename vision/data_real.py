@@ -74,7 +74,12 @@ class Label:
         """The YOLO oriented-box line: ``'52 x1 y1 x2 y2 x3 y3 x4 y4'`` (normalised corners)."""
         if self.corners is None:
             raise ValueError("this label has no oriented box")
-        return f"{self.index} " + " ".join(f"{v:.6f}" for v in self.corners)
+        return obb_line(self.index, self.corners)
+
+
+def obb_line(index: int, corners: Sequence[float]) -> str:
+    """An oriented-box label line: ``'52 x1 y1 x2 y2 x3 y3 x4 y4'`` (normalised corners)."""
+    return f"{index} " + " ".join(f"{v:.6f}" for v in corners)
 
 
 def upstream_to_index(upstream_class: int) -> int:

@@ -27,6 +27,7 @@ import cv2
 import numpy as np
 
 from okey import Tile
+from vision.data_real import obb_line, polygon_to_obb
 from vision.synth.render import render_scene
 from vision.synth.scene import sample_scene
 
@@ -89,9 +90,8 @@ def obb_lines(truth: dict) -> list[str]:
         area, inside = cv2.intersectConvexConvex(quad, frame)
         if area <= 0 or inside is None:
             continue
-        corners = cv2.boxPoints(cv2.minAreaRect(inside.reshape(-1, 2))) / np.float32([w, h])
-        values = np.clip(corners, 0.0, 1.0).reshape(-1)
-        lines.append(f"{t['class']} " + " ".join(f"{v:.6f}" for v in values))
+        polygon = (inside.reshape(-1, 2) / np.float32([w, h])).reshape(-1)
+        lines.append(obb_line(t["class"], polygon_to_obb(polygon, w, h)))
     return lines
 
 
