@@ -18,8 +18,12 @@ from vision.crops import (
     export_crops,
     export_split_set,
     jitter_box,
+    jitter_rect,
     label_path_for,
     read_yolo_boxes,
+    read_yolo_labels,
+    straight_crop,
+    upright_rect,
 )
 from vision.types import iou
 
@@ -253,3 +257,130 @@ def test_export_with_background_adds_a_not_a_tile_class(tmp_path: Path) -> None:
     for p in (tmp_path / "p" / "train" / "04_R5").iterdir():
         other = cv2.imread(str(tmp_path / "b" / "train" / "04_R5" / p.name))
         assert np.array_equal(cv2.imread(str(p)), other)
+
+
+def _turned_tile(angle: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A cream 80 x 120 tile with a mark in its upper half, upright in a 240x240 photo, the same
+    photo turned ``angle`` degrees counter-clockwise about the centre, and the tile's corners
+    in the turned photo (pixels)."""
+    upright = np.full((240, 240, 3), (40, 70, 110), np.uint8)
+    upright[60:180, 80:160] = (200, 230, 240)
+    upright[75:115, 110:130] = (20, 20, 20)
+    turn = cv2.getRotationMatrix2D((120.0, 120.0), angle, 1.0)
+    photo = cv2.warpAffine(upright, turn, (240, 240), borderValue=(40, 70, 110))
+    corners = np.float32([[80, 60], [160, 60], [160, 180], [80, 180]])
+    return upright, photo, cv2.transform(corners[None], turn)[0]
+
+
+def _turned_tile_set(root: Path, angle: float) -> np.ndarray:
+    """:func:`_turned_tile`'s photo as a one-image set labelled B9 (index 34) with its oriented
+    box; returns the upright photo (the reference)."""
+    upright, photo, corners = _turned_tile(angle)
+    (root / "images" / "train").mkdir(parents=True)
+    (root / "labels" / "train").mkdir(parents=True)
+    cv2.imwrite(str(root / "images" / "train" / "t.png"), photo)
+    line = "34 " + " ".join(f"{v:.6f}" for v in (corners / 240.0).reshape(-1))
+    (root / "labels" / "train" / "t.txt").write_text(line + "\n")
+    return upright
+
+
+def test_oriented_labels_read_as_hull_and_turned_box(tmp_path: Path) -> None:
+    _turned_tile_set(tmp_path, 30.0)
+    path = tmp_path / "labels" / "train" / "t.txt"
+    path.write_text(path.read_text() + "4 0.5 0.5 0.1 0.2\n")  # a detection line may sit beside
+    (cls, hull, rect), (cls2, box2, rect2) = read_yolo_labels(path, 240, 240)
+    assert (cls, cls2, rect2) == (34, 4, None)
+    assert box2 == pytest.approx((108, 96, 132, 144))
+    cx, cy, w, h, angle = upright_rect(rect)
+    assert (cx, cy, w, h) == pytest.approx((120, 120, 80, 120), abs=0.5)
+    # minAreaRect measures turns clockwise: straight_crop turns the photo back by it
+    assert angle == pytest.approx(-30.0, abs=0.5)
+    half = 40 * np.cos(np.radians(30)) + 60 * np.sin(np.radians(30))  # the hull's half width
+    assert hull[0] == pytest.approx(120 - half, abs=0.5) and hull[2] == pytest.approx(
+        120 + half, abs=0.5
+    )
+    assert read_yolo_boxes(path, 240, 240)[0] == (34, hull)
+    path.write_text("34 0.1 0.2 0.3\n")
+    with pytest.raises(ValueError, match=r"t\.txt:1: expected 'class xc yc w h' or"):
+        read_yolo_labels(path, 240, 240)
+
+
+@pytest.mark.parametrize("angle", [30.0, -50.0, 80.0])
+def test_straight_export_stands_a_turned_tile_upright(tmp_path: Path, angle: float) -> None:
+    """The exported crop is the upright tile (mark on top), whatever the tile's turn; the upright
+    hull's crop of the same label is not."""
+    upright = _turned_tile_set(tmp_path / "set", angle)
+    reference = crop_tile(upright, (80, 60, 160, 180), 48).astype(int)
+    export_split_set(
+        [tmp_path / "set"], tmp_path / "s", copies=1, jitter=0.0, size=48, straight=True
+    )
+    export_split_set([tmp_path / "set"], tmp_path / "u", copies=1, jitter=0.0, size=48)
+    straight = cv2.imread(
+        str(tmp_path / "s" / "train" / "34_B9" / "set_t_000_0.png".replace(".png", ".jpg"))
+    )
+    hull = cv2.imread(str(tmp_path / "u" / "train" / "34_B9" / "set_t_000_0.jpg"))
+    assert np.abs(straight.astype(int) - reference).mean() < 6
+    assert np.abs(hull.astype(int) - reference).mean() > 20
+
+
+def test_straight_export_needs_oriented_labels(tmp_path: Path) -> None:
+    _labelled_set(tmp_path / "set", "train")
+    with pytest.raises(ValueError, match="straight crops need oriented-box labels"):
+        export_split_set([tmp_path / "set"], tmp_path / "s", copies=1, straight=True)
+
+
+def test_camera_crop_with_the_straightening_turn_is_the_straight_crop() -> None:
+    """``turn`` makes camera_crop sample the turned box as straight_crop does (so changed and
+    plain training copies, and the recogniser's crops, frame a tile alike)."""
+    _, photo, _ = _turned_tile(35.0)
+    rect = upright_rect((120.0, 120.0, 80.0, 120.0, -35.0))
+    cx, cy, w, h, turn = rect
+    frame = (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+    still = camera_crop(photo, frame, np.random.default_rng(0), 48, augment=STILL, turn=turn)
+    plain = straight_crop(photo, rect, 48)
+    assert np.abs(still.astype(int) - plain.astype(int)).mean() < 3
+    wrong = camera_crop(photo, frame, np.random.default_rng(0), 48, augment=STILL, turn=-turn)
+    assert np.abs(wrong.astype(int) - plain.astype(int)).mean() > 10
+
+
+def test_rect_jitter_moves_edges_along_the_tile_axes() -> None:
+    rect = (150.0, 150.0, 40.0, 60.0, 30.0)
+    rng = np.random.default_rng(0)
+    along = cv2.getRotationMatrix2D((0.0, 0.0), 30.0, 1.0)[:, :2]  # image -> tile frame
+    shifts, sizes = [], []
+    for _ in range(2000):
+        cx, cy, w, h, angle = jitter_rect(rect, 0.1, rng)
+        assert angle == 30.0
+        shifts.append(along @ np.array([cx - 150.0, cy - 150.0]))
+        sizes.append((w, h))
+    shifts, sizes = np.abs(np.array(shifts)), np.array(sizes)
+    # the centre moves by at most half of two edges' moves: 0.1 of the width across the tile,
+    # 0.1 of its height along it
+    assert shifts[:, 0].max() <= 4.0 + 1e-6 and shifts[:, 1].max() <= 6.0 + 1e-6
+    assert (
+        shifts[:, 0].max() > 3.5 and shifts[:, 1].max() > 5.0
+    )  # (a turn mix-up would break these)
+    assert np.abs(sizes - (40, 60)).max(axis=0) == pytest.approx((8, 12), abs=0.5)
+
+
+def test_plain_first_false_changes_every_copy(tmp_path: Path) -> None:
+    _turned_tile_set(tmp_path / "set", 20.0)
+    kwargs = {"copies": 1, "seed": 3, "size": 48, "augment": True, "straight": True}
+    export_split_set([tmp_path / "set"], tmp_path / "a", **kwargs)
+    export_split_set([tmp_path / "set"], tmp_path / "b", **kwargs, plain_first=False)
+    export_split_set([tmp_path / "set"], tmp_path / "c", **kwargs, plain_first=False)
+    a, b, c = (cv2.imread(str(tmp_path / d / "train" / "34_B9" / "set_t_000_0.jpg")) for d in "abc")
+    assert np.array_equal(b, c)  # seeded
+    assert not np.array_equal(a, b)
+
+
+def test_camera_crop_of_a_large_box_averages_like_the_plain_crop() -> None:
+    """Fine print in a box many times the crop's size: camera_crop shrinks by area averaging, as
+    crop_tile does, instead of sampling every n-th pixel (which would alias stripes)."""
+    image = np.zeros((400, 400, 3), np.uint8)
+    image[:, ::2] = 255  # one-pixel stripes
+    box = (40.0, 40.0, 360.0, 360.0)
+    plain = crop_tile(image, box, 32).astype(int)
+    still = camera_crop(image, box, np.random.default_rng(0), 32, augment=STILL).astype(int)
+    assert abs(plain.mean() - 127.5) < 3 and plain.std() < 10
+    assert np.abs(still - plain).mean() < 5

@@ -253,3 +253,54 @@ def test_a_config_renders_oriented_labels_when_asked(tmp_path: Path) -> None:
     prepare_generated(TrainConfig.load(config), workers=1)
     lines = next((out / "labels").glob("*.txt")).read_text().splitlines()
     assert lines and all(len(line.split()) == 9 for line in lines)
+
+
+def test_a_config_cuts_straightened_crops_from_an_oriented_render(tmp_path: Path) -> None:
+    """``crops: {straight: true}`` over a ``labels: obb`` render: one crop per labelled tile, each
+    cut along its turned box (so not the upright hull's crop of the same label)."""
+    from vision.crops import crop_tile, read_yolo_labels, straight_crop, upright_rect
+
+    render, out = tmp_path / "obb", tmp_path / "crops"
+    crops = {
+        "out": str(out),
+        "size": 32,
+        "straight": True,
+        "plain_first": False,
+        "augment": {
+            "degrees": 0.0,
+            "blur_p": 0.0,
+            "noise_p": 0.0,
+            "brightness": 0.0,
+            "contrast": 0.0,
+            "white_balance": 0.0,
+            "jpeg_p": 0.0,
+        },
+        "jitter": 0.0,
+        "sources": {str(render): 1},
+    }
+    config_path = _write(
+        tmp_path / "c.yaml",
+        {
+            "task": "classify",
+            "model": "yolo11n-cls.yaml",
+            "data": str(out),
+            "synth": [{"out": str(render), "n": 1, "seed": 6, "labels": "obb"}],
+            "crops": crops,
+        },
+    )
+    prepare_generated(TrainConfig.load(config_path), workers=1)
+    (image_path,) = (render / "images").glob("*.jpg")
+    image = cv2.imread(str(image_path))
+    labelled = read_yolo_labels(next((render / "labels").glob("*.txt")), *image.shape[1::-1])
+    written = sorted((out / "train").rglob("*.jpg"))
+    assert len(written) == len(labelled) > 5
+    closer = 0
+    for k, (cls, hull, rect) in enumerate(labelled):
+        (crop_path,) = (out / "train").glob(f"*/{render.name}_{image_path.stem}_{k:03d}_0.jpg")
+        assert crop_path.parent.name.startswith(f"{cls:02d}_")
+        crop = cv2.imread(str(crop_path)).astype(int)
+        straight = straight_crop(image, upright_rect(rect), 32).astype(int)
+        upright = crop_tile(image, hull, 32).astype(int)
+        assert np.abs(crop - straight).mean() < 8  # resampling and JPEG differ, not the framing
+        closer += np.abs(crop - straight).mean() < np.abs(crop - upright).mean()
+    assert closer >= len(labelled) - 1

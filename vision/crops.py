@@ -15,6 +15,12 @@ ultralytics' classification training does not do (it has no rotation, blur or no
 adds sensor noise, shifts brightness, contrast and white balance a little (never the hue: colour
 is the identity) and recompresses it as a JPEG of random quality.
 
+With ``straight`` the sources carry oriented-box labels (``class x1 y1 ... x4 y4``, as written by
+``python -m vision.data_real --obb`` and ``istaka synth --labels obb``) and each tile is cut along
+its turned box and stood upright, as the recogniser reads an oriented-box detector's tiles
+(:func:`straight_crop`); jitter then moves the box's edges in the tile's own frame and
+:func:`camera_crop`'s turn is added to the straightening one.
+
 Example::
 
     python -m vision.crops --src datasets/build/real --out datasets/build/crops --copies 3
@@ -110,9 +116,26 @@ def crop_tile(
     return cv2.resize(out, (size, size), interpolation=interp)
 
 
+Rect = tuple[float, float, float, float, float]  # cx, cy, w, h, angle in degrees (RotatedRect)
+
+
+def upright_rect(rect: Rect) -> Rect:
+    """The same turned box described with its long side as height and the smallest turn that
+    stands it upright: ``-90 < angle <= 90``.
+
+    >>> upright_rect((5, 5, 40, 20, 30))
+    (5.0, 5.0, 20.0, 40.0, -60.0)
+    """
+    cx, cy, w, h, angle = (float(v) for v in rect)
+    if w > h:  # the same box, described from its long side
+        w, h, angle = h, w, angle + 90.0
+    angle -= 180.0 * math.ceil((angle - 90.0) / 180.0)
+    return cx, cy, w, h, angle
+
+
 def straight_crop(
     image: np.ndarray,
-    rect: tuple[float, float, float, float, float],
+    rect: Rect,
     size: int = CROP_SIZE,
     pad: float = CROP_PAD,
 ) -> np.ndarray:
@@ -129,12 +152,9 @@ def straight_crop(
     """
     import cv2
 
-    cx, cy, w, h, angle = (float(v) for v in rect)
-    if w <= 0 or h <= 0:
+    if rect[2] <= 0 or rect[3] <= 0:
         raise ValueError(f"empty tile box {rect}")
-    if w > h:  # the same box, described from its long side
-        w, h, angle = h, w, angle + 90.0
-    angle -= 180.0 * math.ceil((angle - 90.0) / 180.0)  # the smallest turn: -90 < angle <= 90
+    cx, cy, w, h, angle = upright_rect(rect)
     pw, ph = w * (1 + 2 * pad), h * (1 + 2 * pad)
     matrix = cv2.getRotationMatrix2D((cx, cy), angle, 1.0)
     matrix[:, 2] += (pw / 2 - cx, ph / 2 - cy)
@@ -156,11 +176,14 @@ def camera_crop(
     size: int = CROP_SIZE,
     pad: float = CROP_PAD,
     augment: CameraAugment = AUGMENT,
+    turn: float = 0.0,
 ) -> np.ndarray:
     """A :func:`crop_tile` of ``box`` as another camera might have seen it (see ``CameraAugment``).
 
     The tile turns around the box centre inside the same square, as a detector's upright box
     frames a turned tile; pixels from outside the image are black, as in :func:`crop_tile`.
+    ``turn`` (degrees, :func:`straight_crop`'s sense) is added first: with ``box`` a turned
+    box's upright frame around its centre, the crop is :func:`straight_crop`'s, then changed.
 
     >>> rng = np.random.default_rng(0)
     >>> camera_crop(np.full((100, 100, 3), 200, np.uint8), (10, 10, 40, 60), rng, size=32).shape
@@ -174,25 +197,30 @@ def camera_crop(
     w, h = (x2 - x1) * (1 + 2 * pad), (y2 - y1) * (1 + 2 * pad)
     cx, cy = (x1 + x2) / 2, (y1 + y2) / 2
     limit = augment.wide_degrees if rng.random() < augment.wide_p else augment.degrees
-    angle = float(rng.uniform(-limit, limit))
+    angle = float(rng.uniform(-limit, limit)) - turn  # straight_crop's turn maps image to crop
     if augment.upside_down_p > 0 and rng.random() < augment.upside_down_p:
         angle += 180.0
-    # Output pixel centre (u + 1/2, v + 1/2) samples the source at centre + R(angle) S (it - size/2)
+    # A box larger than the crop is sampled at a whole multiple of the crop size first and then
+    # area-averaged down, as crop_tile and straight_crop shrink (warpAffine has no area
+    # averaging: sampling at crop size directly would alias fine print).
+    fine = size * max(1, math.ceil(max(w, h) / size))
+    # Output pixel centre (u + 1/2, v + 1/2) samples the source at centre + R(angle) S (it - fine/2)
     # (pixel centres at integer + 1/2 on both sides, as cv2.resize does), S the box-to-crop scale.
     rot = cv2.getRotationMatrix2D((0.0, 0.0), angle, 1.0)[:, :2]
-    scale = np.diag([w / size, h / size])
+    scale = np.diag([w / fine, h / fine])
     linear = rot @ scale
-    offset = np.array([cx, cy]) - 0.5 + linear @ np.array([0.5 - size / 2, 0.5 - size / 2])
+    offset = np.array([cx, cy]) - 0.5 + linear @ np.array([0.5 - fine / 2, 0.5 - fine / 2])
     to_source = np.hstack([linear, offset[:, None]])
-    # Bilinear sampling (warpAffine has no area averaging: INTER_AREA would act the same).
     crop = cv2.warpAffine(
         image,
         to_source,
-        (size, size),
+        (fine, fine),
         flags=cv2.INTER_LINEAR | cv2.WARP_INVERSE_MAP,
         borderMode=cv2.BORDER_CONSTANT,
         borderValue=(0, 0, 0),
     )
+    if fine > size:
+        crop = cv2.resize(crop, (size, size), interpolation=cv2.INTER_AREA)
     out = crop.astype(np.float32)
     if rng.random() < augment.blur_p:
         out = cv2.GaussianBlur(out, (0, 0), float(rng.uniform(0.3, augment.blur_sigma)))
@@ -213,26 +241,63 @@ def camera_crop(
 
 
 def read_yolo_boxes(label_path: Path, width: int, height: int) -> list[tuple[int, Box]]:
-    """(class, pixel box) pairs of a YOLO detection label file."""
-    boxes = []
+    """(class, pixel box) pairs of a YOLO label file (an oriented box gives its upright hull)."""
+    return [(cls, box) for cls, box, _ in read_yolo_labels(label_path, width, height)]
+
+
+def read_yolo_labels(
+    label_path: Path, width: int, height: int
+) -> list[tuple[int, Box, Rect | None]]:
+    """(class, pixel box, turned box) of each line of a YOLO label file.
+
+    A detection line (``class xc yc w h``) has no turned box (``None``).  An oriented-box line
+    (``class x1 y1 x2 y2 x3 y3 x4 y4``) has its corners' smallest rotated rectangle in pixels
+    (``cv2.minAreaRect``; :func:`upright_rect` reads it) and, as box, the corners' upright hull.
+    """
+    import cv2
+
+    out: list[tuple[int, Box, Rect | None]] = []
     for line_no, line in enumerate(label_path.read_text().splitlines(), start=1):
         parts = line.split()
         if not parts:
             continue
-        if len(parts) != 5:
-            raise ValueError(f"{label_path}:{line_no}: expected 'class xc yc w h', got {line!r}")
+        if len(parts) not in (5, 9):
+            raise ValueError(
+                f"{label_path}:{line_no}: expected 'class xc yc w h' or 'class x1 y1 ... x4 y4', "
+                f"got {line!r}"
+            )
         cls = int(parts[0])
         if not 0 <= cls < len(CLASS_NAMES):
             raise ValueError(f"{label_path}:{line_no}: class {cls} is not 0..52")
-        xc, yc, w, h = (float(v) for v in parts[1:])
-        box = (
-            (xc - w / 2) * width,
-            (yc - h / 2) * height,
-            (xc + w / 2) * width,
-            (yc + h / 2) * height,
-        )
-        boxes.append((cls, box))
-    return boxes
+        if len(parts) == 5:
+            xc, yc, w, h = (float(v) for v in parts[1:])
+            box = (
+                (xc - w / 2) * width,
+                (yc - h / 2) * height,
+                (xc + w / 2) * width,
+                (yc + h / 2) * height,
+            )
+            out.append((cls, box, None))
+            continue
+        points = np.float32(parts[1:]).reshape(4, 2) * np.float32([width, height])
+        (rx, ry), (rw, rh), angle = cv2.minAreaRect(points)
+        low, high = points.min(axis=0), points.max(axis=0)
+        hull = (float(low[0]), float(low[1]), float(high[0]), float(high[1]))
+        out.append((cls, hull, (float(rx), float(ry), float(rw), float(rh), float(angle))))
+    return out
+
+
+def jitter_rect(rect: Rect, amount: float, rng: np.random.Generator) -> Rect:
+    """:func:`jitter_box` in a turned box's own frame: each edge moves by up to ``amount`` of
+    the box's width or height along the box's axes (the result is :func:`upright_rect`'s)."""
+    import cv2
+
+    cx, cy, w, h, angle = upright_rect(rect)
+    x1, y1, x2, y2 = jitter_box((-w / 2, -h / 2, w / 2, h / 2), amount, rng)
+    # the crop-frame shift of the centre, taken back into the image (straight_crop's turn undone)
+    back = cv2.getRotationMatrix2D((0.0, 0.0), -angle, 1.0)[:, :2]
+    dx, dy = back @ np.array([(x1 + x2) / 2, (y1 + y2) / 2])
+    return cx + float(dx), cy + float(dy), x2 - x1, y2 - y1, angle
 
 
 def jitter_box(box: Box, amount: float, rng: np.random.Generator) -> Box:
@@ -311,14 +376,18 @@ def export_crops(
     prefix: str = "",
     augment: bool | CameraAugment = False,
     background: int = 0,
+    straight: bool = False,
+    plain_first: bool = True,
 ) -> dict[int, int]:
     """Write crops of every labelled tile of ``images`` into ``out_dir/<NN_NAME>/``.
 
     Returns the number of crops per class.  ``copies`` crops per tile, each with its own jitter
-    (and, with ``augment``, its own :func:`camera_crop` changes; the first copy stays plain).
-    ``augment`` is ``True`` for the default ranges (``AUGMENT``) or a :class:`CameraAugment`.
+    (and, with ``augment``, its own :func:`camera_crop` changes; the first copy stays plain unless
+    ``plain_first`` is false).  ``augment`` is ``True`` for the default ranges (``AUGMENT``) or
+    a :class:`CameraAugment`.  ``straight``: cut each tile along its oriented-box label, stood
+    upright (:func:`straight_crop`); every label must then be an oriented box.
     ``background``: that many crops per image of places holding no whole tile, class
-    ``NOT_A_TILE`` (see :func:`background_boxes`).
+    ``NOT_A_TILE`` (see :func:`background_boxes`; upright boxes either way).
     """
     import cv2
 
@@ -334,9 +403,11 @@ def export_crops(
         if image is None:
             raise ValueError(f"cannot read image {image_path}")
         height, width = image.shape[:2]
-        labelled = read_yolo_boxes(label_path, width, height)
+        labelled = read_yolo_labels(label_path, width, height)
+        if straight and any(rect is None for _, _, rect in labelled):
+            raise ValueError(f"{label_path}: straight crops need oriented-box labels (9 numbers)")
         if background:
-            tiles = [box for _, box in labelled]
+            tiles = [box for _, box, _ in labelled]
             folder = out_dir / NOT_A_TILE_FOLDER
             folder.mkdir(parents=True, exist_ok=True)
             for k, b in enumerate(background_boxes(tiles, width, height, background, bg_rng)):
@@ -347,15 +418,25 @@ def export_crops(
                     crop = crop_tile(image, b, size)
                 cv2.imwrite(str(folder / name), crop, [cv2.IMWRITE_JPEG_QUALITY, 95])
                 counts[NOT_A_TILE] = counts.get(NOT_A_TILE, 0) + 1
-        for k, (cls, box) in enumerate(labelled):
+        for k, (cls, box, rect) in enumerate(labelled):
             folder = out_dir / class_folder(cls)
             folder.mkdir(parents=True, exist_ok=True)
             for j in range(copies):
-                b = jitter_box(box, jitter, rng) if jitter > 0 else box
-                if augment and j > 0:
-                    crop = camera_crop(image, b, rng, size, augment=ranges)
+                changed = augment and (j > 0 or not plain_first)
+                if straight:
+                    r = jitter_rect(rect, jitter, rng) if jitter > 0 else upright_rect(rect)
+                    if changed:
+                        cx, cy, w, h, turn = r
+                        frame = (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
+                        crop = camera_crop(image, frame, rng, size, augment=ranges, turn=turn)
+                    else:
+                        crop = straight_crop(image, r, size)
                 else:
-                    crop = crop_tile(image, b, size)
+                    b = jitter_box(box, jitter, rng) if jitter > 0 else box
+                    if changed:
+                        crop = camera_crop(image, b, rng, size, augment=ranges)
+                    else:
+                        crop = crop_tile(image, b, size)
                 name = f"{prefix}{Path(image_path).stem}_{k:03d}_{j}.jpg"
                 cv2.imwrite(str(folder / name), crop, [cv2.IMWRITE_JPEG_QUALITY, 95])
                 counts[cls] = counts.get(cls, 0) + 1
@@ -378,6 +459,8 @@ def export_split_set(
     size: int = CROP_SIZE,
     augment: bool | CameraAugment = False,
     background: int = 0,
+    straight: bool = False,
+    plain_first: bool = True,
 ) -> dict[str, dict[int, int]]:
     """Export ``train`` (jittered copies) and ``val`` (exact boxes) of each YOLO set in ``sources``.
 
@@ -403,6 +486,8 @@ def export_split_set(
                 prefix=f"{Path(src).name}_",
                 augment=augment if split == "train" else False,
                 background=background,
+                straight=straight,
+                plain_first=plain_first,
             )
             for cls, n in counts.items():
                 result[split][cls] = result[split].get(cls, 0) + n

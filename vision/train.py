@@ -24,6 +24,9 @@ A config may also say how its generated data are built, when missing::
 
 ``crops`` may add ``background: {datasets/build/real: 3}``: not-a-tile crops per image, a 54th
 class (``vision.crops.NOT_A_TILE``) the recogniser uses to drop stray boxes.
+``straight: true`` cuts each tile along its oriented-box label, stood upright (sources with
+``labels: obb``; the classifier of an oriented-box detector), and ``plain_first: false`` sends
+every copy, the first too, through ``camera_crop``.
 ``synth`` may also be a list of such sets (each may add ``scene: table`` for tiles laid out on
 the table, see ``vision.synth.scene``, ``pool: wide`` for another style pool than ``train``,
 see ``vision.synth.styles``, and ``labels: obb`` for oriented-box labels), and ``augment`` a
@@ -241,6 +244,8 @@ def _crop_jobs(spec: dict[str, Any], out: Path) -> list[dict[str, Any]]:
             "size": int(spec.get("size", CROP_SIZE)),
             "augment": spec.get("augment", False),
             "background": int(background.get(src, 0)),
+            "straight": bool(spec.get("straight", False)),
+            "plain_first": bool(spec.get("plain_first", True)),
         }
         for i, (src, copies) in enumerate(sources.items())
     ]
