@@ -191,3 +191,41 @@ def test_boxes_the_classifier_reads_as_not_a_tile_are_dropped(
     kept = recognizer.recognize(image).tiles
     assert sorted(t.box for t in kept) == sorted(tuple(map(float, b)) for b in tile_boxes)
     assert all(t.probs.shape == (53,) for t in kept)
+
+
+@pytest.mark.slow
+def test_reading_both_ways_reads_a_rack_squashed_from_above() -> None:
+    """A rack seen from high up: the photo squashed to half its height makes every tile wider
+    than tall, so standing the long side up turns the tiles sideways.  With ``read_both_ways``
+    the recogniser also reads each such box levelled and keeps the surer reading: the rack's
+    tiles come out as in the unsquashed photo (the shipped pair without it read R6 as R9 and R3
+    as R13 here when this test was written)."""
+    from dataclasses import replace
+
+    from vision.recognizer import wide
+
+    image = cv2.imread(str(EXAMPLE))
+    squashed = cv2.resize(image, (640, 320), interpolation=cv2.INTER_AREA)
+    spec = replace(RecognizerSpec.load(MANIFEST), read_both_ways=True)
+    both = Recognizer(spec)
+    _, _, turned = both._detect(squashed)
+    assert sum(wide(r) for r in turned) >= 5  # the levelled reading is asked for most tiles
+    tiles = both.recognize(squashed).tiles
+    assert sorted(t.tile for t in tiles) == sorted(parse_tiles(EXAMPLE_TILES))
+    # a box taller than wide is read one way only, so the upright photo reads as before
+    assert [t.tile for t in both.recognize(image).tiles] == [
+        t.tile for t in Recognizer(replace(spec, read_both_ways=False)).recognize(image).tiles
+    ]
+
+
+def test_level_rect_and_wide() -> None:
+    from vision.crops import level_rect
+    from vision.recognizer import wide
+
+    # one 20 x 40 box, three ways of describing it
+    for described in ((0, 0, 20, 40, 30), (0, 0, 40, 20, -60), (0, 0, 40, 20, 120)):
+        assert level_rect(described)[2:] == pytest.approx((20, 40, 30))
+        assert not wide(described)
+    # a 40 x 20 box (wider than tall) at 80 degrees: levelled by -10, still wider than tall
+    assert level_rect((0, 0, 20, 40, 80))[2:] == pytest.approx((40, 20, -10))
+    assert wide((0, 0, 20, 40, 80)) and wide(np.float32([5, 5, 40, 20, 0]))

@@ -133,18 +133,40 @@ def upright_rect(rect: Rect) -> Rect:
     return cx, cy, w, h, angle
 
 
+def level_rect(rect: Rect) -> Rect:
+    """The same turned box described with the smallest turn that levels it, ``-45 < angle <=
+    45``, whichever side comes out longer.
+
+    A box that is wider than tall once levelled is ambiguous: a tile lying on its side, or a
+    standing tile seen from above, squashed in height (a rack shot from high up).
+
+    >>> level_rect((5, 5, 40, 20, 30))
+    (5.0, 5.0, 40.0, 20.0, 30.0)
+    >>> level_rect((5, 5, 20, 40, 80))
+    (5.0, 5.0, 40.0, 20.0, -10.0)
+    """
+    cx, cy, w, h, angle = (float(v) for v in rect)
+    quarters = math.ceil((angle - 45.0) / 90.0)
+    if quarters % 2:
+        w, h = h, w
+    return cx, cy, w, h, angle - 90.0 * quarters
+
+
 def straight_crop(
     image: np.ndarray,
     rect: Rect,
     size: int = CROP_SIZE,
     pad: float = CROP_PAD,
+    level: bool = False,
 ) -> np.ndarray:
     """The ``size`` x ``size`` crop of a turned tile box, stood upright.
 
     ``rect`` is (cx, cy, w, h, angle in degrees), OpenCV's ``RotatedRect`` (an oriented-box
     detector's box).  The box is turned by the smallest angle that makes its long side vertical,
     so a tile lying at 30 degrees is read upright (one turned past 90 degrees comes out upside
-    down, as it would on a rack).  Grown by ``pad`` on each side; outside the image is black.
+    down, as it would on a rack).  With ``level`` it is turned by the smallest angle that levels
+    it instead (:func:`level_rect`), for a tile whose picture is squashed wider than tall.
+    Grown by ``pad`` on each side; outside the image is black.
 
     >>> image = np.zeros((100, 100, 3), np.uint8)
     >>> straight_crop(image, (50, 50, 40, 20, 30), size=32).shape
@@ -154,7 +176,7 @@ def straight_crop(
 
     if rect[2] <= 0 or rect[3] <= 0:
         raise ValueError(f"empty tile box {rect}")
-    cx, cy, w, h, angle = upright_rect(rect)
+    cx, cy, w, h, angle = level_rect(rect) if level else upright_rect(rect)
     pw, ph = w * (1 + 2 * pad), h * (1 + 2 * pad)
     matrix = cv2.getRotationMatrix2D((cx, cy), angle, 1.0)
     matrix[:, 2] += (pw / 2 - cx, ph / 2 - cy)

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from okey import Tile
-from vision.crops import CROP_PAD, crop_tile, straight_crop
+from vision.crops import CROP_PAD, crop_tile, level_rect, straight_crop
 from vision.types import Recognition, TileReading
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -57,6 +57,9 @@ class RecognizerSpec:
     iou: float = 0.5
     default_backend: str = "onnx"
     detector_task: str = "detect"  # "obb": an oriented-box detector (its boxes' upright hulls)
+    # obb only: a turned box wider than tall once levelled is read both ways (stood on its long
+    # side, and levelled) and the surer reading kept; see Recognizer.classify
+    read_both_ways: bool = False
 
     @classmethod
     def load(cls, path: Path = MANIFEST) -> RecognizerSpec:
@@ -77,7 +80,14 @@ class RecognizerSpec:
             iou=float(raw.get("iou", 0.5)),
             default_backend=str(raw.get("default_backend", "onnx")),
             detector_task=str(raw.get("detector_task", "detect")),
+            read_both_ways=bool(raw.get("read_both_ways", False)),
         )
+
+
+def wide(rect: np.ndarray | tuple[float, ...]) -> bool:
+    """Whether a turned box ``(cx, cy, w, h, degrees)`` is wider than tall once levelled."""
+    _, _, w, h, _ = level_rect(tuple(float(v) for v in rect))
+    return w > h
 
 
 def letterbox(image: np.ndarray, size: int) -> tuple[np.ndarray, float, tuple[float, float]]:
@@ -263,16 +273,29 @@ class Recognizer:
         when the classifier also knows "not a tile" (column 53, ``vision.crops.NOT_A_TILE``).
 
         With ``turned`` boxes (an oriented-box detector's), each tile is cut along its turned
-        box and stood upright first (``vision.crops.straight_crop``)."""
+        box and stood upright first (``vision.crops.straight_crop``).  With the manifest's
+        ``read_both_ways``, a box wider than tall once levelled (a tile on its side, or a
+        standing tile squashed by a camera high above the rack: its box alone cannot tell) is
+        also read levelled, and the reading whose most probable identity is surer is kept."""
         if not len(boxes):
             return np.zeros((0, NUM_CLASSES), np.float32)
         size = self.spec.classifier_imgsz
         if turned is None:
             crops = [crop_tile(image_bgr, tuple(b), size, CROP_PAD) for b in boxes]
+            both: list[int] = []
         else:
             crops = [straight_crop(image_bgr, tuple(r), size, CROP_PAD) for r in turned]
+            both = [i for i, r in enumerate(turned) if self.spec.read_both_ways and wide(r)]
+            crops += [
+                straight_crop(image_bgr, tuple(turned[i]), size, CROP_PAD, True) for i in both
+            ]
         probs = self.classifier(to_tensor(crops))
-        return probs / probs.sum(axis=1, keepdims=True)
+        probs = probs / probs.sum(axis=1, keepdims=True)
+        main, levelled = probs[: len(boxes)], probs[len(boxes) :]
+        for i, other in zip(both, levelled, strict=True):
+            if other.max() > main[i].max():
+                main[i] = other
+        return main
 
     def recognize(self, image_bgr: np.ndarray) -> Recognition:
         """Every tile found in a BGR image, left to right, top to bottom by box centre."""
