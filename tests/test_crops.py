@@ -14,12 +14,14 @@ from vision.crops import (
     background_boxes,
     camera_crop,
     class_folder,
+    corner_rect,
     crop_tile,
     export_crops,
     export_split_set,
     jitter_box,
     jitter_rect,
     label_path_for,
+    label_rect,
     read_yolo_boxes,
     read_yolo_labels,
     straight_crop,
@@ -288,10 +290,11 @@ def test_oriented_labels_read_as_hull_and_turned_box(tmp_path: Path) -> None:
     _turned_tile_set(tmp_path, 30.0)
     path = tmp_path / "labels" / "train" / "t.txt"
     path.write_text(path.read_text() + "4 0.5 0.5 0.1 0.2\n")  # a detection line may sit beside
-    (cls, hull, rect), (cls2, box2, rect2) = read_yolo_labels(path, 240, 240)
-    assert (cls, cls2, rect2) == (34, 4, None)
+    (cls, hull, corners), (cls2, box2, corners2) = read_yolo_labels(path, 240, 240)
+    assert (cls, cls2, corners2) == (34, 4, None)
     assert box2 == pytest.approx((108, 96, 132, 144))
-    cx, cy, w, h, angle = upright_rect(rect)
+    assert corners == pytest.approx(_turned_tile(30.0)[2], abs=0.01)  # in the line's order
+    cx, cy, w, h, angle = label_rect(corners)
     assert (cx, cy, w, h) == pytest.approx((120, 120, 80, 120), abs=0.5)
     # minAreaRect measures turns clockwise: straight_crop turns the photo back by it
     assert angle == pytest.approx(-30.0, abs=0.5)
@@ -315,12 +318,47 @@ def test_straight_export_stands_a_turned_tile_upright(tmp_path: Path, angle: flo
         [tmp_path / "set"], tmp_path / "s", copies=1, jitter=0.0, size=48, straight=True
     )
     export_split_set([tmp_path / "set"], tmp_path / "u", copies=1, jitter=0.0, size=48)
-    straight = cv2.imread(
-        str(tmp_path / "s" / "train" / "34_B9" / "set_t_000_0.png".replace(".png", ".jpg"))
-    )
+    straight = cv2.imread(str(tmp_path / "s" / "train" / "34_B9" / "set_t_000_0.jpg"))
     hull = cv2.imread(str(tmp_path / "u" / "train" / "34_B9" / "set_t_000_0.jpg"))
     assert np.abs(straight.astype(int) - reference).mean() < 6
     assert np.abs(hull.astype(int) - reference).mean() > 20
+
+
+@pytest.mark.parametrize("angle", [120.0, -150.0, 180.0, 10.0])
+def test_corner_order_stands_the_tile_as_it_stands(tmp_path: Path, angle: float) -> None:
+    """Labels whose corners name the tile's top-left first (``straight: corners``) give the
+    upright tile even turned past a quarter turn, where standing the long side up turns it
+    upside down."""
+    upright = _turned_tile_set(tmp_path / "set", angle)
+    reference = crop_tile(upright, (80, 60, 160, 180), 48).astype(int)
+    for mode in ("corners", "long"):
+        export_split_set(
+            [tmp_path / "set"], tmp_path / mode, copies=1, jitter=0.0, size=48, straight=mode
+        )
+    corners, long = (
+        cv2.imread(str(tmp_path / mode / "train" / "34_B9" / "set_t_000_0.jpg")).astype(int)
+        for mode in ("corners", "long")
+    )
+    assert np.abs(corners - reference).mean() < 6
+    if abs(angle) > 90:
+        flipped = np.rot90(reference, 2)  # upside down
+        assert np.abs(long - flipped).mean() < np.abs(long - reference).mean() / 2
+    with pytest.raises(ValueError, match="unknown straight mode 'sideways'"):
+        export_split_set([tmp_path / "set"], tmp_path / "x", straight="sideways")
+
+
+def test_corner_rect_describes_a_squashed_tile_as_it_stands() -> None:
+    """A standing tile seen from high above is wider than tall in the picture: its corners still
+    say which side is up (standing the long side up would turn it sideways)."""
+    squashed = np.float32([[0, 0], [40, 0], [40, 25], [0, 25]])  # top-left, ..., bottom-left
+    assert corner_rect(squashed) == pytest.approx((20, 12.5, 40, 25, 0))
+    assert label_rect(squashed, "long")[2:] == pytest.approx((25, 40, 90))  # a quarter turn
+    assert label_rect(squashed, "corners") == corner_rect(squashed)
+    assert straight_crop(
+        np.zeros((50, 50, 3), np.uint8), corner_rect(squashed), 16, 0, "given"
+    ).shape == (16, 16, 3)
+    with pytest.raises(ValueError, match="unknown turn 'up'"):
+        straight_crop(np.zeros((50, 50, 3), np.uint8), corner_rect(squashed), 16, 0, "up")
 
 
 def test_straight_export_needs_oriented_labels(tmp_path: Path) -> None:

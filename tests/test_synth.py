@@ -455,6 +455,15 @@ def test_oriented_labels_hug_the_face_quads(tmp_path: Path) -> None:
             assert lo[0] <= x1 + 2 and lo[1] <= y1 + 2  # the turned box holds the face (to the
             # pixel: a box counts whole pixels)
             assert hi[0] >= x2 - 2 and hi[1] >= y2 - 2
+        # the corners are named after the tile: each one near its namesake of the face quad
+        # (the quad runs top-left, top-right, bottom-right, bottom-left of the tile)
+        quads = [np.float32(t["quad"]) for t in truth["tiles"] if t["labelled"]]
+        for obb, quad in zip(turned, quads, strict=True):
+            corners = np.float32(obb.split()[1:]).reshape(4, 2) * [w, h]
+            inside = (quad >= 0).all(axis=1) & (quad <= [w, h]).all(axis=1)
+            near = np.linalg.norm(corners - quad, axis=1)
+            side = np.linalg.norm(quad[1] - quad[0])
+            assert (near[inside] < 0.25 * side).all()
     with pytest.raises(ValueError, match="labels must be one of"):
         from vision.synth.dataset import render_dataset
 

@@ -258,7 +258,7 @@ def test_a_config_renders_oriented_labels_when_asked(tmp_path: Path) -> None:
 def test_a_config_cuts_straightened_crops_from_an_oriented_render(tmp_path: Path) -> None:
     """``crops: {straight: true}`` over a ``labels: obb`` render: one crop per labelled tile, each
     cut along its turned box (so not the upright hull's crop of the same label)."""
-    from vision.crops import crop_tile, read_yolo_labels, straight_crop, upright_rect
+    from vision.crops import crop_tile, label_rect, read_yolo_labels, straight_crop
 
     render, out = tmp_path / "obb", tmp_path / "crops"
     crops = {
@@ -295,11 +295,11 @@ def test_a_config_cuts_straightened_crops_from_an_oriented_render(tmp_path: Path
     written = sorted((out / "train").rglob("*.jpg"))
     assert len(written) == len(labelled) > 5
     closer = 0
-    for k, (cls, hull, rect) in enumerate(labelled):
+    for k, (cls, hull, corners) in enumerate(labelled):
         (crop_path,) = (out / "train").glob(f"*/{render.name}_{image_path.stem}_{k:03d}_0.jpg")
         assert crop_path.parent.name.startswith(f"{cls:02d}_")
         crop = cv2.imread(str(crop_path)).astype(int)
-        straight = straight_crop(image, upright_rect(rect), 32).astype(int)
+        straight = straight_crop(image, label_rect(corners), 32).astype(int)
         upright = crop_tile(image, hull, 32).astype(int)
         assert np.abs(crop - straight).mean() < 8  # resampling and JPEG differ, not the framing
         closer += np.abs(crop - straight).mean() < np.abs(crop - upright).mean()

@@ -17,9 +17,10 @@ is the identity) and recompresses it as a JPEG of random quality.
 
 With ``straight`` the sources carry oriented-box labels (``class x1 y1 ... x4 y4``, as written by
 ``python -m vision.data_real --obb`` and ``istaka synth --labels obb``) and each tile is cut along
-its turned box and stood upright, as the recogniser reads an oriented-box detector's tiles
-(:func:`straight_crop`); jitter then moves the box's edges in the tile's own frame and
-:func:`camera_crop`'s turn is added to the straightening one.
+its turned box and stood upright (:func:`straight_crop`): on its long side, as the recogniser
+stands an oriented-box detector's tiles (``long``), or as the label's corner order says the tile
+stands (``corners``: renders name the tile's top-left corner first).  Jitter then moves the box's
+edges in the tile's own frame and :func:`camera_crop`'s turn is added to the straightening one.
 
 Example::
 
@@ -152,20 +153,51 @@ def level_rect(rect: Rect) -> Rect:
     return cx, cy, w, h, angle - 90.0 * quarters
 
 
+def corner_rect(corners: np.ndarray) -> Rect:
+    """The turned box of four corners named after the tile (top-left, top-right, bottom-right,
+    bottom-left), described so that turning by its angle stands the tile as it stands
+    (``straight_crop(..., turn="given")``): ``w`` along the top edge, ``h`` down the left one.
+
+    >>> corner_rect(np.float32([[10, 0], [10, 4], [0, 4], [0, 0]]))  # lying, top edge down
+    (5.0, 2.0, 4.0, 10.0, 90.0)
+    """
+    c = np.asarray(corners, np.float64).reshape(4, 2)
+    top, left = c[1] - c[0], c[3] - c[0]
+    angle = math.degrees(math.atan2(top[1], top[0]))
+    cx, cy = c.mean(axis=0)
+    return float(cx), float(cy), float(np.hypot(*top)), float(np.hypot(*left)), angle
+
+
+def _stood(rect: Rect, turn: str) -> Rect:
+    if turn == "long":
+        return upright_rect(rect)
+    if turn == "level":
+        return level_rect(rect)
+    if turn == "given":
+        return tuple(float(v) for v in rect)  # type: ignore[return-value]
+    raise ValueError(f"unknown turn {turn!r}: use long, level or given")
+
+
 def straight_crop(
     image: np.ndarray,
     rect: Rect,
     size: int = CROP_SIZE,
     pad: float = CROP_PAD,
-    level: bool = False,
+    turn: str = "long",
 ) -> np.ndarray:
     """The ``size`` x ``size`` crop of a turned tile box, stood upright.
 
     ``rect`` is (cx, cy, w, h, angle in degrees), OpenCV's ``RotatedRect`` (an oriented-box
-    detector's box).  The box is turned by the smallest angle that makes its long side vertical,
-    so a tile lying at 30 degrees is read upright (one turned past 90 degrees comes out upside
-    down, as it would on a rack).  With ``level`` it is turned by the smallest angle that levels
-    it instead (:func:`level_rect`), for a tile whose picture is squashed wider than tall.
+    detector's box).  ``turn`` says how to stand it:
+
+    - ``long``: by the smallest angle that makes its long side vertical, so a tile lying at 30
+      degrees is read upright (one turned past 90 degrees comes out upside down, as it would on
+      a rack);
+    - ``level``: by the smallest angle that levels it (:func:`level_rect`), for a tile whose
+      picture is squashed wider than tall;
+    - ``given``: by ``angle`` itself, ``w`` across and ``h`` down the crop (a box that knows
+      which way its tile stands: :func:`corner_rect`).
+
     Grown by ``pad`` on each side; outside the image is black.
 
     >>> image = np.zeros((100, 100, 3), np.uint8)
@@ -176,7 +208,7 @@ def straight_crop(
 
     if rect[2] <= 0 or rect[3] <= 0:
         raise ValueError(f"empty tile box {rect}")
-    cx, cy, w, h, angle = level_rect(rect) if level else upright_rect(rect)
+    cx, cy, w, h, angle = _stood(rect, turn)
     pw, ph = w * (1 + 2 * pad), h * (1 + 2 * pad)
     matrix = cv2.getRotationMatrix2D((cx, cy), angle, 1.0)
     matrix[:, 2] += (pw / 2 - cx, ph / 2 - cy)
@@ -269,16 +301,14 @@ def read_yolo_boxes(label_path: Path, width: int, height: int) -> list[tuple[int
 
 def read_yolo_labels(
     label_path: Path, width: int, height: int
-) -> list[tuple[int, Box, Rect | None]]:
-    """(class, pixel box, turned box) of each line of a YOLO label file.
+) -> list[tuple[int, Box, np.ndarray | None]]:
+    """(class, pixel box, corners) of each line of a YOLO label file.
 
-    A detection line (``class xc yc w h``) has no turned box (``None``).  An oriented-box line
-    (``class x1 y1 x2 y2 x3 y3 x4 y4``) has its corners' smallest rotated rectangle in pixels
-    (``cv2.minAreaRect``; :func:`upright_rect` reads it) and, as box, the corners' upright hull.
+    A detection line (``class xc yc w h``) has no corners (``None``).  An oriented-box line
+    (``class x1 y1 x2 y2 x3 y3 x4 y4``) has its four corners in pixels ``(4, 2)``, in the line's
+    order, and, as box, their upright hull.  :func:`label_rect` turns corners into a turned box.
     """
-    import cv2
-
-    out: list[tuple[int, Box, Rect | None]] = []
+    out: list[tuple[int, Box, np.ndarray | None]] = []
     for line_no, line in enumerate(label_path.read_text().splitlines(), start=1):
         parts = line.split()
         if not parts:
@@ -302,19 +332,39 @@ def read_yolo_labels(
             out.append((cls, box, None))
             continue
         points = np.float32(parts[1:]).reshape(4, 2) * np.float32([width, height])
-        (rx, ry), (rw, rh), angle = cv2.minAreaRect(points)
         low, high = points.min(axis=0), points.max(axis=0)
         hull = (float(low[0]), float(low[1]), float(high[0]), float(high[1]))
-        out.append((cls, hull, (float(rx), float(ry), float(rw), float(rh), float(angle))))
+        out.append((cls, hull, points))
     return out
+
+
+STRAIGHT_MODES = ("long", "corners")
+
+
+def label_rect(corners: np.ndarray, mode: str = "long") -> Rect:
+    """The turned box of an oriented-box label's corners, stood as ``mode`` says.
+
+    ``long``: the corners' smallest rotated rectangle stood on its long side, as the recogniser
+    stands an oriented-box detector's box (:func:`upright_rect`).  ``corners``: the corners are
+    named after the tile (top-left first, as ``istaka synth --labels obb`` writes them), so the
+    box stands the tile as it stands (:func:`corner_rect`), squashed or lying on its side.
+    """
+    import cv2
+
+    if mode == "corners":
+        return corner_rect(corners)
+    if mode != "long":
+        raise ValueError(f"unknown straight mode {mode!r}: use one of {STRAIGHT_MODES}")
+    (cx, cy), (w, h), angle = cv2.minAreaRect(np.asarray(corners, np.float32))
+    return upright_rect((cx, cy, w, h, angle))
 
 
 def jitter_rect(rect: Rect, amount: float, rng: np.random.Generator) -> Rect:
     """:func:`jitter_box` in a turned box's own frame: each edge moves by up to ``amount`` of
-    the box's width or height along the box's axes (the result is :func:`upright_rect`'s)."""
+    the box's width or height along the box's axes (the description, angle included, kept)."""
     import cv2
 
-    cx, cy, w, h, angle = upright_rect(rect)
+    cx, cy, w, h, angle = (float(v) for v in rect)
     x1, y1, x2, y2 = jitter_box((-w / 2, -h / 2, w / 2, h / 2), amount, rng)
     # the crop-frame shift of the centre, taken back into the image (straight_crop's turn undone)
     back = cv2.getRotationMatrix2D((0.0, 0.0), -angle, 1.0)[:, :2]
@@ -398,7 +448,7 @@ def export_crops(
     prefix: str = "",
     augment: bool | CameraAugment = False,
     background: int = 0,
-    straight: bool = False,
+    straight: bool | str = False,
     plain_first: bool = True,
 ) -> dict[int, int]:
     """Write crops of every labelled tile of ``images`` into ``out_dir/<NN_NAME>/``.
@@ -407,13 +457,17 @@ def export_crops(
     (and, with ``augment``, its own :func:`camera_crop` changes; the first copy stays plain unless
     ``plain_first`` is false).  ``augment`` is ``True`` for the default ranges (``AUGMENT``) or
     a :class:`CameraAugment`.  ``straight``: cut each tile along its oriented-box label, stood
-    upright (:func:`straight_crop`); every label must then be an oriented box.
+    upright (:func:`straight_crop`) as :func:`label_rect` says (``True`` is ``"long"``; or
+    ``"corners"``); every label must then be an oriented box.
     ``background``: that many crops per image of places holding no whole tile, class
     ``NOT_A_TILE`` (see :func:`background_boxes`; upright boxes either way).
     """
     import cv2
 
     ranges = augment if isinstance(augment, CameraAugment) else AUGMENT
+    mode = "long" if straight is True else str(straight)
+    if straight and mode not in STRAIGHT_MODES:
+        raise ValueError(f"unknown straight mode {mode!r}: use one of {STRAIGHT_MODES}")
     rng = np.random.default_rng(seed)
     bg_rng = np.random.default_rng([seed, 53])  # its own stream: tile crops stay as without it
     counts: dict[int, int] = {}
@@ -426,7 +480,7 @@ def export_crops(
             raise ValueError(f"cannot read image {image_path}")
         height, width = image.shape[:2]
         labelled = read_yolo_labels(label_path, width, height)
-        if straight and any(rect is None for _, _, rect in labelled):
+        if straight and any(corners is None for _, _, corners in labelled):
             raise ValueError(f"{label_path}: straight crops need oriented-box labels (9 numbers)")
         if background:
             tiles = [box for _, box, _ in labelled]
@@ -440,19 +494,20 @@ def export_crops(
                     crop = crop_tile(image, b, size)
                 cv2.imwrite(str(folder / name), crop, [cv2.IMWRITE_JPEG_QUALITY, 95])
                 counts[NOT_A_TILE] = counts.get(NOT_A_TILE, 0) + 1
-        for k, (cls, box, rect) in enumerate(labelled):
+        for k, (cls, box, corners) in enumerate(labelled):
+            rect = label_rect(corners, mode) if straight else None
             folder = out_dir / class_folder(cls)
             folder.mkdir(parents=True, exist_ok=True)
             for j in range(copies):
                 changed = augment and (j > 0 or not plain_first)
                 if straight:
-                    r = jitter_rect(rect, jitter, rng) if jitter > 0 else upright_rect(rect)
+                    r = jitter_rect(rect, jitter, rng) if jitter > 0 else rect
                     if changed:
                         cx, cy, w, h, turn = r
                         frame = (cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2)
                         crop = camera_crop(image, frame, rng, size, augment=ranges, turn=turn)
                     else:
-                        crop = straight_crop(image, r, size)
+                        crop = straight_crop(image, r, size, turn="given")
                 else:
                     b = jitter_box(box, jitter, rng) if jitter > 0 else box
                     if changed:
@@ -481,7 +536,7 @@ def export_split_set(
     size: int = CROP_SIZE,
     augment: bool | CameraAugment = False,
     background: int = 0,
-    straight: bool = False,
+    straight: bool | str = False,
     plain_first: bool = True,
 ) -> dict[str, dict[int, int]]:
     """Export ``train`` (jittered copies) and ``val`` (exact boxes) of each YOLO set in ``sources``.

@@ -287,7 +287,7 @@ class Recognizer:
             crops = [straight_crop(image_bgr, tuple(r), size, CROP_PAD) for r in turned]
             both = [i for i, r in enumerate(turned) if self.spec.read_both_ways and wide(r)]
             crops += [
-                straight_crop(image_bgr, tuple(turned[i]), size, CROP_PAD, True) for i in both
+                straight_crop(image_bgr, tuple(turned[i]), size, CROP_PAD, "level") for i in both
             ]
         probs = self.classifier(to_tensor(crops))
         probs = probs / probs.sum(axis=1, keepdims=True)

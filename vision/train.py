@@ -25,8 +25,10 @@ A config may also say how its generated data are built, when missing::
 ``crops`` may add ``background: {datasets/build/real: 3}``: not-a-tile crops per image, a 54th
 class (``vision.crops.NOT_A_TILE``) the recogniser uses to drop stray boxes.
 ``straight: true`` cuts each tile along its oriented-box label, stood upright (sources with
-``labels: obb``; the classifier of an oriented-box detector), and ``plain_first: false`` sends
-every copy, the first too, through ``camera_crop``.
+``labels: obb``; the classifier of an oriented-box detector), on its long side; per source,
+``straight: {SET: long, SET2: corners}``, ``corners`` standing each tile as its label's corner
+order says (renders, whose labels name the tile's top-left corner first); ``plain_first:
+false`` sends every copy, the first too, through ``camera_crop``.
 ``synth`` may also be a list of such sets (each may add ``scene: table`` for tiles laid out on
 the table, see ``vision.synth.scene``, ``pool: wide`` for another style pool than ``train``,
 see ``vision.synth.styles``, and ``labels: obb`` for oriented-box labels), and ``augment`` a
@@ -234,6 +236,7 @@ def _crop_jobs(spec: dict[str, Any], out: Path) -> list[dict[str, Any]]:
 
     sources = spec.get("sources") or {}
     background = spec.get("background") or {}
+    straight = spec.get("straight", False)  # true, or per source: long / corners
     return [
         {
             "sources": [_repo_path(src)],
@@ -244,7 +247,7 @@ def _crop_jobs(spec: dict[str, Any], out: Path) -> list[dict[str, Any]]:
             "size": int(spec.get("size", CROP_SIZE)),
             "augment": spec.get("augment", False),
             "background": int(background.get(src, 0)),
-            "straight": bool(spec.get("straight", False)),
+            "straight": straight.get(src, False) if isinstance(straight, dict) else straight,
             "plain_first": bool(spec.get("plain_first", True)),
         }
         for i, (src, copies) in enumerate(sources.items())

@@ -75,9 +75,28 @@ def yolo_lines(truth: dict) -> list[str]:
     return lines
 
 
+def follow_quad(corners: np.ndarray, quad: np.ndarray) -> np.ndarray:
+    """A rectangle's four corners ``(4, 2)`` renamed to follow a face ``quad`` (top-left,
+    top-right, bottom-right, bottom-left of the tile): the same way round, and starting at the
+    corner that puts each one nearest its namesake.
+
+    >>> square = np.float32([[0, 10], [0, 0], [10, 0], [10, 10]])
+    >>> follow_quad(square, np.float32([[1, 1], [9, 1], [9, 9], [1, 9]])).tolist()
+    [[0.0, 0.0], [10.0, 0.0], [10.0, 10.0], [0.0, 10.0]]
+    """
+    corners, quad = np.asarray(corners, np.float32), np.asarray(quad, np.float32)
+    if (cv2.contourArea(corners, oriented=True) < 0) != (cv2.contourArea(quad, oriented=True) < 0):
+        corners = corners[::-1]
+    starts = [np.roll(corners, -k, axis=0) for k in range(4)]
+    return min(starts, key=lambda c: float(np.linalg.norm(c - quad, axis=1).sum()))
+
+
 def obb_lines(truth: dict) -> list[str]:
     """Oriented-box label lines (class x1 y1 .. x4 y4, normalised) of the labelled tiles: the
-    smallest rotated rectangle around the part of each face quad inside the image."""
+    smallest rotated rectangle around the part of each face quad inside the image.  The corners
+    follow the tile (:func:`follow_quad`): top-left first, then top-right, bottom-right,
+    bottom-left of the tile as it stands (an upside-down face is drawn on an upright tile), so
+    the label also says which way the tile stands (``vision.crops`` ``straight: corners``)."""
     w, h = truth["width"], truth["height"]
     frame = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
     lines = []
@@ -91,7 +110,9 @@ def obb_lines(truth: dict) -> list[str]:
         if area <= 0 or inside is None:
             continue
         polygon = (inside.reshape(-1, 2) / np.float32([w, h])).reshape(-1)
-        lines.append(obb_line(t["class"], polygon_to_obb(polygon, w, h)))
+        corners = np.float32(polygon_to_obb(polygon, w, h)).reshape(4, 2) * np.float32([w, h])
+        named = follow_quad(corners, np.float32(t["quad"])) / np.float32([w, h])
+        lines.append(obb_line(t["class"], named.reshape(-1)))
     return lines
 
 
