@@ -304,3 +304,16 @@ def test_a_config_cuts_straightened_crops_from_an_oriented_render(tmp_path: Path
         assert np.abs(crop - straight).mean() < 8  # resampling and JPEG differ, not the framing
         closer += np.abs(crop - straight).mean() < np.abs(crop - upright).mean()
     assert closer >= len(labelled) - 1
+
+
+def test_straight_may_name_a_mode_per_source(tmp_path: Path) -> None:
+    """``straight: {SET: long, SET2: corners}`` gives each source its own way of standing tiles;
+    ``straight: true`` stands every source's tiles on their long side."""
+    from vision.train import _crop_jobs
+
+    spec = {"sources": {"a": 2, "b": 1}, "straight": {"a": "long", "b": "corners"}}
+    assert [j["straight"] for j in _crop_jobs(spec, tmp_path)] == ["long", "corners"]
+    assert [j["straight"] for j in _crop_jobs({**spec, "straight": True}, tmp_path)] == [True] * 2
+    assert [j["straight"] for j in _crop_jobs({"sources": {"a": 1}}, tmp_path)] == [False]
+    assert [j["plain_first"] for j in _crop_jobs({"sources": {"a": 1}}, tmp_path)] == [True]
+    assert TrainConfig.load(REPO_ROOT / "models" / "tile_classifier96t.yaml").crops["straight"]
