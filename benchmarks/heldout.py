@@ -1,10 +1,14 @@
 """Where a recogniser's classifier misreads the held-out rendered set, and why.
 
 Reads every labelled tile of a rendered set (default ``datasets/synth_eval``) from its *true* box,
-so the detector is out of the picture, and prints identity accuracy split by how much of the tile
-is visible (sidecar ``visible``: fingers, frame edge, other tiles) and how much of its number
-(``number_visible``: a finger over the number, or only over the tile's foot), by typeface
-(re-drawn from the image's seed), upside-down tiles, false jokers, and the commonest confusions.
+so the detector is out of the picture: for an oriented-box manifest (``detector_task: obb``) the
+tile's true turned box (from the sidecar's face quad), stood up and read as the recogniser does
+(``read_both_ways`` included); else its upright box.  Prints identity accuracy split by how much
+of the tile is visible (sidecar ``visible``: fingers, frame edge, other tiles) and how much of
+its number (``number_visible``: a finger over the number, or only over the tile's foot), by typeface
+(re-drawn from the image's seed), upside-down tiles, false jokers, how standing the turned box on
+its long side stands the tile (upright, sideways: a tile squashed wider than tall, or upside
+down), and the commonest confusions.
 ``--sheet`` writes a contact sheet of the misread crops (``--visible-only``: only tiles with
 nothing in front of them).
 
@@ -23,10 +27,10 @@ import cv2
 import numpy as np
 
 from okey import Tile
-from vision.crops import crop_tile
+from vision.crops import corner_rect, crop_tile, label_rect
 from vision.evaluate import NUMBER_WHOLE
 from vision.recognizer import CROP_PAD, MANIFEST, NUM_CLASSES, Recognizer, RecognizerSpec
-from vision.synth.dataset import sample_rng
+from vision.synth.dataset import oriented_corners, sample_rng
 from vision.synth.scene import sample_scene
 
 REPO = Path(__file__).resolve().parent.parent
@@ -53,6 +57,16 @@ def number_bin(shown: float | None) -> str | None:
     return "number under half shown"
 
 
+def long_side_stands(corners: np.ndarray) -> str:
+    """How standing a tile's turned box on its long side (the recogniser's way) stands the tile
+    whose corners are named after it: upright, sideways or upside down."""
+    off = (label_rect(corners, "long")[4] - corner_rect(corners)[4]) % 360
+    quarter = round(off / 90) % 4
+    return ("long side: upright", "long side: sideways", "long side: upside down")[
+        min(quarter, 4 - quarter)
+    ]
+
+
 def name(k: int) -> str:
     return str(Tile(k)) if k < NUM_CLASSES else "not a tile"
 
@@ -70,6 +84,7 @@ def main() -> None:
     args = parser.parse_args()
 
     recognizer = Recognizer(RecognizerSpec.load(args.manifest))
+    turned_boxes = recognizer.spec.detector_task == "obb"
     seen: Counter[str] = Counter()
     right: Counter[str] = Counter()
     confusions: Counter[tuple[str, str]] = Counter()
@@ -80,6 +95,12 @@ def main() -> None:
     for path in sidecars:
         truth = json.loads(path.read_text())
         tiles = [t for t in truth["tiles"] if t["labelled"]]
+        named = oriented_corners(truth) if turned_boxes else []
+        if named:
+            if len(named) != len(tiles):
+                raise SystemExit(f"{path}: {len(tiles)} labelled tiles, {len(named)} with a quad")
+        elif turned_boxes and tiles:
+            raise SystemExit(f"{path}: no face quads (re-render the set to read turned boxes)")
         if not tiles:
             continue
         rng = sample_rng(truth["seed"], truth["index"])
@@ -87,8 +108,12 @@ def main() -> None:
         scene = sample_scene(rng, truth["style_pool"], size, truth.get("rules"), args.scene)
         image = cv2.imread(str(args.data / "images" / truth["image"]))
         boxes = np.array([t["box"] for t in tiles], np.float32)
-        probs = recognizer.classify(image, boxes)
-        for t, p, box in zip(tiles, probs, boxes, strict=True):
+        turned = None
+        if named:
+            turned = np.float32([label_rect(c, "long") for _, c in named])
+        probs = recognizer.classify(image, boxes, turned)
+        stands = [long_side_stands(c) for _, c in named] or [None] * len(tiles)
+        for t, p, box, stood in zip(tiles, probs, boxes, stands, strict=True):
             read = int(p.argmax())
             ok = read == t["class"]
             keys = ["all", visibility_bin(t["visible"]), f"typeface {scene.style.font}"]
@@ -98,6 +123,8 @@ def main() -> None:
                 keys.append(shown)
             if t["upside_down"]:
                 keys.append("upside down")
+            if stood:
+                keys.append(stood)
             for key in keys:
                 seen[key] += 1
                 right[key] += ok
@@ -112,7 +139,8 @@ def main() -> None:
                 cv2.putText(cell, label, (2, 108), cv2.FONT_HERSHEY_SIMPLEX, 0.4, (0, 0, 0), 1)
                 cells.append(cell)
 
-    print(f"{args.data} read by {args.manifest.name}'s classifier from the true boxes")
+    how = "turned boxes" if turned_boxes else "boxes"
+    print(f"{args.data} read by {args.manifest.name}'s classifier from the true {how}")
     print(f"{'tiles':34s} {'n':>6s} {'right':>6s} {'identity':>9s}")
     order = ["all"] + sorted(k for k in seen if k != "all")
     for key in order:

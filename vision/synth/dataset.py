@@ -91,15 +91,14 @@ def follow_quad(corners: np.ndarray, quad: np.ndarray) -> np.ndarray:
     return min(starts, key=lambda c: float(np.linalg.norm(c - quad, axis=1).sum()))
 
 
-def obb_lines(truth: dict) -> list[str]:
-    """Oriented-box label lines (class x1 y1 .. x4 y4, normalised) of the labelled tiles: the
-    smallest rotated rectangle around the part of each face quad inside the image.  The corners
-    follow the tile (:func:`follow_quad`): top-left first, then top-right, bottom-right,
-    bottom-left of the tile as it stands (an upside-down face is drawn on an upright tile), so
-    the label also says which way the tile stands (``vision.crops`` ``straight: corners``)."""
+def oriented_corners(truth: dict) -> list[tuple[dict, np.ndarray]]:
+    """(tile, corners) of each labelled tile with a face quad: the smallest rotated rectangle
+    around the part of the face inside the image, in pixels ``(4, 2)``, its corners named after
+    the tile (:func:`follow_quad`: top-left, top-right, bottom-right, bottom-left of the tile as
+    it stands; an upside-down face is drawn on an upright tile)."""
     w, h = truth["width"], truth["height"]
     frame = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
-    lines = []
+    out = []
     for t in truth["tiles"]:
         if not t["labelled"] or t.get("quad") is None:
             continue
@@ -111,9 +110,18 @@ def obb_lines(truth: dict) -> list[str]:
             continue
         polygon = (inside.reshape(-1, 2) / np.float32([w, h])).reshape(-1)
         corners = np.float32(polygon_to_obb(polygon, w, h)).reshape(4, 2) * np.float32([w, h])
-        named = follow_quad(corners, np.float32(t["quad"])) / np.float32([w, h])
-        lines.append(obb_line(t["class"], named.reshape(-1)))
-    return lines
+        out.append((t, follow_quad(corners, np.float32(t["quad"]))))
+    return out
+
+
+def obb_lines(truth: dict) -> list[str]:
+    """Oriented-box label lines (class x1 y1 .. x4 y4, normalised) of the labelled tiles
+    (:func:`oriented_corners`): the corners start at the tile's top-left, so the label also says
+    which way the tile stands (``vision.crops`` ``straight: corners``)."""
+    size = np.float32([truth["width"], truth["height"]])
+    return [
+        obb_line(t["class"], (corners / size).reshape(-1)) for t, corners in oriented_corners(truth)
+    ]
 
 
 LABELLERS = {"box": yolo_lines, "obb": obb_lines}
