@@ -22,6 +22,7 @@ from vision.crops import (
     jitter_rect,
     label_path_for,
     label_rect,
+    motion_kernel,
     read_yolo_boxes,
     read_yolo_labels,
     straight_crop,
@@ -422,3 +423,46 @@ def test_camera_crop_of_a_large_box_averages_like_the_plain_crop() -> None:
     still = camera_crop(image, box, np.random.default_rng(0), 32, augment=STILL).astype(int)
     assert abs(plain.mean() - 127.5) < 3 and plain.std() < 10
     assert np.abs(still - plain).mean() < 5
+
+
+def test_light_colour_moves_blue_against_red_and_off_draws_nothing() -> None:
+    image, box = _tile_image()
+    plain = camera_crop(image, box, np.random.default_rng(0), 48, augment=STILL)
+    # off (the default): no draw at all, so older configs' crops stay the same files
+    off = CameraAugment(**{**STILL.__dict__, "temperature": 0.3, "temperature_p": 0.0})
+    off = CameraAugment(**{**off.__dict__, "motion_blur": 9, "motion_p": 0.0})
+    rng_off, rng_still = np.random.default_rng(0), np.random.default_rng(0)
+    assert np.array_equal(camera_crop(image, box, rng_off, 48, augment=off), plain)
+    camera_crop(image, box, rng_still, 48, augment=STILL)
+    assert rng_off.random() == rng_still.random()  # the same draws: the next crop is the same too
+    on = CameraAugment(**{**STILL.__dict__, "temperature": 0.3, "temperature_p": 1.0})
+    rng = np.random.default_rng(5)
+    ratios = []
+    for _ in range(30):
+        crop = camera_crop(image, box, rng, 48, augment=on).astype(float)
+        tile = crop[8:40, 8:16].reshape(-1, 3).mean(axis=0)  # on the cream face: B, G, R
+        ratios.append(tile[0] / tile[2])
+        assert abs(tile[1] - plain[8:40, 8:16, 1].mean()) < 2  # green stays
+    base = plain[8:40, 8:16, 0].mean() / plain[8:40, 8:16, 2].mean()
+    assert min(ratios) < 0.85 * base and max(ratios) > 1.15 * base  # warm and cold light both
+
+
+def test_motion_kernel_is_a_normalised_streak_in_its_direction() -> None:
+    flat = motion_kernel(7, 0)
+    assert flat.sum() == pytest.approx(1.0) and np.count_nonzero(flat.sum(axis=1)) == 1
+    upright = motion_kernel(7, 90)
+    assert upright.sum() == pytest.approx(1.0)
+    assert np.count_nonzero(upright.sum(axis=0) > 1e-3) <= 2  # one column (bilinear: two)
+    with pytest.raises(ValueError, match="length"):
+        motion_kernel(0, 0)
+
+
+def test_motion_blur_smears_the_bar_along_the_streak() -> None:
+    image, box = _tile_image()
+    streaky = CameraAugment(**{**STILL.__dict__, "motion_blur": 15, "motion_p": 1.0})
+    rng = np.random.default_rng(1)
+    plain = camera_crop(image, box, np.random.default_rng(0), 48, augment=STILL).astype(int)
+    crops = [camera_crop(image, box, rng, 48, augment=streaky).astype(int) for _ in range(8)]
+    assert all(np.abs(c - plain).mean() > 1 for c in crops)
+    # the mean colour is kept: a streak moves light around, it does not add or remove it
+    assert all(abs(c.mean() - plain.mean()) < 3 for c in crops)

@@ -15,6 +15,7 @@ from vision.train import (
     kept_weights,
     prepare_generated,
     resolve_data_yaml,
+    squash_set,
     train,
 )
 
@@ -317,3 +318,57 @@ def test_straight_may_name_a_mode_per_source(tmp_path: Path) -> None:
     assert [j["straight"] for j in _crop_jobs({"sources": {"a": 1}}, tmp_path)] == [False]
     assert [j["plain_first"] for j in _crop_jobs({"sources": {"a": 1}}, tmp_path)] == [True]
     assert TrainConfig.load(REPO_ROOT / "models" / "tile_classifier96t.yaml").crops["straight"]
+
+
+def _yolo_set(root: Path, split: str, n: int = 3) -> None:
+    (root / "images" / split).mkdir(parents=True)
+    (root / "labels" / split).mkdir(parents=True)
+    for i in range(n):
+        image = np.full((120, 160, 3), 90, np.uint8)
+        cv2.rectangle(image, (40, 30), (70, 80), (230, 230, 230), -1)
+        cv2.imwrite(str(root / "images" / split / f"im{i}.jpg"), image)
+        line = "3 0.25 0.25 0.4375 0.25 0.4375 0.6667 0.25 0.6667\n"
+        (root / "labels" / split / f"im{i}.txt").write_text(line)
+
+
+def test_squash_set_shrinks_one_side_and_keeps_the_labels(tmp_path: Path) -> None:
+    _yolo_set(tmp_path / "src", "train")
+    out = tmp_path / "out"
+    assert squash_set(tmp_path / "src", out, split="train", copies=4, seed=1, across_p=0.5) == 12
+    shapes = []
+    for image in sorted((out / "images").glob("*.jpg")):
+        h, w = cv2.imread(str(image)).shape[:2]
+        shapes.append((w, h))
+        assert (w == 160) != (h == 120)  # exactly one side shrank
+        shrunk = w / 160 if h == 120 else h / 120
+        assert 0.49 <= shrunk <= 0.86
+        label = (out / "labels" / f"{image.stem}.txt").read_text()
+        assert label == (tmp_path / "src" / "labels" / "train" / "im0.txt").read_text()
+    assert any(w < 160 for w, _ in shapes) and any(h < 120 for _, h in shapes)
+    # seeded by image name: a second build writes the same pictures
+    again = tmp_path / "again"
+    squash_set(tmp_path / "src", again, split="train", copies=4, seed=1, across_p=0.5)
+    for image in (out / "images").glob("*.jpg"):
+        assert cv2.imread(str(image)).shape == cv2.imread(str(again / "images" / image.name)).shape
+    with pytest.raises(FileNotFoundError, match="no images to squash"):
+        squash_set(tmp_path / "nowhere", out)
+
+
+def test_a_config_builds_its_squashed_set_and_checks_the_factor(tmp_path: Path) -> None:
+    _yolo_set(tmp_path / "src", "train", n=2)
+    out = tmp_path / "squashed"
+    config = _write(
+        tmp_path / "c.yaml",
+        {
+            "task": "obb",
+            "model": "yolo11n-obb.yaml",
+            "data": "x.yaml",
+            "squash": [{"src": str(tmp_path / "src"), "split": "train", "out": str(out)}],
+        },
+    )
+    prepare_generated(TrainConfig.load(config))
+    assert len(list((out / "labels").glob("*.txt"))) == 2
+    bad = {"task": "obb", "model": "yolo11n-obb.yaml", "data": "x.yaml"}
+    bad["squash"] = [{"src": "a", "out": "b", "factor": [0.9, 1.4]}]
+    with pytest.raises(ValueError, match="squash factor"):
+        TrainConfig.load(_write(tmp_path / "bad.yaml", bad))

@@ -66,6 +66,15 @@ class CameraAugment:
     brightness: float = 0.2  # gain 0.8..1.2
     contrast: float = 0.25
     white_balance: float = 0.04  # per-channel gain 0.96..1.04: warm and cold light, same hue order
+    # With probability ``temperature_p`` the light's colour left over by the camera's white
+    # balance: blue x (1 + t), red x (1 - t), t drawn from +-``temperature`` (t < 0 warm lamp
+    # light, t > 0 cold shade or LED light).  0 draws nothing: older configs' crops stay the same.
+    temperature: float = 0.0
+    temperature_p: float = 0.0
+    # With probability ``motion_p`` a motion-blur streak 3..``motion_blur`` px long (at crop
+    # size) in any direction: a hand-held phone or a tile moved while the frame was taken.
+    motion_blur: int = 0
+    motion_p: float = 0.0
     jpeg_quality: tuple[int, int] = (35, 95)
     jpeg_p: float = 0.5
 
@@ -278,11 +287,19 @@ def camera_crop(
     out = crop.astype(np.float32)
     if rng.random() < augment.blur_p:
         out = cv2.GaussianBlur(out, (0, 0), float(rng.uniform(0.3, augment.blur_sigma)))
+    if augment.motion_p > 0 and rng.random() < augment.motion_p:
+        streak = motion_kernel(
+            int(rng.integers(3, max(3, augment.motion_blur) + 1)), rng.uniform(0, 180)
+        )
+        out = cv2.filter2D(out, -1, streak, borderType=cv2.BORDER_REFLECT)
     gain = 1 + rng.uniform(-augment.brightness, augment.brightness)
     contrast = 1 + rng.uniform(-augment.contrast, augment.contrast)
     mean = out.mean()
     out = (out - mean) * contrast + mean * gain
     out *= 1 + rng.uniform(-augment.white_balance, augment.white_balance, 3)
+    if augment.temperature_p > 0 and rng.random() < augment.temperature_p:
+        t = float(rng.uniform(-augment.temperature, augment.temperature))
+        out *= np.float32([1 + t, 1, 1 - t])  # BGR
     if rng.random() < augment.noise_p:
         out += rng.normal(0, rng.uniform(1, augment.noise_sigma), out.shape)
     out = np.clip(out, 0, 255).astype(np.uint8)
@@ -292,6 +309,26 @@ def camera_crop(
         if ok:
             out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
     return out
+
+
+def motion_kernel(length: int, degrees: float) -> np.ndarray:
+    """A normalised line kernel ``length`` px long at ``degrees`` (0: horizontal): the streak a
+    point leaves when the camera moves during the exposure.
+
+    >>> k = motion_kernel(5, 0)
+    >>> k.shape, float(k.sum()), float(k[2].sum())
+    ((5, 5), 1.0, 1.0)
+    """
+    import cv2
+
+    if length < 1:
+        raise ValueError(f"motion blur length must be >= 1 px, got {length}")
+    kernel = np.zeros((length, length), np.float32)
+    kernel[length // 2, :] = 1.0
+    centre = ((length - 1) / 2, (length - 1) / 2)
+    turn = cv2.getRotationMatrix2D(centre, float(degrees), 1.0)
+    kernel = cv2.warpAffine(kernel, turn, (length, length), flags=cv2.INTER_LINEAR)
+    return kernel / kernel.sum()
 
 
 def read_yolo_boxes(label_path: Path, width: int, height: int) -> list[tuple[int, Box]]:

@@ -29,6 +29,11 @@ class (``vision.crops.NOT_A_TILE``) the recogniser uses to drop stray boxes.
 ``straight: {SET: long, SET2: corners}``, ``corners`` standing each tile as its label's corner
 order says (renders, whose labels name the tile's top-left corner first); ``plain_first:
 false`` sends every copy, the first too, through ``camera_crop``.
+``squash`` (a list) adds squashed copies of a YOLO set's images, as a camera higher above the
+rack (or lower beside the table) sees them: ``{src: datasets/build/real_obb, split: train, out:
+datasets/build/real_obb_squash, copies: 1, seed: 0, factor: [0.5, 0.85], across_p: 0.25}``; each
+copy shrinks the height (or, with probability ``across_p``, the width) to a factor drawn from
+``factor``.  Labels in YOLO's normalised coordinates stay as they are (``squash_set``).
 ``synth`` may also be a list of such sets (each may add ``scene: table`` for tiles laid out on
 the table, see ``vision.synth.scene``, ``pool: wide`` for another style pool than ``train``,
 see ``vision.synth.styles``, and ``labels: obb`` for oriented-box labels), and ``augment`` a
@@ -99,6 +104,7 @@ class TrainConfig:
     weights: Path | None = None  # local checkpoint whose matching layers initialise the model
     synth: list[dict[str, Any]] = field(default_factory=list)  # rendered sets to build if missing
     crops: dict[str, Any] = field(default_factory=dict)  # crop set to export when missing
+    squash: list[dict[str, Any]] = field(default_factory=list)  # squashed copies to build
     # which epoch goes to ``output``: "best" (ultralytics' pick, by the validation split's fitness)
     # or "last" (a rule fixed before training that must not lean on the validation split)
     keep: str = "best"
@@ -135,6 +141,7 @@ class TrainConfig:
             weights=REPO_ROOT / raw["weights"] if raw.get("weights") else None,
             synth=_synth_sets(raw.get("synth"), path),
             crops=dict(raw.get("crops") or {}),
+            squash=_squash_sets(raw.get("squash"), path),
             keep=keep,
         )
 
@@ -151,6 +158,75 @@ def _synth_sets(raw: Any, path: Path) -> list[dict[str, Any]]:
         if not isinstance(s, dict) or "out" not in s or "n" not in s:
             raise ValueError(f"{path}: each synth set needs 'out' and 'n', got {s!r}")
     return [dict(s) for s in sets]
+
+
+def _squash_sets(raw: Any, path: Path) -> list[dict[str, Any]]:
+    """The ``squash`` key as a list of mappings, each with ``src`` and ``out``."""
+    if not raw:
+        return []
+    sets = [raw] if isinstance(raw, dict) else list(raw)
+    for s in sets:
+        if not isinstance(s, dict) or "src" not in s or "out" not in s:
+            raise ValueError(f"{path}: each squash set needs 'src' and 'out', got {s!r}")
+        lo, hi = s.get("factor", SQUASH_FACTOR)
+        if not 0 < lo <= hi <= 1:
+            raise ValueError(f"{path}: squash factor must satisfy 0 < low <= high <= 1, got {s}")
+    return [dict(s) for s in sets]
+
+
+SQUASH_FACTOR = (0.5, 0.85)
+
+
+def squash_set(
+    src: Path,
+    out: Path,
+    split: str | None = None,
+    copies: int = 1,
+    seed: int = 0,
+    factor: tuple[float, float] = SQUASH_FACTOR,
+    across_p: float = 0.25,
+) -> int:
+    """Write squashed copies of a YOLO set's images (``src/images[/split]``) with their labels to
+    ``out/images`` and ``out/labels``; return how many images were written.
+
+    Each copy's height, or with probability ``across_p`` its width, shrinks to a factor drawn
+    from ``factor`` (INTER_AREA): the foreshortening of a camera higher above a rack, or lower
+    beside a table.  YOLO labels (boxes or oriented corners) are normalised to the image's width
+    and height, so they stay the same text.  Seeded per image name: the same files every run."""
+    import zlib
+
+    import cv2
+    import numpy as np
+
+    from vision.crops import list_images
+
+    images_dir = src / "images" / split if split else src / "images"
+    labels_dir = src / "labels" / split if split else src / "labels"
+    if not images_dir.is_dir():
+        raise FileNotFoundError(f"no images to squash in {images_dir}")
+    (out / "images").mkdir(parents=True, exist_ok=True)
+    (out / "labels").mkdir(parents=True, exist_ok=True)
+    written = 0
+    for image_path in list_images(images_dir):
+        label = labels_dir / f"{image_path.stem}.txt"
+        image = cv2.imread(str(image_path))
+        if image is None:
+            raise ValueError(f"{image_path}: not an image")
+        rng = np.random.default_rng([seed, zlib.crc32(image_path.name.encode())])
+        h, w = image.shape[:2]
+        for k in range(copies):
+            f = float(rng.uniform(*factor))
+            across = rng.random() < across_p
+            size = (max(1, round(w * f)), h) if across else (w, max(1, round(h * f)))
+            squashed = cv2.resize(image, size, interpolation=cv2.INTER_AREA)
+            stem = f"{image_path.stem}_sq{k}"
+            cv2.imwrite(
+                str(out / "images" / f"{stem}.jpg"), squashed, [cv2.IMWRITE_JPEG_QUALITY, 95]
+            )
+            text = label.read_text() if label.is_file() else ""
+            (out / "labels" / f"{stem}.txt").write_text(text)
+            written += 1
+    return written
 
 
 def resolve_data_yaml(path: Path, out_dir: Path) -> Path:
@@ -214,6 +290,18 @@ def prepare_generated(config: TrainConfig, workers: int = 2) -> None:
                 **({"scene": spec["scene"]} if "scene" in spec else {}),
                 **({"pool_name": spec["pool"]} if "pool" in spec else {}),
                 **({"labels": spec["labels"]} if "labels" in spec else {}),
+            )
+    for spec in config.squash:
+        out = _repo_path(spec["out"])
+        if not (out / "labels").is_dir():
+            squash_set(
+                _repo_path(spec["src"]),
+                out,
+                split=spec.get("split"),
+                copies=int(spec.get("copies", 1)),
+                seed=int(spec.get("seed", 0)),
+                factor=tuple(spec.get("factor", SQUASH_FACTOR)),
+                across_p=float(spec.get("across_p", 0.25)),
             )
     if config.crops:
         out = _repo_path(config.crops["out"])

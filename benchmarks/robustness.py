@@ -1,0 +1,348 @@
+"""How the recogniser holds up on the real validation photos under camera and light changes.
+
+Each photo of a labelled set (default ``datasets/real_val``) is changed by one perturbation at a
+time (``PERTURBATIONS``: light colour, exposure, contrast, blur, JPEG, resolution, and turned,
+squashed or tilted views), read by the recogniser, and scored as ``istaka eval`` scores it
+(``vision.evaluate.score_image``: tile recall and precision at IoU >= 0.5, identity accuracy of
+the matched tiles, image-level exact match).  The first row, ``none``, is the photos as they are:
+its figures are those of ``istaka eval datasets/real_val``.
+
+Photometric perturbations keep the labelled boxes.  Geometric ones move them with the picture: a
+box's four corners go through the same affine map as the pixels and the new truth box is their
+upright hull, clipped to the new frame (a labelled tile with under half of that hull left in
+the frame is dropped; the tile counts in the table say how many remain).  For ``tilted 10`` the
+hull of a turned tile is a slightly looser truth box than a label drawn on the tilted photo
+would be.  Every perturbation is deterministic: the one with noise (``dim``) seeds it from the
+image's file name.
+
+    .venv/bin/python benchmarks/robustness.py [--manifest models/recognizer.yaml]
+        [--data datasets/real_val] [--only NAME ...] [--limit N] [--json FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from vision.evaluate import EvalReport, Sample, load_samples, score_image
+from vision.recognizer import MANIFEST, Recognizer, RecognizerSpec
+from vision.types import Box
+
+REPO = Path(__file__).resolve().parent.parent
+SEED = 20240
+MIN_INSIDE = 0.5  # a moved truth box with less of its hull in the new frame is dropped
+GREY = 128
+
+ImageFn = Callable[[np.ndarray, np.random.Generator], np.ndarray]
+# (width, height) of the photo -> 2 x 3 affine map of continuous pixel coordinates (a pixel
+# (i, j) covers [i, i + 1) x [j, j + 1)), or None where the boxes stay as they are
+GeometryFn = Callable[[int, int], np.ndarray]
+
+
+@dataclass(frozen=True)
+class Perturbation:
+    """One change to a photo: ``image`` makes it, ``geometry`` (geometric ones) moves boxes."""
+
+    name: str
+    about: str
+    image: ImageFn
+    geometry: GeometryFn | None = None
+
+
+def _to_uint8(values: np.ndarray) -> np.ndarray:
+    return np.clip(np.rint(values), 0, 255).astype(np.uint8)
+
+
+# photometric ---------------------------------------------------------------------------------
+
+
+def as_is(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+    return image
+
+
+def gains(b: float, g: float, r: float) -> ImageFn:
+    """White balance: each BGR channel multiplied by its gain, then clipped."""
+    factors = np.float32([b, g, r])
+    return lambda image, rng: _to_uint8(image.astype(np.float32) * factors)
+
+
+def exposure(factor: float, noise_sigma: float = 0.0) -> ImageFn:
+    """Every channel times ``factor`` (clipped), plus seeded Gaussian sensor noise."""
+
+    def apply(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        out = image.astype(np.float32) * factor
+        if noise_sigma:
+            out += rng.normal(0.0, noise_sigma, image.shape).astype(np.float32)
+        return _to_uint8(out)
+
+    return apply
+
+
+def toward_grey(share: float) -> ImageFn:
+    """Contrast lowered: each pixel moved ``share`` of the way to mid-grey."""
+    return lambda image, rng: _to_uint8(image.astype(np.float32) * (1 - share) + GREY * share)
+
+
+def gaussian_blur(sigma: float) -> ImageFn:
+    return lambda image, rng: cv2.GaussianBlur(image, (0, 0), sigmaX=sigma, sigmaY=sigma)
+
+
+def motion_blur(length: int) -> ImageFn:
+    """A horizontal line kernel ``length`` pixels long (the camera moved sideways)."""
+    kernel = np.full((1, length), 1.0 / length, np.float32)
+    return lambda image, rng: cv2.filter2D(image, -1, kernel, borderType=cv2.BORDER_REFLECT)
+
+
+def jpeg(quality: int) -> ImageFn:
+    def apply(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        ok, data = cv2.imencode(".jpg", image, [cv2.IMWRITE_JPEG_QUALITY, quality])
+        if not ok:
+            raise RuntimeError("JPEG encoding failed")
+        return cv2.imdecode(data, cv2.IMREAD_COLOR)
+
+    return apply
+
+
+# geometric -----------------------------------------------------------------------------------
+
+
+def _scaled_size(w: int, h: int, fx: float, fy: float) -> tuple[int, int]:
+    return max(1, round(w * fx)), max(1, round(h * fy))
+
+
+def resize(fx: float, fy: float) -> tuple[ImageFn, GeometryFn]:
+    """The photo resized (INTER_AREA) to ``fx`` of its width and ``fy`` of its height."""
+
+    def image_fn(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        h, w = image.shape[:2]
+        return cv2.resize(image, _scaled_size(w, h, fx, fy), interpolation=cv2.INTER_AREA)
+
+    def geometry(w: int, h: int) -> np.ndarray:
+        nw, nh = _scaled_size(w, h, fx, fy)
+        return np.float64([[nw / w, 0, 0], [0, nh / h, 0]])
+
+    return image_fn, geometry
+
+
+def turn_180() -> tuple[ImageFn, GeometryFn]:
+    """The photo upside down (``cv2.rotate``): x -> w - x, y -> h - y."""
+
+    def image_fn(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        return cv2.rotate(image, cv2.ROTATE_180)
+
+    def geometry(w: int, h: int) -> np.ndarray:
+        return np.float64([[-1, 0, w], [0, -1, h]])
+
+    return image_fn, geometry
+
+
+def tilt(degrees: float) -> tuple[ImageFn, GeometryFn]:
+    """The photo turned ``degrees`` anticlockwise (as seen) about its centre, same frame size,
+    the corners it uncovers filled with mid-grey."""
+
+    def geometry(w: int, h: int) -> np.ndarray:
+        return cv2.getRotationMatrix2D((w / 2, h / 2), degrees, 1.0)
+
+    def image_fn(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
+        h, w = image.shape[:2]
+        # warpAffine works on pixel indices, whose centres sit half a pixel in from the
+        # continuous coordinates the boxes use: turning about (w - 1) / 2 is the same turn
+        matrix = cv2.getRotationMatrix2D(((w - 1) / 2, (h - 1) / 2), degrees, 1.0)
+        return cv2.warpAffine(
+            image,
+            matrix,
+            (w, h),
+            flags=cv2.INTER_LINEAR,
+            borderMode=cv2.BORDER_CONSTANT,
+            borderValue=(GREY, GREY, GREY),
+        )
+
+    return image_fn, geometry
+
+
+def map_box(box: Box, matrix: np.ndarray, size: tuple[int, int]) -> Box | None:
+    """The upright hull of ``box``'s four corners under ``matrix``, clipped to ``size`` (w, h);
+    None when under ``MIN_INSIDE`` of the hull is left in the frame."""
+    x1, y1, x2, y2 = box
+    corners = np.float64([[x1, y1, 1], [x2, y1, 1], [x2, y2, 1], [x1, y2, 1]]) @ matrix.T
+    lo, hi = corners.min(axis=0), corners.max(axis=0)
+    limit = np.float64(size)
+    clo, chi = np.clip(lo, 0, limit), np.clip(hi, 0, limit)
+    area = float(np.prod(hi - lo))
+    inside = float(np.prod(np.clip(chi - clo, 0, None)))
+    if area <= 0 or inside < MIN_INSIDE * area:
+        return None
+    return (float(clo[0]), float(clo[1]), float(chi[0]), float(chi[1]))
+
+
+# the registry: one line each, in the table's order ------------------------------------------
+
+
+def _registry(*perturbations: Perturbation) -> dict[str, Perturbation]:
+    names = [p.name for p in perturbations]
+    if len(set(names)) != len(names):
+        raise ValueError(f"perturbation names repeat: {names}")
+    return {p.name: p for p in perturbations}
+
+
+PERTURBATIONS: dict[str, Perturbation] = _registry(
+    Perturbation("none", "the photos as they are", as_is),
+    Perturbation("warm light", "tungsten ~3000 K: B x0.70, G x0.92", gains(0.70, 0.92, 1.0)),
+    Perturbation("cool light", "shade, blue daylight: G x0.93, R x0.75", gains(1.0, 0.93, 0.75)),
+    Perturbation("dim", "exposure x0.45, sensor noise sigma 6", exposure(0.45, noise_sigma=6.0)),
+    Perturbation("bright", "exposure x1.5, highlights clipped", exposure(1.5)),
+    Perturbation("low contrast", "50 % toward grey 128 (haze, glare)", toward_grey(0.5)),
+    Perturbation("defocus blur", "Gaussian blur sigma 2.0 px", gaussian_blur(2.0)),
+    Perturbation("motion blur", "horizontal line kernel 9 px", motion_blur(9)),
+    Perturbation("jpeg 25", "re-encoded as JPEG quality 25", jpeg(25)),
+    Perturbation("low resolution", "50 % size (INTER_AREA), boxes too", *resize(0.5, 0.5)),
+    Perturbation("turned 180", "rack photographed upside down", *turn_180()),
+    Perturbation("squashed", "height to 60 % (camera higher up)", *resize(1.0, 0.6)),
+    Perturbation("tilted 10", "turned 10 deg, truth: hull of turned box", *tilt(10.0)),
+)
+
+
+def image_rng(sample: Sample) -> np.random.Generator:
+    """The seeded generator of one photo: the same noise whatever else is run."""
+    return np.random.default_rng([SEED, zlib.crc32(sample.image.name.encode())])
+
+
+def perturb(
+    perturbation: Perturbation, image: np.ndarray, sample: Sample
+) -> tuple[np.ndarray, Sample]:
+    """The perturbed photo and its sample with the truth boxes moved along."""
+    out = perturbation.image(image, image_rng(sample))
+    if perturbation.geometry is None:
+        return out, sample
+    h, w = image.shape[:2]
+    matrix = perturbation.geometry(w, h)
+    size = (out.shape[1], out.shape[0])
+    truth, shown = [], []
+    for k, (cls, box) in enumerate(sample.truth):
+        moved = map_box(box, matrix, size)
+        if moved is not None:
+            truth.append((cls, moved))
+            if sample.number_shown is not None:
+                shown.append(sample.number_shown[k])
+    return out, replace(
+        sample, truth=truth, number_shown=shown if sample.number_shown is not None else None
+    )
+
+
+def run(
+    recognizer: Recognizer,
+    perturbation: Perturbation,
+    samples: list[Sample],
+    images: list[np.ndarray],
+) -> EvalReport:
+    """Score the recogniser on every photo changed by ``perturbation``."""
+    report = EvalReport()
+    for sample, image in zip(samples, images, strict=True):
+        changed, moved = perturb(perturbation, image, sample)
+        score_image(report, moved, recognizer.recognize(changed))
+    return report
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part / whole:.2%} ({part}/{whole})" if whole else f"- ({part}/{whole})"
+
+
+HEAD = ("perturbation", "recall", "precision", "identity", "exact")
+
+
+def table_row(name: str, report: EvalReport) -> str:
+    return (
+        f"{name:16s} {_share(report.matched, report.truth_tiles):>18s}"
+        f" {_share(report.matched, report.predicted_tiles):>18s}"
+        f" {_share(report.correct, report.matched):>18s}"
+        f" {_share(report.exact_images, report.images):>18s}"
+    )
+
+
+def _shown(path: Path) -> str:
+    """A path as the command line would give it: relative to the repository where inside it."""
+    resolved = path.resolve()
+    return str(resolved.relative_to(REPO)) if resolved.is_relative_to(REPO) else str(path)
+
+
+def _resolve(names: list[str] | None, parser: argparse.ArgumentParser) -> list[Perturbation]:
+    if not names:
+        return list(PERTURBATIONS.values())
+    wanted = {n.strip().replace("_", " ") for n in names}
+    unknown = sorted(wanted - PERTURBATIONS.keys())
+    if unknown:
+        parser.error(
+            f"unknown perturbation {', '.join(repr(n) for n in unknown)}; "
+            f"known: {', '.join(repr(n) for n in PERTURBATIONS)}"
+        )
+    return [p for name, p in PERTURBATIONS.items() if name in wanted]
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--manifest", type=Path, default=MANIFEST)
+    parser.add_argument("--data", type=Path, default=REPO / "datasets" / "real_val")
+    parser.add_argument(
+        "--only", nargs="+", metavar="NAME", help="run only these perturbations (quote names)"
+    )
+    parser.add_argument("--limit", type=int, help="use only the first N images")
+    parser.add_argument("--json", type=Path, help="write the per-perturbation summaries here")
+    args = parser.parse_args(argv)
+
+    chosen = _resolve(args.only, parser)
+    if not args.data.is_dir():
+        parser.error(f"no data folder at {args.data}")
+    if args.limit is not None and args.limit < 1:
+        parser.error("--limit needs a positive number of images")
+    samples = load_samples(args.data)[: args.limit]
+    images = [cv2.imread(str(s.image)) for s in samples]
+    recognizer = Recognizer(RecognizerSpec.load(args.manifest))
+
+    tiles = sum(len(s.truth) for s in samples)
+    print(f"manifest {_shown(args.manifest)}")
+    print(f"data     {_shown(args.data)}: {len(samples)} images, {tiles} labelled tiles")
+    print("scored as istaka eval: tiles matched at IoU >= 0.5; identity of matched tiles")
+    print()
+    print(f"{HEAD[0]:16s} {HEAD[1]:>18s} {HEAD[2]:>18s} {HEAD[3]:>18s} {HEAD[4]:>18s}")
+    results = {}
+    for perturbation in chosen:
+        report = run(recognizer, perturbation, samples, images)
+        print(table_row(perturbation.name, report), flush=True)
+        results[perturbation.name] = {
+            "about": perturbation.about,
+            **report.summary(),
+            "predicted": report.predicted_tiles,
+            "matched": report.matched,
+            "correct": report.correct,
+        }
+    changed = [r for name, r in results.items() if name != "none"]
+    if changed:
+        exact = sum(r["exact_images"] for r in changed)
+        photos = sum(r["images"] for r in changed)
+        print(f"{'changed rows':16s} {'':>18s} {'':>18s} {'':>18s} {_share(exact, photos):>18s}")
+    print()
+    for perturbation in chosen:
+        print(f"  {perturbation.name}: {perturbation.about}")
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        payload = {
+            "manifest": _shown(args.manifest),
+            "data": _shown(args.data),
+            "images": len(samples),
+            "perturbations": results,
+        }
+        args.json.write_text(json.dumps(payload, indent=2) + "\n")
+        print(f"wrote {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
