@@ -60,6 +60,9 @@ class RecognizerSpec:
     # obb only: a turned box wider than tall once levelled is read both ways (stood on its long
     # side, and levelled) and the surer reading kept; see Recognizer.classify
     read_both_ways: bool = False
+    # obb only: drop a box when at least this share of its turned box lies under boxes the
+    # detector is surer of (a box across two found tiles); 1.0 keeps every box
+    max_covered: float = 1.0
 
     @classmethod
     def load(cls, path: Path = MANIFEST) -> RecognizerSpec:
@@ -81,6 +84,7 @@ class RecognizerSpec:
             default_backend=str(raw.get("default_backend", "onnx")),
             detector_task=str(raw.get("detector_task", "detect")),
             read_both_ways=bool(raw.get("read_both_ways", False)),
+            max_covered=float(raw.get("max_covered", 1.0)),
         )
 
 
@@ -88,6 +92,40 @@ def wide(rect: np.ndarray | tuple[float, ...]) -> bool:
     """Whether a turned box ``(cx, cy, w, h, degrees)`` is wider than tall once levelled."""
     _, _, w, h, _ = level_rect(tuple(float(v) for v in rect))
     return w > h
+
+
+def covered_boxes(turned: np.ndarray, scores: np.ndarray, max_covered: float) -> np.ndarray:
+    """Which turned boxes ``(cx, cy, w, h, degrees)`` to drop: those with at least
+    ``max_covered`` of their area under the boxes kept before them, taken surest first (a box
+    spanning two tiles that are each found on their own).  Overlaps with several kept boxes add
+    up.  Returns a boolean mask, True = drop.
+
+    >>> boxes = np.float32([[10, 10, 10, 10, 0], [20, 10, 10, 10, 0], [15, 10, 10, 10, 0]])
+    >>> covered_boxes(boxes, np.float32([0.9, 0.8, 0.7]), 0.8).tolist()
+    [False, False, True]
+    """
+    import cv2
+
+    drop = np.zeros(len(turned), bool)
+    if max_covered >= 1.0 or len(turned) < 2:
+        return drop
+    rects = [((float(r[0]), float(r[1])), (float(r[2]), float(r[3])), float(r[4])) for r in turned]
+    reach = np.hypot(turned[:, 2], turned[:, 3]) / 2  # a circle around each box
+    kept: list[int] = []
+    for i in np.argsort(-scores, kind="stable"):
+        area = float(turned[i, 2] * turned[i, 3])
+        under = 0.0
+        for j in kept:
+            if np.hypot(*(turned[i, :2] - turned[j, :2])) >= reach[i] + reach[j]:
+                continue
+            found, points = cv2.rotatedRectangleIntersection(rects[i], rects[j])
+            if found != cv2.INTERSECT_NONE and points is not None and len(points) > 2:
+                under += float(cv2.contourArea(cv2.convexHull(points)))
+        if area > 0 and under >= max_covered * area:
+            drop[i] = True
+        else:
+            kept.append(int(i))
+    return drop
 
 
 def letterbox(image: np.ndarray, size: int) -> tuple[np.ndarray, float, tuple[float, float]]:
@@ -312,6 +350,10 @@ class Recognizer:
                 tile = probs.argmax(axis=1) < NUM_CLASSES
                 boxes, det_conf, probs = boxes[tile], det_conf[tile], probs[tile, :NUM_CLASSES]
                 probs = probs / probs.sum(axis=1, keepdims=True)
+                turned = turned[tile] if turned is not None else None
+            if turned is not None and self.spec.max_covered < 1.0:
+                keep = ~covered_boxes(turned, det_conf, self.spec.max_covered)
+                boxes, det_conf, probs = boxes[keep], det_conf[keep], probs[keep]
         else:  # the detector's own class scores, normalised into a distribution
             probs = scores / np.maximum(scores.sum(axis=1, keepdims=True), 1e-9)
         t2 = time.perf_counter()
