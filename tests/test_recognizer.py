@@ -230,3 +230,53 @@ def test_level_rect_and_wide() -> None:
     # a 40 x 20 box (wider than tall) at 80 degrees: levelled by -10, still wider than tall
     assert level_rect((0, 0, 20, 40, 80))[2:] == pytest.approx((40, 20, -10))
     assert wide((0, 0, 20, 40, 80)) and wide(np.float32([5, 5, 40, 20, 0]))
+
+
+def test_covered_boxes_drops_a_box_lying_under_surer_ones() -> None:
+    from vision.recognizer import covered_boxes
+
+    # two touching tiles turned 30 degrees, and a box of the same size straddling them
+    angle = np.radians(30)
+    step = np.float32([np.cos(angle), np.sin(angle)]) * 20  # one tile width along the row
+    a, b = np.float32([100, 100]), np.float32([100, 100]) + step
+    turned = np.float32([[*a, 20, 30, 30], [*b, 20, 30, 30], [*((a + b) / 2), 20, 30, 30]])
+    assert covered_boxes(turned, np.float32([0.9, 0.8, 0.5]), 0.8).tolist() == [0, 0, 1]
+    # the straddling box is the surest: it is kept, and each tile is only half under it
+    assert not covered_boxes(turned, np.float32([0.6, 0.5, 0.9]), 0.8).any()
+    assert not covered_boxes(turned, np.float32([0.9, 0.8, 0.5]), 1.0).any()  # off
+    # a lone box and boxes far apart are never dropped
+    apart = np.float32([[0, 0, 20, 30, 0], [200, 0, 20, 30, 0]])
+    assert not covered_boxes(apart, np.float32([0.9, 0.8]), 0.5).any()
+
+
+@pytest.mark.slow
+def test_max_covered_drops_a_box_across_two_found_tiles(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A detector box spanning the right half of one rack tile and the left half of the next,
+    less sure than the tiles' own boxes, is left out with the manifest's ``max_covered``."""
+    from dataclasses import replace
+
+    spec = RecognizerSpec.load(MANIFEST)
+    image = cv2.imread(str(EXAMPLE))
+    plain = Recognizer(replace(spec, max_covered=1.0))
+    boxes, scores, turned = plain._detect(image)
+    order = np.argsort(turned[:, 0])  # the two leftmost tiles of the top row sit side by side
+    top = [i for i in order if turned[i, 1] < np.median(turned[:, 1])][:2]
+    across = turned[top].mean(axis=0)
+    x1, y1 = boxes[top].min(axis=0)[:2]
+    x2, y2 = boxes[top].max(axis=0)[2:]
+    mid = (x1 + x2) / 2
+    half = (boxes[top[0], 2] - boxes[top[0], 0]) / 2
+    extra_box = np.float32([[mid - half, y1, mid + half, y2]])
+    more = (
+        np.concatenate([boxes, extra_box]),
+        np.concatenate([scores, np.full((1, scores.shape[1]), 0.3, np.float32)]),
+        np.concatenate([turned, across[None]]),
+    )
+    covered = Recognizer(replace(spec, max_covered=0.8))
+    for recognizer in (plain, covered):
+        monkeypatch.setattr(recognizer, "_detect", lambda _image: more)
+    # without the option the classifier reads the box across two tiles as a tile: kept
+    assert len(plain.recognize(image).tiles) == len(boxes) + 1
+    kept = covered.recognize(image).tiles
+    assert len(kept) == len(boxes)  # with it: every tile, not the box across two of them
+    assert sorted(t.box for t in kept) == sorted(tuple(map(float, b)) for b in boxes)
