@@ -9,8 +9,9 @@ its number (``number_visible``: a finger over the number, or only over the tile'
 (re-drawn from the image's seed), upside-down tiles, false jokers, how standing the turned box on
 its long side stands the tile (upright, sideways: a tile squashed wider than tall, or upside
 down), and the commonest confusions.
-``--sheet`` writes a contact sheet of the misread crops (``--visible-only``: only tiles with
-nothing in front of them).
+``--sheet`` writes a contact sheet of the misread crops (an oriented manifest's tiles stood on
+their long side, as the classifier reads them first; with ``read_both_ways`` the levelled reading
+may be the one kept; ``--visible-only``: only tiles with nothing in front of them).
 
     .venv/bin/python benchmarks/heldout.py [--manifest models/recognizer.yaml] [--data DIR]
         [--sheet docs/img/heldout_misreads.jpg --visible-only]
@@ -27,7 +28,7 @@ import cv2
 import numpy as np
 
 from okey import Tile
-from vision.crops import corner_rect, crop_tile, label_rect
+from vision.crops import corner_rect, crop_tile, label_rect, straight_crop
 from vision.evaluate import NUMBER_WHOLE
 from vision.recognizer import CROP_PAD, MANIFEST, NUM_CLASSES, Recognizer, RecognizerSpec
 from vision.synth.dataset import oriented_corners, sample_rng
@@ -113,7 +114,8 @@ def main() -> None:
             turned = np.float32([label_rect(c, "long") for _, c in named])
         probs = recognizer.classify(image, boxes, turned)
         stands = [long_side_stands(c) for _, c in named] or [None] * len(tiles)
-        for t, p, box, stood in zip(tiles, probs, boxes, stands, strict=True):
+        rects = list(turned) if turned is not None else [None] * len(tiles)
+        for t, p, box, stood, rect in zip(tiles, probs, boxes, stands, rects, strict=True):
             read = int(p.argmax())
             ok = read == t["class"]
             keys = ["all", visibility_bin(t["visible"]), f"typeface {scene.style.font}"]
@@ -133,7 +135,12 @@ def main() -> None:
             confusions[(t["tile"], name(read))] += 1
             whole = t["visible"] >= 0.999
             if args.sheet and len(cells) < args.max_crops and (whole or not args.visible_only):
-                cell = cv2.resize(crop_tile(image, tuple(box), 96, CROP_PAD), (96, 96))
+                # what the classifier read: the tile stood on its long side, or its upright box
+                if rect is None:
+                    cell = crop_tile(image, tuple(box), 96, CROP_PAD)
+                else:
+                    cell = straight_crop(image, tuple(rect), 96, CROP_PAD)
+                cell = cv2.resize(cell, (96, 96))
                 cell = cv2.copyMakeBorder(cell, 0, 16, 0, 0, cv2.BORDER_CONSTANT, value=(255,) * 3)
                 label = f"{t['tile']}>{name(read) if read < NUM_CLASSES else 'none'}"
                 cv2.putText(cell, label, (2, 108), cv2.FONT_HERSHEY_SIMPLEX, 0.4, (0, 0, 0), 1)
