@@ -372,3 +372,6 @@ def test_a_config_builds_its_squashed_set_and_checks_the_factor(tmp_path: Path) 
     bad["squash"] = [{"src": "a", "out": "b", "factor": [0.9, 1.4]}]
     with pytest.raises(ValueError, match="squash factor"):
         TrainConfig.load(_write(tmp_path / "bad.yaml", bad))
+    bad["squash"] = [{"src": "a", "out": "b", "factr": [0.5, 0.8]}]
+    with pytest.raises(ValueError, match=r"unknown squash keys \['factr'\]"):
+        TrainConfig.load(_write(tmp_path / "typo.yaml", bad))

@@ -160,6 +160,9 @@ def _synth_sets(raw: Any, path: Path) -> list[dict[str, Any]]:
     return [dict(s) for s in sets]
 
 
+SQUASH_FACTOR = (0.5, 0.85)  # a squashed copy keeps 50-85 % of its height (or width)
+
+
 def _squash_sets(raw: Any, path: Path) -> list[dict[str, Any]]:
     """The ``squash`` key as a list of mappings, each with ``src`` and ``out``."""
     if not raw:
@@ -168,13 +171,13 @@ def _squash_sets(raw: Any, path: Path) -> list[dict[str, Any]]:
     for s in sets:
         if not isinstance(s, dict) or "src" not in s or "out" not in s:
             raise ValueError(f"{path}: each squash set needs 'src' and 'out', got {s!r}")
+        unknown = set(s) - {"src", "out", "split", "copies", "seed", "factor", "across_p"}
+        if unknown:
+            raise ValueError(f"{path}: unknown squash keys {sorted(unknown)}")
         lo, hi = s.get("factor", SQUASH_FACTOR)
         if not 0 < lo <= hi <= 1:
             raise ValueError(f"{path}: squash factor must satisfy 0 < low <= high <= 1, got {s}")
     return [dict(s) for s in sets]
-
-
-SQUASH_FACTOR = (0.5, 0.85)
 
 
 def squash_set(
@@ -294,15 +297,8 @@ def prepare_generated(config: TrainConfig, workers: int = 2) -> None:
     for spec in config.squash:
         out = _repo_path(spec["out"])
         if not (out / "labels").is_dir():
-            squash_set(
-                _repo_path(spec["src"]),
-                out,
-                split=spec.get("split"),
-                copies=int(spec.get("copies", 1)),
-                seed=int(spec.get("seed", 0)),
-                factor=tuple(spec.get("factor", SQUASH_FACTOR)),
-                across_p=float(spec.get("across_p", 0.25)),
-            )
+            options = {k: v for k, v in spec.items() if k not in ("src", "out")}
+            squash_set(_repo_path(spec["src"]), out, **options)
     if config.crops:
         out = _repo_path(config.crops["out"])
         if not (out / "val").is_dir():
