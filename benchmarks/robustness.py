@@ -32,6 +32,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from vision.crops import motion_kernel
 from vision.evaluate import EvalReport, Sample, load_samples, score_image
 from vision.recognizer import MANIFEST, Recognizer, RecognizerSpec
 from vision.types import Box
@@ -97,7 +98,7 @@ def gaussian_blur(sigma: float) -> ImageFn:
 
 def motion_blur(length: int) -> ImageFn:
     """A horizontal line kernel ``length`` pixels long (the camera moved sideways)."""
-    kernel = np.full((1, length), 1.0 / length, np.float32)
+    kernel = motion_kernel(length, 0.0)
     return lambda image, rng: cv2.filter2D(image, -1, kernel, borderType=cv2.BORDER_REFLECT)
 
 
