@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 
 from okey import Tile
+from vision.colour import balance, cast_gains, cast_strength, face_colour
 from vision.crops import CROP_PAD, crop_tile, level_rect, straight_crop
 from vision.types import Recognition, TileReading
 
@@ -63,6 +64,11 @@ class RecognizerSpec:
     # obb only: drop a box when at least this share of its turned box lies under boxes the
     # detector is surer of (a box across two found tiles); 1.0 keeps every box
     max_covered: float = 1.0
+    # the tiles' face colour (B, G, R) photos are balanced to (``vision.colour``); None: off
+    white_balance: tuple[float, float, float] | None = None
+    # balance and read the photo again only when the found faces' cast is stronger than this
+    # (the largest channel's |log gain|); under it the photo is read as it is
+    rebalance_above: float = 0.0
 
     @classmethod
     def load(cls, path: Path = MANIFEST) -> RecognizerSpec:
@@ -73,6 +79,9 @@ class RecognizerSpec:
         raw = yaml.safe_load(Path(path).read_text())
         base = Path(path).parent
         classifier = raw.get("classifier")
+        balance_to = raw.get("white_balance")
+        if balance_to is not None and (not isinstance(balance_to, list) or len(balance_to) != 3):
+            raise ValueError(f"{path}: white_balance needs a face colour [B, G, R]")
         return cls(
             architecture=raw["architecture"],
             detector=base / raw["detector"],
@@ -85,6 +94,8 @@ class RecognizerSpec:
             detector_task=str(raw.get("detector_task", "detect")),
             read_both_ways=bool(raw.get("read_both_ways", False)),
             max_covered=float(raw.get("max_covered", 1.0)),
+            white_balance=tuple(float(v) for v in balance_to) if balance_to else None,
+            rebalance_above=float(raw.get("rebalance_above", 0.0)),
         )
 
 
@@ -342,6 +353,10 @@ class Recognizer:
             raise ValueError(f"recognize needs a BGR image of shape (h, w, 3), got {shape}")
         t0 = time.perf_counter()
         boxes, scores, turned = self._detect(image_bgr)
+        gains = self._cast(image_bgr, boxes)
+        if gains is not None:  # a colour cast: balance the photo to the faces, find them again
+            image_bgr = balance(image_bgr, gains)
+            boxes, scores, turned = self._detect(image_bgr)
         t1 = time.perf_counter()
         det_conf = scores.max(axis=1) if len(scores) else np.zeros(0, np.float32)
         if self.classifier is not None:
@@ -373,4 +388,16 @@ class Recognizer:
         h, w = image_bgr.shape[:2]
         timings = {"detect": (t1 - t0) * 1000, "classify": (t2 - t1) * 1000}
         timings["total"] = (t2 - t0) * 1000
-        return Recognition(tiles=tiles, image_size=(w, h), timings_ms=timings)
+        balanced = tuple(float(g) for g in gains) if gains is not None else None
+        return Recognition(tiles=tiles, image_size=(w, h), timings_ms=timings, balanced=balanced)
+
+    def _cast(self, image_bgr: np.ndarray, boxes: np.ndarray) -> np.ndarray | None:
+        """The gains that balance the found faces to the manifest's ``white_balance``, when
+        their cast is stronger than ``rebalance_above``; None otherwise (or when off)."""
+        if self.spec.white_balance is None:
+            return None
+        face = face_colour(image_bgr, boxes)
+        if face is None:
+            return None
+        gains = cast_gains(face, np.float32(self.spec.white_balance))
+        return gains if cast_strength(gains) > self.spec.rebalance_above else None

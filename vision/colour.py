@@ -1,0 +1,111 @@
+"""White balance from the tiles themselves: their faces are one known colour.
+
+Every Okey tile's face is the same off-white, so the found tiles are a colour chart in every photo.
+``face_colour`` estimates the faces' colour from the found boxes (the brighter half of each box's
+middle, where the face shows around the ink), ``cast_gains`` turns it into per-channel gains
+that bring it to a reference face colour (the median face of the real training photos, stored in
+the recogniser's manifest), and ``balance`` applies them.  Only the colour is corrected, never
+the exposure: the gains' geometric mean is 1.
+
+A colour cast moves the inks with the faces: under a magenta cast (green channel low) blue ink
+drifts toward purple and yellow toward red, and the detector, which learnt tiles under the warm to
+cool light of real rooms, loses many faces.  Balancing to the faces undoes the cast before the
+networks see the photo (``vision.recognizer.Recognizer``, manifest ``white_balance``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import numpy as np
+
+# luminance weights of B, G, R (ITU-R BT.601)
+LUMA = np.float32([0.114, 0.587, 0.299])
+MIDDLE = 0.2  # each box's middle: a fifth of its width and height in from every side
+MIN_TILES = 3  # fewer found tiles than this say too little about the light
+
+
+def face_colour(image_bgr: np.ndarray, boxes: np.ndarray) -> np.ndarray | None:
+    """The median BGR colour of the tiles' faces in ``boxes`` (xyxy, pixels), or None with
+    fewer than ``MIN_TILES`` usable boxes.
+
+    Each box's middle holds face and ink; the face is the brighter half of it (the ink of a
+    number covers well under half a face).  The per-box medians are pooled by a median, so a
+    few boxes on something else (a hand, the table) do not move it."""
+    h, w = image_bgr.shape[:2]
+    faces = []
+    for x1, y1, x2, y2 in np.asarray(boxes, np.float64).reshape(-1, 4):
+        dx, dy = (x2 - x1) * MIDDLE, (y2 - y1) * MIDDLE
+        c1, c2 = int(max(0, np.floor(x1 + dx))), int(min(w, np.ceil(x2 - dx)))
+        r1, r2 = int(max(0, np.floor(y1 + dy))), int(min(h, np.ceil(y2 - dy)))
+        if c2 - c1 < 2 or r2 - r1 < 2:
+            continue
+        pixels = image_bgr[r1:r2, c1:c2].reshape(-1, 3).astype(np.float32)
+        luma = pixels @ LUMA
+        faces.append(np.median(pixels[luma >= np.median(luma)], axis=0))
+    if len(faces) < MIN_TILES:
+        return None
+    return np.median(np.stack(faces), axis=0)
+
+
+def cast_gains(face: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """Per-channel (B, G, R) gains taking ``face`` to ``reference``'s colour, their geometric
+    mean 1 (the colour changes, the exposure does not).
+
+    >>> cast_gains(np.float32([100, 200, 200]), np.float32([200, 200, 200])).round(3).tolist()
+    [1.587, 0.794, 0.794]
+    """
+    ratio = np.asarray(reference, np.float64) / np.maximum(np.asarray(face, np.float64), 1.0)
+    return (ratio / np.exp(np.log(ratio).mean())).astype(np.float32)
+
+
+def cast_strength(gains: np.ndarray) -> float:
+    """How far the gains move a colour: the largest channel's |log gain|."""
+    return float(np.abs(np.log(np.asarray(gains, np.float64))).max())
+
+
+def balance(image_bgr: np.ndarray, gains: np.ndarray) -> np.ndarray:
+    """The image with each channel multiplied by its gain, rounded and clipped to uint8."""
+    out = image_bgr.astype(np.float32) * np.asarray(gains, np.float32)
+    return np.clip(np.rint(out), 0, 255).astype(np.uint8)
+
+
+def reference_colour(data: Path) -> tuple[np.ndarray, int]:
+    """The median over a labelled set's photos of each photo's ``face_colour`` (from its
+    labelled boxes), and how many photos had enough tiles to say: the manifest's
+    ``white_balance`` is this over the real training photos."""
+    import cv2
+
+    from vision.evaluate import load_samples
+
+    faces = []
+    for sample in load_samples(data):
+        boxes = np.float32([box for _, box in sample.truth]).reshape(-1, 4)
+        face = face_colour(cv2.imread(str(sample.image)), boxes)
+        if face is not None:
+            faces.append(face)
+    if not faces:
+        raise ValueError(f"no photo in {data} shows {MIN_TILES} or more labelled tiles")
+    return np.median(np.stack(faces), axis=0), len(faces)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m vision.colour",
+        description="The tiles' median face colour (B, G, R) over a labelled set's photos.",
+    )
+    parser.add_argument("data", type=Path, help="a folder of images with YOLO labels")
+    args = parser.parse_args(argv)
+    try:
+        colour, photos = reference_colour(args.data)
+    except (FileNotFoundError, ValueError) as error:
+        parser.error(str(error))
+    b, g, r = (round(float(v)) for v in colour)
+    print(f"white_balance: [{b}, {g}, {r}]   # median face of {photos} photos of {args.data}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
