@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from okey import parse_tiles
+from vision.colour import balance
 from vision.crops import NOT_A_TILE
 from vision.recognizer import (
     MANIFEST,
@@ -280,3 +281,73 @@ def test_max_covered_drops_a_box_across_two_found_tiles(monkeypatch: pytest.Monk
     kept = covered.recognize(image).tiles
     assert len(kept) == len(boxes)  # with it: every tile, not the box across two of them
     assert sorted(t.box for t in kept) == sorted(tuple(map(float, b)) for b in boxes)
+
+
+REFERENCE_FACE = (196.0, 216.0, 226.0)  # python -m vision.colour on the real training photos
+
+
+@pytest.mark.slow
+def test_white_balance_reads_the_rack_under_a_magenta_cast() -> None:
+    """The example rack with its green channel at 70 % (a phone's white balance far off): read
+    as it is, the detector finds only some tiles; balanced to the tiles' own faces first
+    (manifest ``white_balance``), every tile is found and read as in the photo."""
+    from dataclasses import replace
+
+    spec = RecognizerSpec.load(MANIFEST)
+    plain = Recognizer(replace(spec, white_balance=None))
+    balanced = Recognizer(replace(spec, white_balance=REFERENCE_FACE, rebalance_above=0.1))
+    image = cv2.imread(str(EXAMPLE))
+    magenta = np.clip(np.rint(image * np.float32([1.0, 0.7, 1.0])), 0, 255).astype(np.uint8)
+    expected = sorted(parse_tiles(EXAMPLE_TILES))
+
+    seen = plain.recognize(magenta)
+    assert seen.balanced is None
+    assert sorted(t.tile for t in seen.tiles) != expected
+
+    read = balanced.recognize(magenta)
+    assert sorted(t.tile for t in read.tiles) == expected
+    b, g, r = read.balanced
+    assert g > 1.15 and g > b and g > r  # green lifted back
+    assert b * g * r == pytest.approx(1.0, abs=1e-4)  # colour only, not exposure
+
+
+@pytest.mark.slow
+def test_under_rebalance_above_the_tiles_are_found_once_and_read_balanced(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cast weaker than ``rebalance_above``: the detector runs once, on the photo as it is;
+    the classifier reads the crops of the balanced photo (``balanced`` says by what)."""
+    from dataclasses import replace
+
+    spec = RecognizerSpec.load(MANIFEST)
+    image = cv2.imread(str(EXAMPLE))
+    lenient = Recognizer(replace(spec, white_balance=REFERENCE_FACE, rebalance_above=5.0))
+    calls: list[np.ndarray] = []
+    detect = lenient._detect
+    monkeypatch.setattr(lenient, "_detect", lambda im: calls.append(im) or detect(im))
+    read_crops: list[np.ndarray] = []
+    classify = lenient.classify
+    monkeypatch.setattr(
+        lenient, "classify", lambda im, *a: read_crops.append(im) or classify(im, *a)
+    )
+    read = lenient.recognize(image)
+    assert len(calls) == 1 and calls[0] is image
+    assert read.balanced is not None
+    gains = np.float32(read.balanced)
+    assert np.array_equal(read_crops[0], balance(image, gains))
+    assert sorted(t.tile for t in read.tiles) == sorted(parse_tiles(EXAMPLE_TILES))
+    # with white balance off nothing is balanced
+    off = Recognizer(replace(spec, white_balance=None)).recognize(image)
+    assert off.balanced is None
+
+
+def test_manifest_white_balance_must_be_a_colour(tmp_path: Path) -> None:
+    text = MANIFEST.read_text()
+    for bad in ("white_balance: 200", "white_balance: [200, 210]"):
+        path = tmp_path / "recognizer.yaml"
+        path.write_text(text + f"\n{bad}\n")
+        with pytest.raises(ValueError, match=r"white_balance needs a face colour \[B, G, R\]"):
+            RecognizerSpec.load(path)
+    path.write_text(text + "\nwhite_balance: [196, 216, 226]\nrebalance_above: 0.1\n")
+    spec = RecognizerSpec.load(path)
+    assert spec.white_balance == REFERENCE_FACE and spec.rebalance_above == 0.1

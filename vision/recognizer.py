@@ -66,8 +66,8 @@ class RecognizerSpec:
     max_covered: float = 1.0
     # the tiles' face colour (B, G, R) photos are balanced to (``vision.colour``); None: off
     white_balance: tuple[float, float, float] | None = None
-    # balance and read the photo again only when the found faces' cast is stronger than this
-    # (the largest channel's |log gain|); under it the photo is read as it is
+    # the tiles are always read from the balanced photo; they are also found again in it when
+    # the cast is stronger than this (the largest channel's |log gain|)
     rebalance_above: float = 0.0
 
     @classmethod
@@ -353,10 +353,11 @@ class Recognizer:
             raise ValueError(f"recognize needs a BGR image of shape (h, w, 3), got {shape}")
         t0 = time.perf_counter()
         boxes, scores, turned = self._detect(image_bgr)
-        gains = self._cast(image_bgr, boxes)
-        if gains is not None:  # a colour cast: balance the photo to the faces, find them again
+        gains = self._gains(image_bgr, boxes)
+        if gains is not None:  # the tiles are read from the photo balanced to their faces
             image_bgr = balance(image_bgr, gains)
-            boxes, scores, turned = self._detect(image_bgr)
+            if cast_strength(gains) > self.spec.rebalance_above:  # a strong cast: find them again
+                boxes, scores, turned = self._detect(image_bgr)
         t1 = time.perf_counter()
         det_conf = scores.max(axis=1) if len(scores) else np.zeros(0, np.float32)
         if self.classifier is not None:
@@ -391,13 +392,12 @@ class Recognizer:
         balanced = tuple(float(g) for g in gains) if gains is not None else None
         return Recognition(tiles=tiles, image_size=(w, h), timings_ms=timings, balanced=balanced)
 
-    def _cast(self, image_bgr: np.ndarray, boxes: np.ndarray) -> np.ndarray | None:
-        """The gains that balance the found faces to the manifest's ``white_balance``, when
-        their cast is stronger than ``rebalance_above``; None otherwise (or when off)."""
+    def _gains(self, image_bgr: np.ndarray, boxes: np.ndarray) -> np.ndarray | None:
+        """The gains that balance the found faces to the manifest's ``white_balance``; None when
+        it is off or too few tiles were found to tell."""
         if self.spec.white_balance is None:
             return None
         face = face_colour(image_bgr, boxes)
         if face is None:
             return None
-        gains = cast_gains(face, np.float32(self.spec.white_balance))
-        return gains if cast_strength(gains) > self.spec.rebalance_above else None
+        return cast_gains(face, np.float32(self.spec.white_balance))
