@@ -66,9 +66,11 @@ class RecognizerSpec:
     max_covered: float = 1.0
     # the tiles' face colour (B, G, R) photos are balanced to (``vision.colour``); None: off
     white_balance: tuple[float, float, float] | None = None
-    # the tiles are always read from the balanced photo; they are also found again in it when
-    # the cast is stronger than this (the largest channel's |log gain|)
+    # the tiles are found again in the balanced photo when the cast is stronger than this (the
+    # largest channel's |log gain|)
     rebalance_above: float = 0.0
+    # and read from the balanced photo (every photo's crops), or from the photo as taken
+    read_balanced: bool = False
 
     @classmethod
     def load(cls, path: Path = MANIFEST) -> RecognizerSpec:
@@ -96,6 +98,7 @@ class RecognizerSpec:
             max_covered=float(raw.get("max_covered", 1.0)),
             white_balance=tuple(float(v) for v in balance_to) if balance_to else None,
             rebalance_above=float(raw.get("rebalance_above", 0.0)),
+            read_balanced=bool(raw.get("read_balanced", False)),
         )
 
 
@@ -354,10 +357,14 @@ class Recognizer:
         t0 = time.perf_counter()
         boxes, scores, turned = self._detect(image_bgr)
         gains = self._gains(image_bgr, boxes)
-        if gains is not None:  # the tiles are read from the photo balanced to their faces
-            image_bgr = balance(image_bgr, gains)
+        if gains is not None:
+            balanced = balance(image_bgr, gains)
             if cast_strength(gains) > self.spec.rebalance_above:  # a strong cast: find them again
-                boxes, scores, turned = self._detect(image_bgr)
+                boxes, scores, turned = self._detect(balanced)
+            elif not self.spec.read_balanced:
+                gains = None  # the photo is used as it is
+            if self.spec.read_balanced:
+                image_bgr = balanced
         t1 = time.perf_counter()
         det_conf = scores.max(axis=1) if len(scores) else np.zeros(0, np.float32)
         if self.classifier is not None:

@@ -59,6 +59,6 @@ class Recognition:
     tiles: list[TileReading]
     image_size: tuple[int, int]  # (width, height)
     timings_ms: dict[str, float] = field(default_factory=dict)
-    # the (B, G, R) gains the photo was balanced by before it was read (a colour cast the
-    # tiles' faces showed; manifest ``white_balance``), or None when it was read as it is
+    # the (B, G, R) gains of the balanced photo the tiles were found in (a colour cast on the
+    # tiles' faces; manifest ``white_balance``), or None when the photo was used as taken
     balanced: tuple[float, float, float] | None = None
