@@ -289,8 +289,9 @@ REFERENCE_FACE = (196.0, 216.0, 226.0)  # python -m vision.colour on the real tr
 @pytest.mark.slow
 def test_white_balance_reads_the_rack_under_a_magenta_cast() -> None:
     """The example rack with its green channel at 70 % (a phone's white balance far off): read
-    as it is, the detector finds only some tiles; balanced to the tiles' own faces first
-    (manifest ``white_balance``), every tile is found and read as in the photo."""
+    as it is, the detector finds only some tiles; with manifest ``white_balance`` the tiles are
+    found again in the photo balanced to the faces the first pass found, and every tile is
+    found and read as in the photo (read from the photo as taken: ``read_balanced`` off)."""
     from dataclasses import replace
 
     spec = RecognizerSpec.load(MANIFEST)
@@ -312,33 +313,39 @@ def test_white_balance_reads_the_rack_under_a_magenta_cast() -> None:
 
 
 @pytest.mark.slow
-def test_under_rebalance_above_the_tiles_are_found_once_and_read_balanced(
-    monkeypatch: pytest.MonkeyPatch,
+@pytest.mark.parametrize("read_balanced", [False, True])
+def test_under_rebalance_above_the_tiles_are_found_once(
+    monkeypatch: pytest.MonkeyPatch, read_balanced: bool
 ) -> None:
-    """A cast weaker than ``rebalance_above``: the detector runs once, on the photo as it is;
-    the classifier reads the crops of the balanced photo (``balanced`` says by what)."""
+    """A cast weaker than ``rebalance_above``: the detector runs once, on the photo as taken.
+    The classifier reads the photo as taken (``balanced`` None, the same reading as with white
+    balance off), or with ``read_balanced`` the balanced photo (``balanced`` says by what)."""
     from dataclasses import replace
 
     spec = RecognizerSpec.load(MANIFEST)
     image = cv2.imread(str(EXAMPLE))
-    lenient = Recognizer(replace(spec, white_balance=REFERENCE_FACE, rebalance_above=5.0))
-    calls: list[np.ndarray] = []
-    detect = lenient._detect
-    monkeypatch.setattr(lenient, "_detect", lambda im: calls.append(im) or detect(im))
-    read_crops: list[np.ndarray] = []
-    classify = lenient.classify
-    monkeypatch.setattr(
-        lenient, "classify", lambda im, *a: read_crops.append(im) or classify(im, *a)
+    lenient = Recognizer(
+        replace(
+            spec, white_balance=REFERENCE_FACE, rebalance_above=5.0, read_balanced=read_balanced
+        )
     )
+    found_in: list[np.ndarray] = []
+    detect = lenient._detect
+    monkeypatch.setattr(lenient, "_detect", lambda im: found_in.append(im) or detect(im))
+    read_in: list[np.ndarray] = []
+    classify = lenient.classify
+    monkeypatch.setattr(lenient, "classify", lambda im, *a: read_in.append(im) or classify(im, *a))
     read = lenient.recognize(image)
-    assert len(calls) == 1 and calls[0] is image
-    assert read.balanced is not None
-    gains = np.float32(read.balanced)
-    assert np.array_equal(read_crops[0], balance(image, gains))
+    assert len(found_in) == 1 and found_in[0] is image
     assert sorted(t.tile for t in read.tiles) == sorted(parse_tiles(EXAMPLE_TILES))
-    # with white balance off nothing is balanced
     off = Recognizer(replace(spec, white_balance=None)).recognize(image)
     assert off.balanced is None
+    if read_balanced:
+        assert read.balanced is not None
+        assert np.array_equal(read_in[0], balance(image, np.float32(read.balanced)))
+    else:
+        assert read.balanced is None and read_in[0] is image
+        assert [(t.tile, t.box) for t in read.tiles] == [(t.tile, t.box) for t in off.tiles]
 
 
 def test_manifest_white_balance_must_be_a_colour(tmp_path: Path) -> None:
@@ -351,3 +358,4 @@ def test_manifest_white_balance_must_be_a_colour(tmp_path: Path) -> None:
     path.write_text(text + "\nwhite_balance: [196, 216, 226]\nrebalance_above: 0.1\n")
     spec = RecognizerSpec.load(path)
     assert spec.white_balance == REFERENCE_FACE and spec.rebalance_above == 0.1
+    assert not spec.read_balanced  # the tiles are read from the photo as taken unless set
