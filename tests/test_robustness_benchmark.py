@@ -225,3 +225,61 @@ def test_benchmark_prints_a_row_per_chosen_perturbation(tmp_path: Path) -> None:
     for summary in data["perturbations"].values():
         assert summary["images"] == 3 and summary["tiles"] > 0
         assert 0 <= summary["recall"] <= 1 and summary["matched"] <= summary["tiles"]
+
+
+SECOND_GEOMETRIC = ("narrowed", "far away", "keystone")
+
+
+def test_second_set_starts_with_the_photos_as_they_are_and_shares_no_other_name() -> None:
+    names = list(rb.SECOND_SET)
+    assert names[0] == "none" and len(names) == 13
+    assert not (set(names[1:]) & set(rb.PERTURBATIONS))
+    assert all(rb.SECOND_SET[n].geometry is not None for n in SECOND_GEOMETRIC)
+    assert all(p.geometry is None for n, p in rb.SECOND_SET.items() if n not in SECOND_GEOMETRIC)
+    assert set(rb.SETS) == {"first", "second"}
+
+
+@pytest.mark.parametrize("name", SECOND_GEOMETRIC)
+def test_second_set_boxes_follow_the_pixels(name: str) -> None:
+    h, w = 480, 640
+    box = (400, 100, 460, 190)
+    image = np.zeros((h, w, 3), np.uint8)
+    image[box[1] : box[3], box[0] : box[2]] = 255
+    out, moved = rb.perturb(rb.SECOND_SET[name], image, _sample(box))
+    ys, xs = np.nonzero(out[:, :, 0] > 160)
+    seen = (xs.min(), ys.min(), xs.max() + 1, ys.max() + 1)
+    assert moved.truth[0][1] == pytest.approx(seen, abs=1.5)
+
+
+def test_keystone_narrows_the_top_and_keeps_the_bottom() -> None:
+    _, geometry = rb.keystone(0.8)
+    matrix = geometry(640, 480)
+    assert matrix.shape == (3, 3)
+    # a box at the top left moves right by 10 % of the width; one on the bottom edge stays
+    assert rb.map_box((0, 0, 10, 1), matrix, (640, 480))[0] == pytest.approx(64, abs=0.2)
+    assert rb.map_box((0, 470, 10, 480), matrix, (640, 480))[::2] == pytest.approx((0, 10), abs=0.3)
+
+
+def test_second_set_light_figures() -> None:
+    flat = np.full((4, 4, 3), 200, np.uint8)
+    sample = _sample()
+    at = {n: rb.perturb(p, flat, sample)[0] for n, p in rb.SECOND_SET.items()}
+    assert at["fluorescent"][0, 0].tolist() == [170, 200, 160]
+    assert at["magenta cast"][0, 0].tolist() == [200, 160, 200]
+    assert at["lifted shadows"][0, 0, 0] == round(255 * (200 / 255) ** 0.6)
+    assert at["deep shadows"][0, 0, 0] == round(255 * (200 / 255) ** 1.8)
+    assert np.array_equal(at["oversharpened"], flat)  # nothing to sharpen on a flat image
+    wide = np.full((8, 200, 3), 200, np.uint8)
+    shadowed = rb.SECOND_SET["hand shadow"].image(wide, None)
+    assert shadowed[0, 0, 0] == 90 and shadowed[0, -1, 0] == 200  # x0.45 left, as it was right
+    vignetted = rb.SECOND_SET["vignette"].image(np.full((101, 101, 3), 200, np.uint8), None)
+    assert vignetted[50, 50, 0] == 200 and vignetted[0, 0, 0] < 90  # x0.4 towards the corners
+
+
+def test_set_second_runs_the_second_set(capsys) -> None:
+    parser = rb.argparse.ArgumentParser()
+    assert [p.name for p in rb._resolve(None, "second", parser)] == list(rb.SECOND_SET)
+    assert [p.name for p in rb._resolve(["keystone", "dim"], "first", parser)] == [
+        "dim",
+        "keystone",
+    ]
