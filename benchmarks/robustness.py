@@ -205,6 +205,20 @@ def turn_180() -> tuple[ImageFn, GeometryFn]:
     return image_fn, geometry
 
 
+def _warp(warp: Callable[..., np.ndarray], image: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """``cv2.warpAffine`` or ``cv2.warpPerspective`` into a frame of the same size, bilinear,
+    mid-grey where the photo does not reach."""
+    h, w = image.shape[:2]
+    return warp(
+        image,
+        matrix,
+        (w, h),
+        flags=cv2.INTER_LINEAR,
+        borderMode=cv2.BORDER_CONSTANT,
+        borderValue=(GREY, GREY, GREY),
+    )
+
+
 def tilt(degrees: float) -> tuple[ImageFn, GeometryFn]:
     """The photo turned ``degrees`` anticlockwise (as seen) about its centre, same frame size,
     the corners it uncovers filled with mid-grey."""
@@ -217,14 +231,7 @@ def tilt(degrees: float) -> tuple[ImageFn, GeometryFn]:
         # warpAffine works on pixel indices, whose centres sit half a pixel in from the
         # continuous coordinates the boxes use: turning about (w - 1) / 2 is the same turn
         matrix = cv2.getRotationMatrix2D(((w - 1) / 2, (h - 1) / 2), degrees, 1.0)
-        return cv2.warpAffine(
-            image,
-            matrix,
-            (w, h),
-            flags=cv2.INTER_LINEAR,
-            borderMode=cv2.BORDER_CONSTANT,
-            borderValue=(GREY, GREY, GREY),
-        )
+        return _warp(cv2.warpAffine, image, matrix)
 
     return image_fn, geometry
 
@@ -244,14 +251,7 @@ def keystone(top: float) -> tuple[ImageFn, GeometryFn]:
         # the same map on pixel indices, whose centres sit half a pixel in: shift, map, shift back
         half = np.float64([[1, 0, 0.5], [0, 1, 0.5], [0, 0, 1]])
         matrix = np.linalg.inv(half) @ geometry(w, h) @ half
-        return cv2.warpPerspective(
-            image,
-            matrix,
-            (w, h),
-            flags=cv2.INTER_LINEAR,
-            borderMode=cv2.BORDER_CONSTANT,
-            borderValue=(GREY, GREY, GREY),
-        )
+        return _warp(cv2.warpPerspective, image, matrix)
 
     return image_fn, geometry
 
