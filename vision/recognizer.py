@@ -358,13 +358,15 @@ class Recognizer:
         boxes, scores, turned = self._detect(image_bgr)
         gains = self._gains(image_bgr, boxes)
         if gains is not None:
-            balanced = balance(image_bgr, gains)
-            if cast_strength(gains) > self.spec.rebalance_above:  # a strong cast: find them again
-                boxes, scores, turned = self._detect(balanced)
-            elif not self.spec.read_balanced:
-                gains = None  # the photo is used as it is
-            if self.spec.read_balanced:
-                image_bgr = balanced
+            strong = cast_strength(gains) > self.spec.rebalance_above
+            if strong or self.spec.read_balanced:
+                balanced = balance(image_bgr, gains)
+                if strong:  # a strong cast: find the tiles again in the balanced photo
+                    boxes, scores, turned = self._detect(balanced)
+                if self.spec.read_balanced:
+                    image_bgr = balanced
+            else:
+                gains = None  # the photo is used as taken
         t1 = time.perf_counter()
         det_conf = scores.max(axis=1) if len(scores) else np.zeros(0, np.float32)
         if self.classifier is not None:
@@ -396,8 +398,8 @@ class Recognizer:
         h, w = image_bgr.shape[:2]
         timings = {"detect": (t1 - t0) * 1000, "classify": (t2 - t1) * 1000}
         timings["total"] = (t2 - t0) * 1000
-        balanced = tuple(float(g) for g in gains) if gains is not None else None
-        return Recognition(tiles=tiles, image_size=(w, h), timings_ms=timings, balanced=balanced)
+        used = tuple(float(g) for g in gains) if gains is not None else None
+        return Recognition(tiles=tiles, image_size=(w, h), timings_ms=timings, balanced=used)
 
     def _gains(self, image_bgr: np.ndarray, boxes: np.ndarray) -> np.ndarray | None:
         """The gains that balance the found faces to the manifest's ``white_balance``; None when

@@ -90,7 +90,11 @@ class HandTracker:
                 track.missed += 1
         self._tracks = [t for t in self._tracks if t.missed <= self.max_missed]
         return TrackedRecognition(
-            readings, recognition.image_size, dict(recognition.timings_ms), track_ids=ids
+            readings,
+            recognition.image_size,
+            dict(recognition.timings_ms),
+            balanced=recognition.balanced,
+            track_ids=ids,
         )
 
     def _match(self, readings: list[TileReading]) -> dict[int, _Track]:

@@ -59,6 +59,7 @@ class Recognition:
     tiles: list[TileReading]
     image_size: tuple[int, int]  # (width, height)
     timings_ms: dict[str, float] = field(default_factory=dict)
-    # the (B, G, R) gains of the balanced photo the tiles were found in (a colour cast on the
-    # tiles' faces; manifest ``white_balance``), or None when the photo was used as taken
+    # the (B, G, R) gains of the balanced photo the recogniser used (to find the tiles again
+    # under a colour cast, or with ``read_balanced`` to read them; manifest ``white_balance``),
+    # or None when the photo was used as taken
     balanced: tuple[float, float, float] | None = None
