@@ -38,6 +38,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from vision.colour import balance
 from vision.crops import motion_kernel
 from vision.evaluate import EvalReport, Sample, load_samples, score_image
 from vision.recognizer import MANIFEST, Recognizer, RecognizerSpec
@@ -78,7 +79,7 @@ def as_is(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 def gains(b: float, g: float, r: float) -> ImageFn:
     """White balance: each BGR channel multiplied by its gain, then clipped."""
     factors = np.float32([b, g, r])
-    return lambda image, rng: _to_uint8(image.astype(np.float32) * factors)
+    return lambda image, rng: balance(image, factors)
 
 
 def exposure(factor: float, noise_sigma: float = 0.0) -> ImageFn:

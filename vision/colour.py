@@ -9,8 +9,10 @@ the exposure: the gains' geometric mean is 1.
 
 A colour cast moves the inks with the faces: under a magenta cast (green channel low) blue ink
 drifts toward purple and yellow toward red, and the detector, which learnt tiles under the warm to
-cool light of real rooms, loses many faces.  Balancing to the faces undoes the cast before the
-networks see the photo (``vision.recognizer.Recognizer``, manifest ``white_balance``).
+cool light of real rooms, loses many faces.  With manifest ``white_balance`` the recogniser
+(``vision.recognizer.Recognizer``) finds the tiles again in the photo balanced to the faces when
+the cast is strong (``rebalance_above``), and with ``read_balanced`` reads them from it too.  The
+shipped manifest leaves it off: measured in the model card, it cost readings of real photos.
 """
 
 from __future__ import annotations
