@@ -12,18 +12,20 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import sys
 from collections.abc import Sequence
 
-# Modules that provide ``register(subparsers)``, one per part of the product; a module that is not
-# there is skipped, so the engine commands work in an install without the vision or service extras.
+# Modules that provide ``register(subparsers)``, one per part of the product.  They import only
+# the standard library and ``okey`` at the top, so every command is listed in an engine-only install;
+# a command whose extra is missing says which extra to install (see ``main``).
 COMMAND_MODULES = (
-    "okey.cli",  # hand, referee
-    "okey.scoring_cli",  # match
-    "vision.synth.cli",  # synth
-    "vision.training_cli",  # train, eval, export
-    "vision.pipeline_cli",  # scan, live
-    "service.cli",  # serve
+    "istaka.engine",  # hand, referee
+    "istaka.match",  # match
+    "istaka.scan",  # scan, live
+    "istaka.serve",  # serve
+    "istaka.synth",  # synth
+    "istaka.training",  # train, eval, export
 )
 
 EXIT_OK = 0
@@ -52,14 +54,56 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Imports that name an extra: a command that needs one of these says which extra to install.
+EXTRAS = {
+    "cv2": "read",
+    "onnxruntime": "read",
+    "fastapi": "read",
+    "uvicorn": "read",
+    "redis": "read",
+    "ultralytics": "train",
+    "torch": "train",
+}
+
+
+def _input_errors() -> tuple[type[BaseException], ...]:
+    """The project's own bad-input errors; any other exception is a bug and keeps its traceback."""
+    from okey.errors import OkeyError
+
+    errors: list[type[BaseException]] = [InputError, OkeyError, FileNotFoundError]
+    try:
+        from vision.errors import VisionInputError
+    except ModuleNotFoundError:  # an engine-only install
+        pass
+    else:
+        errors.append(VisionInputError)
+    return tuple(errors)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except (InputError, ValueError, FileNotFoundError) as exc:
+    except _input_errors() as exc:
         print(f"istaka {args.command}: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except ModuleNotFoundError as exc:
+        top = (exc.name or "").split(".")[0]
+        if top not in EXTRAS:
+            raise
+        extra = EXTRAS[top]
+        print(
+            f"istaka {args.command}: needs the '{extra}' extra ({top} is not installed): "
+            f"pip install 'istaka[{extra}]'",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:
+        # `istaka ... | head` closed the pipe: stop quietly, as Unix tools do.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
     except KeyboardInterrupt:
         return 130
 

@@ -42,6 +42,7 @@ from okey import (
 from vision.decode import Decoded, decode
 from vision.layout import RackLayout, lay_out
 from vision.types import Recognition, TileReading
+from vision.errors import NoRackError, NoTilesError, NotAnImageError, NothingFoundError  # noqa: F401  (re-exported)
 
 # Verdicts and advice are cached per hand, so a live stream asks the engine again only when the
 # hand changes.
@@ -52,20 +53,6 @@ HINT_ALTERNATIVES = 2
 HINT_MIN_PROBABILITY = 0.05
 
 
-class NotAnImageError(ValueError):
-    """The input is not an image (wrong type, shape, or a file OpenCV cannot decode)."""
-
-
-class NothingFoundError(Exception):
-    """The image was read but shows no hand: ``istaka scan`` exits with 3."""
-
-
-class NoTilesError(NothingFoundError):
-    """No tile at all in the image."""
-
-
-class NoRackError(NothingFoundError):
-    """Tiles, but none standing side by side in a rack row."""
 
 
 def load_image(path: str | Path) -> np.ndarray:
