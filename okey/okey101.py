@@ -27,7 +27,9 @@ from okey.melding import Meld, MeldSearch
 from okey.rules import Rules
 from okey.tiles import Tile, parse_tiles
 
-OKEY_IN_HAND_PENALTY = 101  # an okey left in hand at the end of a round
+# An okey left in hand at the end of a round costs its printed number, like any tile left, plus
+# this extra penalty (docs/rules.md, "Held okey").
+OKEY_IN_HAND_PENALTY = 101
 NEVER_OPENED_PENALTY = 202
 FINISH_SCORE = -101
 EXTRA_PENALTY = 101
@@ -59,6 +61,7 @@ __all__ = [
     "lay_offs",
     "match_totals",
     "min_leftover",
+    "okey_in_hand_cost",
     "opening_threshold",
     "read_meld",
     "score_round",
@@ -226,23 +229,38 @@ def best_pairs_opening(
     singles.sort(key=lambda t: okey.number if t.is_false_joker else t.number, reverse=True)
     while okeys and singles:
         pairs.append((singles.pop(0), okeys.pop()))
-    if len(okeys) == 2 and rules.okey_pair_with_okey:
-        pairs.append((okeys.pop(), okeys.pop()))
+    if len(okeys) == 2:
+        if rules.okey_pair_with_okey:
+            pairs.append((okeys.pop(), okeys.pop()))
+        elif pairs:
+            # Two okeys may not pair each other: a real pair split in two, each half with an
+            # okey, is one pair more (as ``check_win`` splits one).
+            a, b = pairs.pop()
+            pairs += [(a, okeys.pop()), (b, okeys.pop())]
     return PairsOpening(tuple(pairs), tuple(sorted(singles + okeys)), rules.pairs_opening_min)
+
+
+def okey_in_hand_cost(indicator: Tile) -> int:
+    """What an okey left in hand costs at the end of a round: its printed number plus 101.
+
+    >>> okey_in_hand_cost(Tile.parse("R5"))  # okey R6
+    107
+    """
+    return (okey_for(indicator).number or 0) + OKEY_IN_HAND_PENALTY
 
 
 def hand_value(tiles: Iterable[Tile], indicator: Tile) -> int:
     """Face values of tiles left in hand: a false joker counts as the okey's face; an okey counts
-    ``OKEY_IN_HAND_PENALTY`` (101).
+    its printed number plus ``OKEY_IN_HAND_PENALTY`` (101).
 
     >>> hand_value(parse_tiles("R3 K12 FJ R6"), Tile.parse("R5"))
-    122
+    128
     """
     okey = okey_for(indicator)
     total = 0
     for tile in tiles:
         if tile == okey:
-            total += OKEY_IN_HAND_PENALTY
+            total += okey_in_hand_cost(indicator)
         elif tile.is_false_joker:
             total += okey.number or 0
         else:
@@ -253,7 +271,8 @@ def hand_value(tiles: Iterable[Tile], indicator: Tile) -> int:
 def min_leftover(
     tiles: str | Iterable[Tile | str], indicator: Tile | str, rules: Rules | None = None
 ) -> Leftover:
-    """The smallest leftover penalty after laying melds (an okey left in hand costs 101).
+    """The smallest leftover penalty after laying melds (an okey left in hand costs its number
+    plus 101).
 
     >>> min_leftover("R5 Y5 B5 K5 K1", "R12", Rules.okey101()).penalty  # R13 is the okey
     1
@@ -261,7 +280,7 @@ def min_leftover(
     5
     """
     hand, indicator, rules = _prepare(tiles, indicator, rules)
-    result = _search(indicator, rules, OKEY_IN_HAND_PENALTY).best(hand)
+    result = _search(indicator, rules, okey_in_hand_cost(indicator)).best(hand)
     return Leftover(hand_value(result.remaining, indicator), result.melds, result.remaining)
 
 
@@ -515,7 +534,7 @@ def advise_discard(
     okey = okey_for(indicator)
     threshold = opening_threshold(rules, earlier_openings)
     value_search = _search(indicator, rules)
-    leftover_search = _search(indicator, rules, OKEY_IN_HAND_PENALTY)
+    leftover_search = _search(indicator, rules, okey_in_hand_cost(indicator))
     options = []
     for tile in sorted(set(hand)):
         rest = list(hand)
@@ -551,7 +570,8 @@ class PlayerRound101:
     """One player's end of a 101 round.
 
     ``remaining``: the tiles left in hand (give them, or ``hand_sum`` plus ``okeys_held`` when the
-    tiles are not known); ``pairs``: opened with pairs; ``penalties``: extra 101 events by name
+    tiles are not known: ``hand_sum`` adds up every tile left, a held okey at its printed number);
+    ``pairs``: opened with pairs; ``penalties``: extra 101 events by name
     (``EXTRA_PENALTIES``), repeated when they happened more than once.
     """
 
@@ -669,8 +689,8 @@ def _player_hand(player: PlayerRound101, indicator: Tile | None) -> tuple[int, i
 def score_round(summary: Round101, rules: Rules | None = None) -> dict[str, int]:
     """Points of each player for one 101 round (lower is better).
 
-    Finisher -101; an opened player adds the face values left in hand, a player who never opened
-    202.  An okey finish doubles everything; a finish of the whole hand in one turn doubles again
+    Finisher -101; an opened player adds the face values left in hand (a held okey at its printed
+    number), a player who never opened 202.  An okey finish doubles everything; a finish of the whole hand in one turn doubles again
     (-404 / 808 with both); a pairs opener's own remainder is doubled, and so are the penalties a
     finishing pairs opener causes.  Then 101 for each okey still held by an opened player and for
     each extra penalty event (not doubled).  A void round (all four opened with pairs) scores 0.

@@ -258,17 +258,31 @@ def test_false_jokers_pair_and_two_okeys_pair_behind_the_switch():
     assert best_pairs_opening("R6 R6", "R5", R101).count == 1
     no_okey_pair = replace(R101, okey_pair_with_okey=False)
     assert best_pairs_opening("R6 R6", "R5", no_okey_pair).count == 0
+    assert best_pairs_opening("R1 R1 R6 R6", "R5", no_okey_pair).count == 2
     assert best_pairs_opening("FJ R6", "R5", R101).count == 1
 
 
+def test_issue_c_two_spare_okeys_split_a_real_pair_when_okeys_may_not_pair():
+    """Issue 23, case C: with ``okey_pair_with_okey`` off, two okeys left over take one real
+    pair apart (R1 with one okey, R1 with the other), as ``check_win`` does."""
+    no_okey_pair = replace(R101, okey_pair_with_okey=False)
+    hand = "R1 R1 K5 K5 Y7 Y7 B2 B2 R6 R6"  # okey R6
+    opening = best_pairs_opening(hand, "R5", no_okey_pair)
+    assert opening.count == 5 and opening.opens
+    assert opening.remaining == ()
+    assert best_pairs_opening(hand, "R5", R101).count == 5
+
+
 # --- leftover -------------------------------------------------------------------------------------
-def test_leftover_counts_an_okey_as_101():
-    assert hand_value(parse_tiles("R6"), Tile.parse("R5")) == 101
+def test_leftover_counts_an_okey_as_its_number_plus_101():
+    # docs/rules.md, "Held okey": a held okey is a tile left in hand (its printed number) and
+    # draws the extra 101 on top.
+    assert hand_value(parse_tiles("R6"), Tile.parse("R5")) == 6 + 101
     assert min_leftover("R5 Y5 B5 K5 K1", "R12", R101).penalty == 1
     # The okey goes into the set (saving 101) and a real 5 stays: 5.
     leftover = min_leftover("R5 Y5 B5 K5 R13", "R12", R101)
     assert leftover.penalty == 5
-    assert min_leftover("R13 K2", "R12", R101).penalty == 103
+    assert min_leftover("R13 K2", "R12", R101).penalty == 13 + 101 + 2
 
 
 def test_leftover_is_the_hand_value_minus_the_best_melds():

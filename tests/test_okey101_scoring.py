@@ -77,6 +77,24 @@ def test_okey_held_costs_101_but_a_non_opener_pays_only_202():
     assert score_round(summary) == {"A": -101, "B": 106, "C": 202}
 
 
+def test_held_okey_counts_its_number_and_then_101():
+    """docs/rules.md, "Held okey": the okey is a tile left in hand (its printed number, doubled
+    like the others) and draws the extra 101 on top (not doubled); a non-opener pays only 202."""
+    indicator = Tile.parse("R5")  # okey R6
+    players = (
+        opened("A"),
+        PlayerRound101("B", opened=True, remaining=tuple(parse_tiles("R6 K2"))),
+        PlayerRound101("C", remaining=tuple(parse_tiles("R6 K2"))),
+    )
+    assert score_round(Round101(players, "A", indicator=indicator)) == {
+        "A": -101,
+        "B": 6 + 2 + 101,
+        "C": 202,
+    }
+    doubled = score_round(Round101(players, "A", indicator=indicator, okey_finish=True))
+    assert doubled["B"] == 2 * (6 + 2) + 101
+
+
 def test_each_extra_penalty_adds_101_undoubled():
     summary = Round101(
         (
