@@ -29,11 +29,11 @@ def test_finisher_minus_101_openers_hand_sum_non_openers_202():
 
 
 def test_hand_sum_from_tiles_false_joker_counts_as_okey_face():
-    # Indicator B9 -> okey B10; FJ counts 10; the B10 okey is the 101 extra, not a face value.
+    # Indicator B9 -> okey B10; FJ counts 10; the held B10 okey counts 10 plus the 101 extra.
     b = PlayerRound101("B", opened=True, remaining=tuple(parse_tiles("R3 FJ K13")))
     c = PlayerRound101("C", opened=True, remaining=tuple(parse_tiles("R3 B10")))
     summary = Round101((opened("A"), b, c), "A", indicator=Tile.parse("B9"))
-    assert score_round(summary) == {"A": -101, "B": 26, "C": 3 + 101}
+    assert score_round(summary) == {"A": -101, "B": 26, "C": 3 + 10 + 101}
 
 
 def test_okey_finish_doubles_everything():
@@ -153,6 +153,6 @@ def test_match_totals_over_the_agreed_rounds():
 def test_example_101_match_file(capsys):
     match = Match.load(EXAMPLE_101)
     assert match.over
-    assert match.scores == {"Ayşe": -42, "Bora": 808, "Cem": 404, "Deniz": 650}
+    assert match.scores == {"Ayşe": -34, "Bora": 808, "Cem": 404, "Deniz": 650}
     assert main(["match", str(EXAMPLE_101)]) == 0
     assert "game over: won Ayşe" in capsys.readouterr().out
