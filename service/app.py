@@ -20,24 +20,30 @@ from fastapi.staticfiles import StaticFiles
 from service import errors
 from service.routers import engine, overlay, scan, stream
 from service.runner import PipelineRunner
+from service.security import SecurityMiddleware
 from service.settings import Settings
-from service.tables import TableHub
+from service.store import make_store
 
 STATIC = Path(__file__).parent / "static"
 log = logging.getLogger("istaka.service")
 
 
 def _load_runner(settings: Settings) -> PipelineRunner:
+    def runner(pipeline: object, error: str | None = None) -> PipelineRunner:
+        return PipelineRunner(
+            pipeline, settings.max_pending_scans, error, settings.max_queued_pixels
+        )
+
     if not settings.load_pipeline:
-        return PipelineRunner(None, settings.max_pending_scans, "started with load_pipeline=False")
+        return runner(None, "started with load_pipeline=False")
     try:
         pipeline = settings.pipeline_factory()
     except (ImportError, FileNotFoundError) as exc:
         # A server without the vision extra or without shipped weights still serves the engine
         # and the overlay; /scan and the stream then say exactly what is missing.
         log.warning("recognition disabled: %s", exc)
-        return PipelineRunner(None, settings.max_pending_scans, str(exc))
-    return PipelineRunner(pipeline, settings.max_pending_scans)
+        return runner(None, str(exc))
+    return runner(pipeline)
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -49,10 +55,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # One pipeline per worker process, built before the first request is accepted.
         app.state.runner = _load_runner(settings)
+        await app.state.tables.start()
         try:
             yield
         finally:
             app.state.runner.close()
+            await app.state.tables.close()
 
     app = FastAPI(
         title="istaka",
@@ -62,8 +70,16 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     app.state.engine_limiter = anyio.CapacityLimiter(settings.engine_threads)
-    app.state.tables = TableHub(settings.max_tables)
+    app.state.tables = make_store(
+        settings.store_url, settings.max_tables, settings.table_keep_seconds
+    )
     errors.install(app)
+    app.add_middleware(
+        SecurityMiddleware,
+        allowed_hosts=settings.allowed_hosts,
+        allowed_origins=settings.allowed_origins,
+        max_body_bytes=settings.max_json_bytes,
+    )
     for module in (engine, scan, stream, overlay):
         app.include_router(module.router, prefix="/api/v1")
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

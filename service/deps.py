@@ -6,7 +6,7 @@ from starlette.requests import HTTPConnection
 
 from service.runner import PipelineRunner
 from service.settings import Settings
-from service.tables import TableHub
+from service.store import TableStore
 
 
 # HTTPConnection, so the same dependencies serve HTTP routes and WebSocket routes.
@@ -18,5 +18,5 @@ def get_runner(conn: HTTPConnection) -> PipelineRunner:
     return conn.app.state.runner
 
 
-def get_tables(conn: HTTPConnection) -> TableHub:
+def get_tables(conn: HTTPConnection) -> TableStore:
     return conn.app.state.tables

@@ -12,10 +12,11 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from service.limits import MAX_GROUPS, GroupTiles, HandTiles, SeenTiles
 from service.rules_model import RulesSpec
 
 TileText = str
-TileList = str | list[TileText]
+TileList = str | list[TileText]  # the shape; request fields use the bounded service.limits types
 _TILES_DOC = 'tiles as one string ("R1 R2 R3 FJ") or a list (["R1", "R2"])'
 
 
@@ -43,10 +44,10 @@ class HandRequest(Strict):
         },
     )
 
-    tiles: TileList = Field(description=_TILES_DOC, max_length=400)
+    tiles: HandTiles = Field(description=_TILES_DOC)
     indicator: TileText = Field(description="the face-up indicator tile", max_length=20)
     rules: RulesSpec = Field(default="classic", description="a preset name or overrides")
-    seen: TileList = Field(default="", description="tiles seen elsewhere", max_length=800)
+    seen: SeenTiles = Field(default="", description="tiles seen elsewhere")
 
     def tile_list(self) -> list[str]:
         return _split(self.tiles)
@@ -71,9 +72,9 @@ class RefereeRequest(Strict):
         },
     )
 
-    groups: list[TileList] = Field(
+    groups: list[GroupTiles] = Field(
         description='the declared groups, left to right: ["R1 R2 R3", "K5 Y5 B5", ...]',
-        max_length=30,
+        max_length=MAX_GROUPS,
     )
     indicator: TileText = Field(max_length=20)
     discard: TileText | None = Field(default=None, max_length=20, description="finishing discard")
@@ -201,10 +202,13 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorOut, "description": text}
     for status, text in {
         400: "the image is damaged",
-        413: "the upload is too large (bytes or pixels)",
+        401: "the table has an owner: send its token (Authorization: Bearer TOKEN)",
+        403: "a wrong token or viewer key, or a page from another origin",
+        409: "the table exists already",
+        413: "the body or upload is too large (bytes or pixels)",
         415: "the upload is not a JPEG or PNG",
         422: "a field is missing or wrong; the message names it",
-        503: "recognition is unavailable or busy",
+        503: "busy, or recognition or the table store is unavailable",
     }.items()
 }
 

@@ -34,7 +34,9 @@ def default_pipeline() -> Any:
 
 @dataclass(frozen=True)
 class Settings:
-    """What a server process may accept and how it builds its pipeline.
+    """What a server process may accept and how it builds its pipeline: every limit of the
+    service is a field here (the list caps of the request bodies, fixed by the API's schema, are in
+    ``service.limits``).
 
     ``pipeline_factory`` runs once per worker at start-up (models are not thread-safe, so every
     call into the pipeline then goes through that worker's single inference thread).
@@ -42,32 +44,57 @@ class Settings:
     work, ``/scan`` and the camera stream answer 503.
     """
 
-    max_upload_bytes: int = 10 * MB
+    # Bodies and messages: refused with 413 (HTTP) or an error / close code (WebSocket).
+    max_upload_bytes: int = 10 * MB  # a /scan photo; refused while it streams in
+    max_json_bytes: int = 64 * 1024  # any other request body (a 101 hand with boxes is ~2 KB)
     max_pixels: int = 40_000_000  # a 12 MP phone photo is 12e6; this stops decompression bombs
-    max_stream_fps: float = 8.0  # frames per second one camera stream may have read
     max_frame_bytes: int = 2 * MB  # one JPEG frame on the camera stream
+    max_frame_pixels: int = 8_000_000  # one frame (a 1080p video frame is 2e6)
+    max_text_message_bytes: int = 16 * 1024  # one JSON message on a WebSocket
+    # Work waiting: past these, 503 busy at once instead of a queue.
     max_pending_scans: int = 32  # scans waiting for the inference thread before 503
-    max_streams: int = 8  # camera streams open at once (each has at most one frame in flight)
-    max_tables: int = 1000  # overlay tables kept in memory
+    max_queued_pixels: int = 120_000_000  # pixels of the scans admitted and not yet done
     engine_threads: int = 2  # engine calls (hand, referee, table pushes) running at once
+    # Sockets and what one may hold.
+    max_stream_fps: float = 8.0  # frames per second one camera stream may have read
+    max_streams: int = 8  # camera streams open at once per worker
+    max_overlays: int = 1000  # overlay sockets open at once per worker
+    max_corrections: int = 64  # corrections one camera stream keeps
+    stream_idle_seconds: float = 30.0  # a camera stream without a frame this long is closed
+    overlay_idle_seconds: float = 3600.0  # an overlay socket without any update this long
+    # Tables.
+    max_tables: int = 1000  # tables kept by the store
+    table_keep_seconds: float = 600.0  # a table written this recently is never evicted
+    store_url: str | None = None  # None: in memory; redis://HOST:PORT/DB: shared
+    # Who may talk to the server (see service.security).
+    allowed_hosts: tuple[str, ...] = ()  # Host names besides localhost and IP addresses
+    allowed_origins: tuple[str, ...] = ()  # page origins besides the server's own
     load_pipeline: bool = True
     pipeline_factory: Callable[[], Any] = default_pipeline
 
     def __post_init__(self) -> None:
-        positive = ("max_upload_bytes", "max_pixels", "max_frame_bytes", "max_pending_scans")
-        for name in (*positive, "engine_threads", "max_streams"):
-            if getattr(self, name) <= 0:
-                raise ValueError(f"{name} must be positive, got {getattr(self, name)}")
-        if self.max_stream_fps <= 0:
-            raise ValueError(f"max_stream_fps must be positive, got {self.max_stream_fps}")
+        for name, value in vars(self).items():
+            if isinstance(value, int | float) and not isinstance(value, bool) and value <= 0:
+                raise ValueError(f"{name} must be positive, got {value}")
+
+    @property
+    def ws_max_size(self) -> int:
+        """The largest WebSocket message the server reads at all (uvicorn closes the connection
+        with 1009 past it); between ``max_frame_bytes`` and this, a frame is answered with an
+        error and the stream goes on."""
+        return 2 * max(self.max_frame_bytes, self.max_text_message_bytes)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        """Settings from ``ISTAKA_MAX_UPLOAD_MB``, ``ISTAKA_MAX_FPS`` and ``ISTAKA_NO_MODEL=1``
-        (how ``istaka serve --workers N`` hands its options to every worker process).
+        """Settings from ``ISTAKA_MAX_UPLOAD_MB``, ``ISTAKA_MAX_FPS``, ``ISTAKA_NO_MODEL=1``,
+        ``ISTAKA_STORE`` (a ``redis://`` URL) and the comma-separated ``ISTAKA_ALLOWED_HOSTS`` and
+        ``ISTAKA_ALLOWED_ORIGINS`` (how ``istaka serve --workers N`` hands its options to every
+        worker process).
 
         >>> Settings.from_env({"ISTAKA_MAX_UPLOAD_MB": "2"}).max_upload_bytes
         2097152
+        >>> Settings.from_env({"ISTAKA_ALLOWED_HOSTS": "club.lan, obs.lan"}).allowed_hosts
+        ('club.lan', 'obs.lan')
         """
         env = os.environ if environ is None else environ
         kwargs: dict[str, Any] = {}
@@ -79,6 +106,10 @@ class Settings:
         except ValueError as exc:
             raise ValueError(f"bad ISTAKA_MAX_UPLOAD_MB or ISTAKA_MAX_FPS: {exc}") from None
         kwargs["load_pipeline"] = env.get("ISTAKA_NO_MODEL", "") != "1"
+        kwargs["store_url"] = env.get("ISTAKA_STORE") or None
+        for name in ("allowed_hosts", "allowed_origins"):
+            text = env.get(f"ISTAKA_{name.upper()}", "")
+            kwargs[name] = tuple(part.strip() for part in text.split(",") if part.strip())
         return cls(**kwargs)
 
     @property

@@ -57,6 +57,7 @@ class StreamSettings:
     seen: list[Tile] = field(default_factory=list)
     declare: bool = False
     table: str | None = None  # overlay table this stream feeds, if any
+    token: str | None = None  # that table's owner token
 
 
 @dataclass

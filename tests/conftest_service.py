@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import functools
 import os
+import shutil
 import socket
+import subprocess
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -24,7 +27,9 @@ from service.app import create_app
 from service.settings import Settings
 
 REPO = Path(__file__).resolve().parents[1]
-REAL_PHOTOS = REPO.parent / "shared" / "data" / "rummikub-real" / "images"
+# Photos inside the repository, so a clean clone runs every test (the validation split's photos).
+REAL_PHOTOS = REPO / "datasets" / "real_val" / "images"
+EXAMPLE_PHOTO = REPO / "examples" / "rack_real.jpg"
 
 
 def require_model() -> None:
@@ -74,7 +79,12 @@ def live_server(
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
     port = sock.getsockname()[1]
-    config = uvicorn.Config(create_app(settings), log_level="warning", lifespan="on")
+    config = uvicorn.Config(
+        create_app(settings),
+        log_level="warning",
+        lifespan="on",
+        ws_max_size=settings.ws_max_size,
+    )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -100,3 +110,46 @@ def engine_client() -> Iterator[httpx.Client]:
         httpx.Client(base_url=live.url, timeout=60) as http,
     ):
         yield http
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextmanager
+def redis_server(*extra: str) -> Iterator[str]:
+    """A throwaway ``redis-server`` on a free loopback port (no persistence unless ``extra`` asks
+    for it); yields its URL.  Skips when the binary is missing (``scripts/setup.sh`` installs
+    it); in CI a missing binary is a failure."""
+    binary = shutil.which("redis-server") or shutil.which("valkey-server")
+    if binary is None:
+        reason = "redis-server is not installed (scripts/setup.sh installs it as root)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    port = free_port()
+    folder = tempfile.TemporaryDirectory(prefix="istaka-redis-")
+    command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
+    command += ["--dir", folder.name, *extra]
+    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"redis://127.0.0.1:{port}/0"
+    try:
+        deadline = time.monotonic() + 30  # start-up, not a timing check
+        while True:
+            try:
+                with socket.create_connection(("127.0.0.1", port), timeout=1) as sock:
+                    sock.sendall(b"PING\r\n")
+                    if sock.recv(16).startswith(b"+PONG"):
+                        break
+            except OSError:
+                pass
+            if process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("redis-server did not start")
+            time.sleep(0.05)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        folder.cleanup()

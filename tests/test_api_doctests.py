@@ -16,7 +16,9 @@ MODULES = [
     "service.runner",
     "service.settings",
     "service.stream",
-    "service.tables",
+    "service.limits",
+    "service.security",
+    "service.store",
 ]
 
 

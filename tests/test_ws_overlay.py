@@ -1,5 +1,6 @@
-"""``WS /api/v1/overlay/{table}`` against a real uvicorn server: the full state on every
-(re)connect, every new state pushed, only the newest kept for a slow page."""
+"""``WS /api/v1/overlay/{table}`` and the table endpoints against a real uvicorn server: the full
+state on every (re)connect, every new state pushed, a slow page skips to the newest, tables have
+owners, idle overlay sockets are closed and their number is capped."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from conftest_service import LiveServer, live_server
-from websockets.exceptions import InvalidStatus
+from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
 from service.settings import Settings
@@ -29,11 +30,25 @@ def receive(ws, timeout: float = 30) -> dict:  # noqa: ANN001 - websockets' sync
     return json.loads(ws.recv(timeout=timeout))
 
 
+TOKENS: dict[tuple[int, str], str] = {}  # (port, table) -> owner token, from the creating PUT
+
+
 def push(server: LiveServer, table: str, **body) -> dict:  # noqa: ANN003
+    """PUT a hand as the table's owner: the first PUT creates the table and keeps its token."""
     body = {"rows": WINNING_ROWS, "indicator": "R5", **body}
-    response = httpx.put(f"{server.url}/api/v1/tables/{table}", json=body, timeout=30)
+    token = TOKENS.get((server.port, table))
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    response = httpx.put(
+        f"{server.url}/api/v1/tables/{table}", json=body, headers=headers, timeout=30
+    )
     assert response.status_code == 200, response.text
-    return response.json()
+    answer = response.json()
+    if token is None:
+        assert answer["token"], answer
+        TOKENS[(server.port, table)] = answer["token"]
+    else:
+        assert answer["token"] is None  # the token is given once, when the table is created
+    return answer
 
 
 def test_first_message_is_the_empty_state(server: LiveServer) -> None:
@@ -120,7 +135,77 @@ def test_bad_push_is_422_and_changes_nothing(server: LiveServer) -> None:
     bad = httpx.put(
         f"{server.url}/api/v1/tables/strict",
         json={"rows": [["R1 R1 R1 R1"]], "indicator": "R5"},
+        headers={"authorization": f"Bearer {TOKENS[(server.port, 'strict')]}"},
         timeout=30,
     )
     assert bad.status_code == 422 and bad.json()["error"]["message"]
     assert httpx.get(f"{server.url}/api/v1/tables/strict").json()["version"] == 1
+
+
+def test_writes_need_the_owner_token(server: LiveServer) -> None:
+    # Before, anyone could overwrite any table.
+    push(server, "finals")
+    url = f"{server.url}/api/v1/tables/finals"
+    body = {"rows": [["K1 K2 K3"]], "indicator": "R5"}
+    missing = httpx.put(url, json=body, timeout=30)
+    assert missing.status_code == 401 and missing.json()["error"]["code"] == "token_required"
+    wrong = httpx.put(url, json=body, headers={"authorization": "Bearer nope"}, timeout=30)
+    assert wrong.status_code == 403 and wrong.json()["error"]["code"] == "wrong_token"
+    assert httpx.get(url).json()["version"] == 1  # unchanged
+    # Reading needs only the name.
+    assert httpx.get(url).json()["state"]["okey"] == "R6"
+
+
+def test_post_creates_a_table_with_its_links(server: LiveServer) -> None:
+    made = httpx.post(f"{server.url}/api/v1/tables", json={"table": "club-7"}, timeout=30)
+    assert made.status_code == 201, made.text
+    body = made.json()
+    assert body["table"] == "club-7" and body["token"]
+    assert body["camera_url"] == f"/camera?table=club-7&token={body['token']}"
+    assert body["overlay_url"] == "/overlay?table=club-7"
+    again = httpx.post(f"{server.url}/api/v1/tables", json={"table": "club-7"}, timeout=30)
+    assert again.status_code == 409 and again.json()["error"]["code"] == "table_exists"
+    TOKENS[(server.port, "club-7")] = body["token"]
+    assert push(server, "club-7")["version"] == 1
+    anonymous = httpx.post(f"{server.url}/api/v1/tables", json={}, timeout=30).json()
+    assert anonymous["table"].startswith("table-")
+
+
+def test_a_private_table_needs_its_viewer_key(server: LiveServer) -> None:
+    made = httpx.post(
+        f"{server.url}/api/v1/tables", json={"table": "secret", "viewer_key": True}, timeout=30
+    ).json()
+    key = made["viewer_key"]
+    assert made["overlay_url"] == f"/overlay?table=secret&key={key}"
+    refused = httpx.get(f"{server.url}/api/v1/tables/secret")
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "viewer_key_required"
+    assert httpx.get(f"{server.url}/api/v1/tables/secret", params={"key": key}).status_code == 200
+    with connect(f"{server.ws_url}/api/v1/overlay/secret") as ws:
+        assert receive(ws)["code"] == "viewer_key_required"
+        with pytest.raises(ConnectionClosed) as closed:
+            ws.recv(timeout=30)
+    assert closed.value.rcvd is not None and closed.value.rcvd.code == 1008
+    with connect(f"{server.ws_url}/api/v1/overlay/secret?key={key}") as ws:
+        assert receive(ws)["version"] == 0
+
+
+def test_idle_overlay_sockets_are_closed_and_capped() -> None:
+    # Idle sockets were kept for ever, and their number had no bound.
+    settings = Settings(load_pipeline=False, overlay_idle_seconds=0.5, max_overlays=2)
+    with live_server(settings) as small:
+        with (
+            connect(f"{small.ws_url}/api/v1/overlay/a") as one,
+            connect(f"{small.ws_url}/api/v1/overlay/b") as two,
+        ):
+            assert receive(one)["version"] == receive(two)["version"] == 0
+            with connect(f"{small.ws_url}/api/v1/overlay/c") as third:
+                error = receive(third)
+                assert error["code"] == "busy" and "max_overlays" in error["message"]
+                with pytest.raises(ConnectionClosed) as refused:
+                    third.recv(timeout=30)
+            assert refused.value.rcvd is not None and refused.value.rcvd.code == 1013
+            with pytest.raises(ConnectionClosed) as idle:
+                one.recv(timeout=30)
+            assert idle.value.rcvd is not None
+            assert (idle.value.rcvd.code, idle.value.rcvd.reason) == (4408, "idle_timeout")
+        assert httpx.get(f"{small.url}/api/v1/health").json()["status"] == "ok"

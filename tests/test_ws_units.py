@@ -1,4 +1,5 @@
-"""The stream's latest-frame slot and the overlay's table hub, on their own (no server)."""
+"""The stream's latest-frame slot and its messages, on their own (no server); the table store's
+contract is in ``tests/test_store.py``."""
 
 from __future__ import annotations
 
@@ -9,7 +10,6 @@ import pytest
 from service.errors import ApiError
 from service.routers.stream import apply_message
 from service.stream import FrameSlot, StreamSession
-from service.tables import TableHub
 
 
 def test_slot_keeps_only_the_newest_frame() -> None:
@@ -45,32 +45,6 @@ def test_slot_take_waits_for_a_frame() -> None:
     assert asyncio.run(run()) == b"frame"
 
 
-def test_hub_wakes_watchers_with_the_latest_state_only() -> None:
-    async def run() -> dict:
-        hub = TableHub(max_tables=4)
-        hub.watch("t")
-        waiter = asyncio.create_task(hub.wait_newer("t", 0))
-        await asyncio.sleep(0)
-        for n in range(3):
-            hub.publish("t", {"n": n})
-        return await waiter
-
-    snapshot = asyncio.run(run())
-    # The watcher woke after the first publish but reads the table's newest state.
-    assert snapshot["version"] == 3 and snapshot["state"] == {"n": 2}
-
-
-def test_hub_evicts_unwatched_tables_first() -> None:
-    hub = TableHub(max_tables=2)
-    hub.watch("kept")
-    hub.publish("kept", {"a": 1})
-    for name in ("b", "c", "d"):
-        hub.publish(name, {"name": name})
-    assert hub.snapshot("kept")["version"] == 1
-    assert hub.snapshot("b")["version"] == 0  # evicted
-    assert hub.snapshot("d")["state"] == {"name": "d"}
-
-
 def test_stream_messages_update_the_session() -> None:
     session = StreamSession()
     apply_message(
@@ -95,6 +69,8 @@ def test_stream_messages_update_the_session() -> None:
         ('{"type": "settings", "table": "a b"}', "table"),
         ('{"type": "correct", "id": -1, "tile": "R1"}', "id"),
         ('{"type": "correct", "id": 1, "tile": "R14"}', "R14"),
+        ('{"type": "settings", "seen": [' + '"R1", ' * 107 + '"R1"]}', "seen"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
     ],
 )
 def test_bad_stream_messages_name_the_problem(text: str, needle: str) -> None:
@@ -102,3 +78,18 @@ def test_bad_stream_messages_name_the_problem(text: str, needle: str) -> None:
         apply_message(StreamSession(), text)
     assert caught.value.status == 422
     assert needle in caught.value.message
+
+
+def test_a_stream_keeps_a_bounded_number_of_corrections() -> None:
+    # 200,000 corrections on one stream were all kept; now the 65th new one is refused.
+    session = StreamSession()
+    for track in range(64):
+        apply_message(session, f'{{"type": "correct", "id": {track}, "tile": "R1"}}', 64)
+    with pytest.raises(ApiError) as caught:
+        apply_message(session, '{"type": "correct", "id": 999, "tile": "R1"}', 64)
+    assert caught.value.code == "too_many_corrections"
+    assert "max_corrections" in caught.value.message
+    # Changing or undoing a kept correction still works.
+    apply_message(session, '{"type": "correct", "id": 3, "tile": "K9"}', 64)
+    apply_message(session, '{"type": "correct", "id": 4, "tile": null}', 64)
+    assert len(session.corrections) == 63

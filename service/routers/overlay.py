@@ -1,23 +1,34 @@
-"""Overlay tables: ``PUT /tables/{table}`` sets a table's hand, ``GET /tables/{table}`` reads the
-latest state, ``WS /overlay/{table}`` pushes every new state to overlay pages.
+"""Overlay tables: ``POST /tables`` creates a table and gives its owner token, ``PUT
+/tables/{table}`` sets a table's hand (as its owner), ``GET /tables/{table}`` reads the latest
+state, ``WS /overlay/{table}`` pushes every new state to overlay pages.
 
-A camera stream whose settings name a table publishes its readings there too.  A page that
-(re)connects gets the full latest state at once, then each newer one; a slow page skips states
-rather than queueing them.
+A ``PUT`` (or a camera stream's settings) naming a free table creates it and answers with its
+owner token; every later write needs ``Authorization: Bearer TOKEN``.  Reading needs only the
+name, or also ``?key=`` for a table created with a viewer key.  A camera stream whose settings
+name a table publishes its readings there too.  A page that (re)connects gets the full latest state
+at once, then each newer one; a page that falls behind skips the oldest states rather than queueing
+them.  Overlay sockets are closed after ``overlay_idle_seconds`` without an update (code 4408; the
+page reconnects), and each worker holds at most ``max_overlays`` of them (code 1013).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import re
+import secrets
 from functools import partial
 from typing import Annotated, Any
+from urllib.parse import urlencode
 
-from fastapi import APIRouter, Depends, Path, Request, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, Depends, Header, Path, Query, Request, WebSocket, WebSocketDisconnect
 from pydantic import BaseModel, ConfigDict, Field
 
 import okey
 from okey import Rules, Tile
-from service.deps import get_tables
+from service.deps import get_settings, get_tables
+from service.errors import ApiError
+from service.limits import MAX_ROW_GROUPS, MAX_ROWS, GroupTiles, SeenTiles
 from service.models import ERRORS, TileList
 from service.routers.engine import (
     analyse_hand,
@@ -28,12 +39,20 @@ from service.routers.engine import (
     tiles_of,
 )
 from service.rules_model import RulesSpec
-from service.tables import TableHub
+from service.settings import Settings
+from service.store import Created, TableStore
 
 router = APIRouter(tags=["overlay"])
 
 TABLE_PATTERN = r"^[\w.-]{1,64}$"
 TableName = Annotated[str, Path(pattern=TABLE_PATTERN, description="table name: letters, digits")]
+ViewerKey = Annotated[
+    str | None, Query(max_length=100, description="the viewer key, for a table created with one")
+]
+# WebSocket close codes (4000-4999 are the application's own; 4408 as HTTP's 408 timeout).
+CLOSE_IDLE = 4408
+CLOSE_BUSY = 1013
+CLOSE_POLICY = 1008
 
 
 class TablePush(BaseModel):
@@ -52,13 +71,13 @@ class TablePush(BaseModel):
         },
     )
 
-    rows: list[list[TileList]] = Field(
+    rows: list[Annotated[list[GroupTiles], Field(max_length=MAX_ROW_GROUPS)]] = Field(
         description='rows top to bottom, each a list of groups: [["R1 R2 R3", "K5 Y5 B5"], ["J"]]',
-        max_length=4,
+        max_length=MAX_ROWS,
     )
     indicator: str = Field(max_length=20)
     rules: RulesSpec = "classic"
-    seen: TileList = Field(default="", max_length=800)
+    seen: SeenTiles = Field(default="")
     declare: bool = Field(default=False, description="referee the groups as a declared win")
     discard: str | None = Field(default=None, max_length=20, description="the finishing discard")
 
@@ -68,6 +87,48 @@ class TableOut(BaseModel):
     version: int = Field(description="0 before any state was set; +1 with every new state")
     updated_at: float | None = Field(description="Unix time of the latest state")
     state: dict[str, Any] | None = Field(description="rows, verdict, advice (as a scan gives)")
+    token: str | None = Field(
+        default=None, description="the owner token, only in the answer that created the table"
+    )
+
+
+class TableCreate(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    table: str | None = Field(
+        default=None, pattern=TABLE_PATTERN, description="the name; a random one if left out"
+    )
+    viewer_key: bool = Field(
+        default=False, description="make the table private: reading it needs a viewer key"
+    )
+
+
+class TableCreated(BaseModel):
+    table: str
+    token: str = Field(description="the owner token: writes need it; keep it secret")
+    viewer_key: str | None = Field(description="the key reading needs, if asked for")
+    camera_url: str = Field(description="the camera page feeding this table (holds the token)")
+    overlay_url: str = Field(description="the overlay page of this table")
+
+
+def links(created: Created) -> dict[str, str]:
+    """The camera page's and the overlay page's addresses for a new table (relative)."""
+    camera = {"table": created.table, "token": created.token}
+    overlay = {"table": created.table}
+    if created.viewer_key:
+        overlay["key"] = created.viewer_key
+    return {
+        "camera_url": f"/camera?{urlencode(camera)}",
+        "overlay_url": f"/overlay?{urlencode(overlay)}",
+    }
+
+
+def bearer(authorization: str | None) -> str | None:
+    """The token of an ``Authorization: Bearer TOKEN`` header."""
+    if not authorization:
+        return None
+    scheme, _, token = authorization.partition(" ")
+    return token.strip() or None if scheme.lower() == "bearer" else None
 
 
 def _group_texts(group: TileList) -> list[str]:
@@ -119,56 +180,123 @@ def state_of_push(push: TablePush) -> dict[str, Any]:
     }
 
 
+@router.post(
+    "/tables",
+    response_model=TableCreated,
+    status_code=201,
+    summary="Create a table; its owner token comes back once",
+    responses={409: ERRORS[409], 422: ERRORS[422], 503: ERRORS[503]},
+)
+async def create_table(
+    body: TableCreate, tables: Annotated[TableStore, Depends(get_tables)]
+) -> TableCreated:
+    name = body.table or f"table-{new_name()}"
+    created = await tables.create(name, viewer_key=body.viewer_key)
+    if created is None:
+        raise ApiError(409, "table_exists", f"table {name!r} exists already; pick another name")
+    return TableCreated(
+        table=name, token=created.token, viewer_key=created.viewer_key, **links(created)
+    )
+
+
+def new_name() -> str:
+    return secrets.token_hex(4)
+
+
 @router.put(
     "/tables/{table}",
     response_model=TableOut,
-    summary="Set a table's hand; overlay pages update",
-    responses={422: ERRORS[422]},
+    summary="Set a table's hand (as its owner); overlay pages update",
+    responses={code: ERRORS[code] for code in (401, 403, 422, 503)},
 )
 async def put_table(
     table: TableName,
     push: TablePush,
     conn: Request,
-    tables: Annotated[TableHub, Depends(get_tables)],
+    tables: Annotated[TableStore, Depends(get_tables)],
+    authorization: Annotated[
+        str | None, Header(max_length=200, description="Bearer TOKEN: the table's owner token")
+    ] = None,
 ) -> TableOut:
+    """A free table name is created by its first ``PUT`` (without a token): the answer holds its
+    owner token, which every later write needs."""
+    token = bearer(authorization)
+    if token is not None:
+        await tables.authorize(table, token)  # before the engine's work, and again on publishing
+    elif await tables.exists(table):
+        await tables.authorize(table, None)  # raises: the table has an owner
     state = await run_engine(conn, partial(state_of_push, push))
-    # Published on the event loop's thread: the hub's wake-ups are asyncio events.
-    return TableOut(**tables.publish(table, state))
+    created = None
+    if token is None:
+        created = await tables.create(table)
+        if created is None:  # created by someone else meanwhile
+            await tables.authorize(table, None)
+        token = created.token if created else None
+    snapshot = await tables.publish(table, state, token)
+    return TableOut(**snapshot, token=created.token if created else None)
 
 
-@router.get("/tables/{table}", response_model=TableOut, summary="A table's latest state")
-async def get_table(table: TableName, tables: Annotated[TableHub, Depends(get_tables)]) -> TableOut:
-    return TableOut(**tables.snapshot(table))
+@router.get(
+    "/tables/{table}",
+    response_model=TableOut,
+    summary="A table's latest state",
+    responses={403: ERRORS[403], 503: ERRORS[503]},
+)
+async def get_table(
+    table: TableName, tables: Annotated[TableStore, Depends(get_tables)], key: ViewerKey = None
+) -> TableOut:
+    return TableOut(**await tables.snapshot(table, key))
 
 
 @router.websocket("/overlay/{table}")
 async def overlay(
-    websocket: WebSocket, table: str, tables: Annotated[TableHub, Depends(get_tables)]
+    websocket: WebSocket,
+    table: str,
+    tables: Annotated[TableStore, Depends(get_tables)],
+    settings: Annotated[Settings, Depends(get_settings)],
+    key: str | None = None,
 ) -> None:
-    import re
-
     if not re.match(TABLE_PATTERN, table):
-        await websocket.close(code=1008, reason="table names are letters, digits, . _ -")
+        await websocket.close(code=CLOSE_POLICY, reason="table names are letters, digits, . _ -")
         return
     await websocket.accept()
-    tables.watch(table)
+    if tables.fanout.count >= settings.max_overlays:
+        await _refuse(
+            websocket,
+            ApiError(503, "busy", f"{settings.max_overlays} overlays are open (max_overlays)"),
+        )
+        return
     closed = asyncio.create_task(_until_closed(websocket))
     try:
-        snapshot = tables.snapshot(table)
-        await websocket.send_json({"type": "state", **snapshot})
-        while not closed.done():
-            newer = asyncio.create_task(tables.wait_newer(table, snapshot["version"]))
-            await asyncio.wait({newer, closed}, return_when=asyncio.FIRST_COMPLETED)
-            if not newer.done():
-                newer.cancel()
-                break
-            snapshot = newer.result()
-            await websocket.send_json({"type": "state", **snapshot})
-    except (WebSocketDisconnect, RuntimeError):
+        async with tables.watch(table, key) as watch:
+            while True:
+                newer = asyncio.create_task(watch.next())
+                done, _ = await asyncio.wait(
+                    {newer, closed},
+                    timeout=settings.overlay_idle_seconds,
+                    return_when=asyncio.FIRST_COMPLETED,
+                )
+                if newer not in done:
+                    newer.cancel()
+                    if not closed.done():
+                        await websocket.close(code=CLOSE_IDLE, reason="idle_timeout")
+                    break
+                await websocket.send_json({"type": "state", **newer.result()})
+    except ApiError as exc:
+        await _refuse(websocket, exc)
+    except (WebSocketDisconnect, RuntimeError, ConnectionError):
         pass
     finally:
         closed.cancel()
-        tables.unwatch(table)
+
+
+async def _refuse(websocket: WebSocket, error: ApiError) -> None:
+    """Say why on an open socket and close it: 1013 (try again later) when busy or when the store
+    cannot be reached, 1008 (policy) otherwise."""
+    code = CLOSE_BUSY if error.status == 503 else CLOSE_POLICY
+    with contextlib.suppress(WebSocketDisconnect, RuntimeError, ConnectionError):
+        await websocket.send_json({"type": "error", "code": error.code, "message": error.message})
+        await websocket.close(code=code, reason=error.code)
 
 
 async def _until_closed(websocket: WebSocket) -> None:
@@ -178,5 +306,5 @@ async def _until_closed(websocket: WebSocket) -> None:
             message = await websocket.receive()
             if message["type"] == "websocket.disconnect":
                 return
-    except (WebSocketDisconnect, RuntimeError):
+    except (WebSocketDisconnect, RuntimeError, ConnectionError):
         return

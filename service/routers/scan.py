@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from service.deps import get_runner, get_settings
 from service.errors import ApiError
-from service.images import check_image, decode_image, encode_jpeg
+from service.images import check_image, decode_image, encode_jpeg, image_size
 from service.models import ERRORS, ScanOut
 from service.routers.engine import rules_of, tile_of, tiles_of
 from service.rules_model import RulesOverrides
@@ -47,6 +47,8 @@ def parse_rules_query(text: str) -> Any:
         return rules_of(text)
     try:
         return rules_of(RulesOverrides.model_validate(json.loads(text)))
+    except RecursionError as exc:
+        raise ApiError(422, "invalid_request", "rules: the JSON is nested too deeply") from exc
     except (json.JSONDecodeError, ValidationError) as exc:
         first = str(exc).splitlines()[0]
         raise ApiError(422, "invalid_request", f"rules: not a valid rules object: {first}") from exc
@@ -58,6 +60,8 @@ def parse_corrections(text: str | None) -> dict[int, Any]:
         return {}
     try:
         raw = json.loads(text)
+    except RecursionError as exc:
+        raise ApiError(422, "invalid_request", "corrections: nested too deeply") from exc
     except json.JSONDecodeError as exc:
         raise ApiError(422, "invalid_request", f"corrections: not JSON: {exc}") from exc
     if not isinstance(raw, dict):
@@ -104,36 +108,42 @@ async def scan(
     fixes = parse_corrections(corrections)
     data = await read_image_bytes(request, settings.max_upload_bytes)
     check_image(data, max_pixels=settings.max_pixels)  # the header: a 413/415 before any decoding
-    # Decoded off the event loop, and before asking for the model: bad input is a 4xx either way.
-    image = await anyio.to_thread.run_sync(
-        partial(decode_image, data, max_pixels=settings.max_pixels)
-    )
-    runner.require()  # after the checks of the request, so bad input is a 4xx with or without model
-
-    def work(pipeline: Any) -> tuple[dict[str, Any], bytes | None]:
-        from vision.pipeline import NoRackError, NothingFoundError
-
-        try:
-            result = pipeline.scan(
-                image,
-                indicator=indicator_tile,
-                rules=game_rules,
-                seen=seen_tiles,
-                declare=declare,
-                corrections=fixes or None,
-            )
-        except NothingFoundError as exc:
-            code = "no_rack" if isinstance(exc, NoRackError) else "no_tiles"
-            raise ApiError(422, code, str(exc)) from exc
-        drawn = None
-        if annotate:
-            from vision.draw import annotate as draw
-
-            drawn = encode_jpeg(draw(image, result))
-        return result.to_dict(), drawn
-
-    result, drawn = await runner.call(work)
+    _, (width, height) = image_size(data)
+    scan_options = {
+        "indicator": indicator_tile,
+        "rules": game_rules,
+        "seen": seen_tiles,
+        "declare": declare,
+        "corrections": fixes or None,
+    }
+    async with runner.admit(width * height):  # counted against the queue before it is decoded
+        # Decoded off the event loop, and before asking for the model: bad input is a 4xx either
+        # way.
+        image = await anyio.to_thread.run_sync(
+            partial(decode_image, data, max_pixels=settings.max_pixels)
+        )
+        runner.require()  # after the request's checks: bad input is a 4xx with or without model
+        result, drawn = await runner.run(partial(_scan, image, scan_options, annotate))
     return ScanOut.from_result(
         result,
         annotated_jpeg=base64.b64encode(drawn).decode() if drawn else None,
     )
+
+
+def _scan(
+    image: Any, options: dict[str, Any], annotate: bool, pipeline: Any
+) -> tuple[dict[str, Any], bytes | None]:
+    """One scan on the inference thread: the result as JSON values and the annotated JPEG."""
+    from vision.pipeline import NoRackError, NothingFoundError
+
+    try:
+        result = pipeline.scan(image, **options)
+    except NothingFoundError as exc:
+        code = "no_rack" if isinstance(exc, NoRackError) else "no_tiles"
+        raise ApiError(422, code, str(exc)) from exc
+    drawn = None
+    if annotate:
+        from vision.draw import annotate as draw
+
+        drawn = encode_jpeg(draw(image, result))
+    return result.to_dict(), drawn

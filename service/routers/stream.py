@@ -2,16 +2,18 @@
 
 Client messages: binary = one JPEG (or PNG) frame; text = JSON, either
 ``{"type": "settings", "indicator": "R4", "rules": "classic", "seen": "K3 K3", "declare": false,
-"table": "home"}`` or ``{"type": "correct", "id": 7, "tile": "B12"}`` (``"tile": null`` undoes
-it; ``id`` is the tile's track id from the states).
+"table": "home", "token": "..."}`` or ``{"type": "correct", "id": 7, "tile": "B12"}``
+(``"tile": null`` undoes it; ``id`` is the tile's track id from the states).
 
 Server messages: ``{"type": "ready", ...}`` once, then ``{"type": "state", ...}`` for every frame
 read (rows of groups of tiles with boxes, track ``id`` and ``corrected``; flagged; verdict; advice;
-counts of frames received and dropped), and ``{"type": "error", "code", "message"}`` for a message
-it could not use (the connection stays open).
+counts of frames received and dropped), ``{"type": "table", "table", "token", "camera_url",
+"overlay_url"}`` when the settings created the table they name, and ``{"type": "error", "code",
+"message"}`` for a message it could not use (the connection stays open).
 
 At most ``max_stream_fps`` frames per second are read per stream, only the newest frame is ever
-read, and frames that arrive meanwhile are dropped, never queued.
+read, and frames that arrive meanwhile are dropped, never queued.  A stream that sends no frame for
+``stream_idle_seconds`` is closed with code 4408, so idle sockets cannot hold every camera slot.
 """
 
 from __future__ import annotations
@@ -32,13 +34,14 @@ from okey.errors import OkeyError
 from service.deps import get_runner, get_settings, get_tables
 from service.errors import ApiError
 from service.images import decode_image
-from service.models import TileList
+from service.limits import SeenTiles
 from service.routers.engine import rules_of, tile_of, tiles_of
+from service.routers.overlay import CLOSE_IDLE, TABLE_PATTERN, links
 from service.rules_model import RulesSpec
 from service.runner import PipelineRunner
 from service.settings import Settings
+from service.store import TableStore
 from service.stream import FrameSlot, StreamSession, StreamSettings
-from service.tables import TableHub
 
 router = APIRouter(tags=["stream"])
 log = logging.getLogger("istaka.service.stream")
@@ -51,9 +54,10 @@ class SettingsMessage(BaseModel):
     type: str = "settings"
     indicator: str | None = Field(default=None, max_length=20)
     rules: RulesSpec = "classic"
-    seen: TileList = ""
+    seen: SeenTiles = ""
     declare: bool = False
-    table: str | None = Field(default=None, min_length=1, max_length=64, pattern=r"^[\w.-]+$")
+    table: str | None = Field(default=None, pattern=TABLE_PATTERN)
+    token: str | None = Field(default=None, max_length=100, description="the table's owner token")
 
 
 class CorrectMessage(BaseModel):
@@ -63,10 +67,12 @@ class CorrectMessage(BaseModel):
     tile: str | None = Field(default=None, max_length=20)
 
 
-def apply_message(session: StreamSession, text: str) -> None:
+def apply_message(session: StreamSession, text: str, max_corrections: int = 64) -> None:
     """Update a session from one JSON text message; ``ApiError`` 422 saying what was wrong."""
     try:
         data = json.loads(text)
+    except RecursionError as exc:
+        raise ApiError(422, "invalid_message", "the JSON is nested too deeply") from exc
     except json.JSONDecodeError as exc:
         raise ApiError(422, "invalid_message", f"not JSON: {exc}") from exc
     kind = data.get("type") if isinstance(data, dict) else None
@@ -80,11 +86,19 @@ def apply_message(session: StreamSession, text: str) -> None:
                 seen=tiles_of(seen, "seen"),
                 declare=message.declare,
                 table=message.table,
+                token=message.token,
             )
         elif kind == "correct":
             fix = CorrectMessage.model_validate(data)
             if fix.tile is None:
                 session.corrections.pop(fix.id, None)
+            elif fix.id not in session.corrections and len(session.corrections) >= max_corrections:
+                raise ApiError(
+                    422,
+                    "too_many_corrections",
+                    f"a stream keeps at most {max_corrections} corrections (max_corrections);"
+                    " undo one first",
+                )
             else:
                 session.corrections[fix.id] = tile_of(fix.tile, "tile")
         else:
@@ -149,26 +163,72 @@ async def _send_error(websocket: WebSocket, error: ApiError) -> None:
 
 
 async def _receive(
-    websocket: WebSocket, slot: FrameSlot, session: StreamSession, settings: Settings
+    websocket: WebSocket,
+    slot: FrameSlot,
+    session: StreamSession,
+    settings: Settings,
+    tables: TableStore,
 ) -> None:
+    last_frame = time.monotonic()
     while True:
-        message = await websocket.receive()
+        idle = last_frame + settings.stream_idle_seconds - time.monotonic()
+        try:
+            message = await asyncio.wait_for(websocket.receive(), timeout=max(idle, 0))
+        except TimeoutError:
+            await websocket.close(code=CLOSE_IDLE, reason="idle_timeout")
+            return
         if message["type"] == "websocket.disconnect":
             return
         if message.get("bytes") is not None:
             frame = message["bytes"]
             if len(frame) > settings.max_frame_bytes:
-                await _send_error(
-                    websocket,
-                    ApiError(413, "too_large", f"a frame may be {settings.max_frame_bytes} bytes"),
-                )
+                limit = f"a frame may be {settings.max_frame_bytes} bytes (max_frame_bytes)"
+                await _send_error(websocket, ApiError(413, "too_large", limit))
                 continue
+            last_frame = time.monotonic()
             slot.put(frame)
         elif message.get("text") is not None:
+            text = message["text"]
             try:
-                apply_message(session, message["text"])
+                if len(text) > settings.max_text_message_bytes:
+                    raise ApiError(
+                        413,
+                        "too_large",
+                        f"a text message may be {settings.max_text_message_bytes} bytes"
+                        " (max_text_message_bytes)",
+                    )
+                before = (session.settings.table, session.settings.token)
+                apply_message(session, text, settings.max_corrections)
+                if session.settings.table and before != (
+                    session.settings.table,
+                    session.settings.token,
+                ):
+                    await _join_table(websocket, session, tables)
             except ApiError as exc:
                 await _send_error(websocket, exc)
+
+
+async def _join_table(websocket: WebSocket, session: StreamSession, tables: TableStore) -> None:
+    """Check the settings' table and token: a free table is created for this stream (its token is
+    sent back), a table with an owner needs the owner's token.  On a refusal the stream goes on
+    without feeding a table."""
+    settings = session.settings
+    assert settings.table is not None
+    try:
+        if settings.token:
+            await tables.authorize(settings.table, settings.token)
+            return
+        created = await tables.create(settings.table)
+        if created is None:
+            await tables.authorize(settings.table, None)  # raises: it has an owner
+            return
+    except ApiError:
+        settings.table = settings.token = None
+        raise
+    settings.token = created.token
+    await websocket.send_json(
+        {"type": "table", "table": created.table, "token": created.token, **links(created)}
+    )
 
 
 async def _process(
@@ -177,7 +237,7 @@ async def _process(
     session: StreamSession,
     settings: Settings,
     runner: PipelineRunner,
-    tables: TableHub,
+    tables: TableStore,
 ) -> None:
     last = 0.0
     while True:
@@ -189,8 +249,9 @@ async def _process(
         frame = await slot.take()
         last = time.monotonic()
         try:
+            pixels = min(settings.max_pixels, settings.max_frame_pixels)
             result = await runner.call(
-                partial(read_frame, session=session, frame=frame, max_pixels=settings.max_pixels),
+                partial(read_frame, session=session, frame=frame, max_pixels=pixels),
                 shed=False,
             )
         except ApiError as exc:  # a frame that is no JPEG/PNG, or too many pixels
@@ -215,9 +276,13 @@ async def _process(
             "dropped": slot.dropped,
             "corrections": {str(k): str(v) for k, v in session.corrections.items()},
         }
-        if session.settings.table:
-            tables.publish(session.settings.table, {"source": "camera", **state})
         await websocket.send_json({"type": "state", **state})
+        table, token = session.settings.table, session.settings.token
+        if table:
+            try:
+                await tables.publish(table, {"source": "camera", **state}, token)
+            except ApiError as exc:  # the store is away, or the table was evicted
+                await _send_error(websocket, exc)
 
 
 @router.websocket("/stream")
@@ -225,7 +290,7 @@ async def stream(
     websocket: WebSocket,
     settings: Annotated[Settings, Depends(get_settings)],
     runner: Annotated[PipelineRunner, Depends(get_runner)],
-    tables: Annotated[TableHub, Depends(get_tables)],
+    tables: Annotated[TableStore, Depends(get_tables)],
 ) -> None:
     await websocket.accept()
     try:
@@ -249,7 +314,7 @@ async def stream(
         await websocket.send_json({"type": "ready", **limits})
         tasks = [
             asyncio.create_task(_process(websocket, slot, session, settings, runner, tables)),
-            asyncio.create_task(_receive(websocket, slot, session, settings)),
+            asyncio.create_task(_receive(websocket, slot, session, settings, tables)),
         ]
         # Whichever ends first (the client leaves, or sending fails) ends the other: a closed
         # connection leaves no task and no frame behind.
