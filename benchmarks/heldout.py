@@ -28,11 +28,11 @@ import cv2
 import numpy as np
 
 from okey import Tile
-from vision.crops import corner_rect, crop_tile, label_rect, straight_crop
-from vision.evaluate import NUMBER_WHOLE
 from vision.recognizer import CROP_PAD, MANIFEST, NUM_CLASSES, Recognizer, RecognizerSpec
-from vision.synth.dataset import oriented_corners, sample_rng
-from vision.synth.scene import sample_scene
+from vision.training.crops import corner_rect, crop_tile, label_rect, straight_crop
+from vision.training.evaluate import NUMBER_WHOLE
+from vision.training.synth.dataset import oriented_corners, sample_rng
+from vision.training.synth.scene import sample_scene
 
 REPO = Path(__file__).resolve().parent.parent
 

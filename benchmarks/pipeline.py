@@ -35,11 +35,11 @@ from benchstats import quantile
 
 from okey import Tile
 from vision.decode import decode
-from vision.evaluate import load_samples, match
 from vision.layout import lay_out
 from vision.pipeline import NothingFoundError, Pipeline
 from vision.recognizer import MANIFEST, Recognizer, RecognizerSpec
 from vision.smoothing import HandTracker
+from vision.training.evaluate import load_samples, match
 from vision.types import Recognition
 
 REPO = Path(__file__).resolve().parent.parent
@@ -142,7 +142,7 @@ def sidecar_truth(truth: dict) -> list[tuple[int, tuple]]:
 
 
 def vote_benchmark(pipeline: Pipeline, videos: int, frames: int) -> None:
-    from vision.synth import render_video
+    from vision.training.synth import render_video
 
     single, voted = Score(), Score()
     changes = {"single": 0, "voted": 0}
@@ -176,7 +176,7 @@ def vote_benchmark(pipeline: Pipeline, videos: int, frames: int) -> None:
 
 
 def layout_benchmark(n: int) -> None:
-    from vision.synth import layout_truth, render_sample
+    from vision.training.synth import layout_truth, render_sample
 
     compared = exact = 0
     for index in range(n):
@@ -237,8 +237,8 @@ def main() -> None:
     stages = time_frames(pipeline, jpegs, [None] * len(jpegs))
     print_speed(f"Speed: {len(jpegs)} real photos (640x640, no indicator: no engine)", stages)
 
-    from vision.synth import render_sample
-    from vision.synth.dataset import encode_jpeg
+    from vision.training.synth import render_sample
+    from vision.training.synth.dataset import encode_jpeg
 
     rendered = [render_sample(7, i, "heldout", (640, 480)) for i in range(args.rendered)]
     r_jpegs = [encode_jpeg(image, 90) for image, _ in rendered]

@@ -17,8 +17,8 @@ from pathlib import Path
 import cv2
 from benchstats import quantile
 
-from vision.crops import list_images
 from vision.recognizer import BACKENDS, MANIFEST, Recognizer, RecognizerSpec
+from vision.training.crops import list_images
 
 REPO = Path(__file__).resolve().parent.parent
 

@@ -3,8 +3,8 @@
 Each photo of a labelled set (default ``datasets/real_val``) is changed by one perturbation at a
 time (``PERTURBATIONS``: light colour, exposure, contrast, blur, JPEG, resolution, and turned,
 squashed or tilted views), read by the recogniser, and scored as ``istaka eval`` scores it
-(``vision.evaluate.score_image``: tile recall and precision at IoU >= 0.5, identity accuracy of
-the matched tiles, image-level exact match).  The first row, ``none``, is the photos as they are:
+(``vision.training.evaluate.score_image``: tile recall and precision at IoU >= 0.5, identity
+accuracy of the matched tiles, image-level exact match).  The first row, ``none``, is the photos as they are:
 its figures are those of ``istaka eval datasets/real_val``.
 
 Photometric perturbations keep the labelled boxes.  Geometric ones move them with the picture: a
@@ -39,9 +39,9 @@ import cv2
 import numpy as np
 
 from vision.colour import balance
-from vision.crops import motion_kernel
-from vision.evaluate import EvalReport, Sample, load_samples, score_image
 from vision.recognizer import MANIFEST, Recognizer, RecognizerSpec
+from vision.training.crops import motion_kernel
+from vision.training.evaluate import EvalReport, Sample, load_samples, score_image
 from vision.types import Box
 
 REPO = Path(__file__).resolve().parent.parent

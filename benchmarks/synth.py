@@ -20,7 +20,7 @@ from pathlib import Path
 import cv2
 from benchstats import quantile
 
-from vision.synth.dataset import encode_jpeg, render_dataset, render_sample
+from vision.training.synth.dataset import encode_jpeg, render_dataset, render_sample
 
 
 def main() -> None:

@@ -17,8 +17,8 @@ import sys
 from collections.abc import Sequence
 
 # Modules that provide ``register(subparsers)``, one per part of the product.  They import only
-# the standard library and ``okey`` at the top, so every command is listed in an engine-only install;
-# a command whose extra is missing says which extra to install (see ``main``).
+# the standard library and ``okey`` at the top, so every command is listed in an engine-only
+# install; a command whose extra is missing says which extra to install (see ``main``).
 COMMAND_MODULES = (
     "istaka.engine",  # hand, referee
     "istaka.match",  # match

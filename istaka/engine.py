@@ -12,6 +12,7 @@ import argparse
 import json
 from typing import Any
 
+from istaka.cli import InputError
 from okey.advice import advise
 from okey.distance import distance_to_win
 from okey.hand import check_possible, okey_for
@@ -58,7 +59,7 @@ def _indicator(text: str) -> Tile:
     try:
         return Tile.parse(text)
     except ValueError as exc:
-        raise ValueError(f"--indicator: {exc}") from exc
+        raise InputError(f"--indicator: {exc}") from exc
 
 
 def run_hand(args: argparse.Namespace) -> int:
@@ -73,7 +74,7 @@ def run_hand(args: argparse.Namespace) -> int:
     check_possible(tiles, indicator, rules, others=seen)
     allowed = (rules.hand_size, rules.hand_size + 1)
     if len(tiles) not in allowed:
-        raise ValueError(
+        raise InputError(
             f"a {rules.name} hand has {allowed[0]} tiles, or {allowed[1]} before the discard; "
             f"got {len(tiles)}"
         )
@@ -146,7 +147,7 @@ def run_referee(args: argparse.Namespace) -> int:
         try:
             discard = Tile.parse(args.discard)
         except ValueError as exc:
-            raise ValueError(f"--discard: {exc}") from exc
+            raise InputError(f"--discard: {exc}") from exc
     verdict = referee(groups, indicator, rules, discard, second_okey=args.second_okey)
     return _print(args, verdict.to_dict(), referee_text(verdict))
 

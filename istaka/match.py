@@ -10,6 +10,7 @@ import argparse
 import json
 from pathlib import Path
 
+from istaka.cli import InputError
 from okey.match import Match
 
 
@@ -31,7 +32,7 @@ def run_match(args: argparse.Namespace) -> int:
     try:
         match = Match.load(path)
     except ValueError as exc:
-        raise ValueError(f"{path}: {exc}") from exc
+        raise InputError(f"{path}: {exc}") from exc
     if args.json:
         result = match.result
         print(

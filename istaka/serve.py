@@ -6,6 +6,8 @@ import argparse
 import os
 from pathlib import Path
 
+from istaka.cli import InputError
+
 
 def register(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -64,13 +66,13 @@ def serve(args: argparse.Namespace) -> int:
     from service.settings import MODEL_ENV, Settings
 
     if args.max_upload_mb <= 0 or args.max_fps <= 0:
-        raise ValueError("--max-upload-mb and --max-fps must be positive")
+        raise InputError("--max-upload-mb and --max-fps must be positive")
     if args.model is not None:
         if not args.model.is_file():
             raise FileNotFoundError(f"--model: no such manifest {args.model}")
         os.environ[MODEL_ENV] = str(args.model.resolve())
     if not 1 <= args.workers <= 32:
-        raise ValueError(f"--workers must be 1-32, got {args.workers}")
+        raise InputError(f"--workers must be 1-32, got {args.workers}")
     # The options travel as environment variables, so every worker process builds the same app.
     os.environ["ISTAKA_MAX_UPLOAD_MB"] = str(args.max_upload_mb)
     os.environ["ISTAKA_MAX_FPS"] = str(args.max_fps)

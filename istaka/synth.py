@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 
 from istaka.cli import InputError
-from vision.synth.styles import POOLS
+from vision.training.synth.styles import POOLS
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
         return _preview(args)
     if args.video is not None:
         return _video(args)
-    from vision.synth.dataset import render_dataset
+    from vision.training.synth.dataset import render_dataset
 
     if args.n < 1:
         raise InputError(f"--n must be at least 1, got {args.n}")
@@ -110,7 +110,7 @@ def run(args: argparse.Namespace) -> int:
 def _preview(args: argparse.Namespace) -> int:
     import cv2
 
-    from vision.synth.preview import contact_sheet
+    from vision.training.synth.preview import contact_sheet
 
     if args.preview.suffix.lower() != ".png":
         raise InputError(f"--preview writes a PNG; got {args.preview}")
@@ -126,13 +126,15 @@ def _preview(args: argparse.Namespace) -> int:
 
 
 def _video(args: argparse.Namespace) -> int:
-    from vision.synth.video import render_video, write_video
+    from vision.training.synth.video import render_video, write_video
 
     suffix = args.video.suffix.lower()
     if suffix not in (".mp4", ".y4m"):
         raise InputError(f"--video must end in .mp4 or .y4m, got {args.video}")
     if args.frames < 1:
         raise InputError(f"--frames must be at least 1, got {args.frames}")
+    if args.size[0] % 2 or args.size[1] % 2:
+        raise InputError(f"--size must be even for a video, got {args.size[0]}x{args.size[1]}")
     frames, truths = render_video(args.seed, args.frames, size=args.size, pool_name=args.style_pool)
     write_video(args.video, frames, args.fps)
     sidecar = args.video.with_suffix(".json")

@@ -5,6 +5,9 @@ Examples::
     istaka train models/tile_detector.yaml [--resume] [--device 0 --workers 8]
     istaka eval datasets/real_val --png runs/eval/real_val.png [--backend torch] [--json OUT]
     istaka export                      # ONNX files next to the shipped .pt weights
+    istaka prepare real_obb            # the real photos as a YOLO set (oriented boxes)
+    istaka crops --src datasets/build/real --out datasets/build/crops --copies 3
+    istaka white-balance datasets/build/real/images/train
 """
 
 from __future__ import annotations
@@ -44,9 +47,42 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--manifest", type=Path, help=MANIFEST_HELP)
     p.set_defaults(func=_export)
 
+    p = subparsers.add_parser(
+        "prepare", help="convert the committed real photos into a YOLO training set"
+    )
+    p.add_argument("step", choices=("real", "real_obb"), help="upright or oriented boxes")
+    p.add_argument("--src", type=Path, help="default datasets/rummikub-real")
+    p.add_argument("--out", type=Path, help="default datasets/build/<step>")
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--val-fraction", type=float, default=0.2)
+    p.add_argument(
+        "--write-val-list",
+        action="store_true",
+        help="recompute the seeded split and write datasets/real_val.txt",
+    )
+    p.set_defaults(func=_prepare)
+
+    p = subparsers.add_parser("crops", help="cut labelled tile crops for the classifier")
+    p.add_argument("--src", type=Path, nargs="+", required=True, help="YOLO set roots")
+    p.add_argument("--out", type=Path, help="default datasets/build/crops")
+    p.add_argument("--copies", type=int, default=3, help="jittered crops per training tile")
+    p.add_argument("--jitter", type=float, default=0.08)
+    p.add_argument("--size", type=int, default=64)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--augment", action="store_true", help="camera-like changes on copies after the first"
+    )
+    p.set_defaults(func=_crops)
+
+    p = subparsers.add_parser(
+        "white-balance", help="the tiles' median face colour (B, G, R) over a labelled set"
+    )
+    p.add_argument("data", type=Path, help="a folder of images with YOLO labels")
+    p.set_defaults(func=_white_balance)
+
 
 def _train(args: argparse.Namespace) -> int:
-    from vision.train import TrainConfig, train
+    from vision.training.train import TrainConfig, train
 
     config = TrainConfig.load(args.config)
     given = {"epochs": args.epochs, "device": args.device, "workers": args.workers}
@@ -56,7 +92,8 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _eval(args: argparse.Namespace) -> int:
-    from vision.evaluate import (
+    from vision.recognizer import MANIFEST, Recognizer, RecognizerSpec
+    from vision.training.evaluate import (
         evaluate,
         format_report,
         load_samples,
@@ -64,7 +101,6 @@ def _eval(args: argparse.Namespace) -> int:
         write_confusion_png,
         write_failure_sheet,
     )
-    from vision.recognizer import MANIFEST, Recognizer, RecognizerSpec
 
     samples = load_samples(args.data)
     recognizer = Recognizer(RecognizerSpec.load(args.manifest or MANIFEST), args.backend)
@@ -82,10 +118,59 @@ def _eval(args: argparse.Namespace) -> int:
 
 def _export(args: argparse.Namespace) -> int:
     from vision.recognizer import MANIFEST, RecognizerSpec
-    from vision.train import export_onnx
+    from vision.training.train import export_onnx
 
     spec = RecognizerSpec.load(args.manifest or MANIFEST)
     print(export_onnx(spec.detector.with_suffix(".pt"), spec.detector_imgsz, dynamic=False))
     if spec.classifier is not None:
         print(export_onnx(spec.classifier.with_suffix(".pt"), spec.classifier_imgsz, dynamic=True))
+    return 0
+
+
+def _prepare(args: argparse.Namespace) -> int:
+    from vision.training import data_real
+
+    src = args.src or data_real.DEFAULT_SRC
+    if args.write_val_list:
+        names = sorted(p.name for p in (src / "images").iterdir())
+        _, val = data_real.split_sources(names, args.val_fraction, args.seed)
+        header = (
+            f"# Real validation images: istaka prepare real --write-val-list "
+            f"--seed {args.seed} --val-fraction {args.val_fraction}\n"
+        )
+        data_real.VAL_LIST.write_text(header + "".join(n + "\n" for n in val))
+        print(f"wrote {data_real.VAL_LIST} ({len(val)} images)")
+        return 0
+    obb = args.step == "real_obb"
+    out = args.out or (data_real.DEFAULT_OUT_OBB if obb else data_real.DEFAULT_OUT)
+    counts = data_real.convert(
+        src, out, seed=args.seed, val_fraction=args.val_fraction, obb=obb
+    )
+    print(f"wrote {out}: {counts['train']} train, {counts['val']} val images")
+    return 0
+
+
+def _crops(args: argparse.Namespace) -> int:
+    from vision.training import crops
+
+    result = crops.export_split_set(
+        args.src,
+        args.out or crops.DEFAULT_OUT,
+        args.copies,
+        args.jitter,
+        args.seed,
+        args.size,
+        augment=args.augment,
+    )
+    for split, counts in result.items():
+        print(f"{split}: {sum(counts.values())} crops over {len(counts)} classes")
+    return 0
+
+
+def _white_balance(args: argparse.Namespace) -> int:
+    from vision.training.evaluate import reference_colour
+
+    colour, photos = reference_colour(args.data)
+    b, g, r = (round(float(v)) for v in colour)
+    print(f"white_balance: [{b}, {g}, {r}]   # median face of {photos} photos of {args.data}")
     return 0

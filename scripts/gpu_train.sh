@@ -49,8 +49,8 @@ $PY - "$DEVICE" <<'EOF' || { say "preflight failed"; exit 1; }
 import sys, tempfile
 from pathlib import Path
 import torch, ultralytics, yaml
-from vision import crops
-from vision.train import TrainConfig, train, REPO_ROOT
+from vision.training import crops
+from vision.training.train import TrainConfig, train, REPO_ROOT
 
 device = sys.argv[1]
 print("torch", torch.__version__, "cuda", torch.cuda.is_available(),
@@ -84,7 +84,7 @@ command -v nvidia-smi >/dev/null && nvidia-smi --query-gpu=name,memory.total --f
 names=()
 pids=()
 for config in "$@"; do
-    name=$($PY -c "import sys; from vision.train import TrainConfig; print(TrainConfig.load(sys.argv[1]).name)" "$config")
+    name=$($PY -c "import sys; from vision.training.train import TrainConfig; print(TrainConfig.load(sys.argv[1]).name)" "$config")
     left=$((DEADLINE - ($(date +%s) - START)))
     say "start $name ($config), stopped at the latest in $left s"
     timeout -s INT -k 20 "$left" $PY -m istaka train "$config" --device "$DEVICE" --workers "$WORKERS" \
@@ -101,7 +101,7 @@ for config in "$@"; do
     $PY - "$config" "$OUT" <<'EOF'
 import shutil, sys
 from pathlib import Path
-from vision.train import RUNS_DIR, TrainConfig, kept_weights, ship
+from vision.training.train import RUNS_DIR, TrainConfig, kept_weights, ship
 
 config, out = TrainConfig.load(sys.argv[1]), Path(sys.argv[2])
 run = RUNS_DIR / config.name

@@ -108,7 +108,7 @@ def test_pushed_101_table_shows_the_101_discard(engine: httpx.Client) -> None:
     assert state["discard"] == {"tile": "B9"}
 
 
-# A rendered 101 rack of 22 tiles (vision.synth) that the shipped model reads in full.
+# A rendered 101 rack of 22 tiles (vision.training.synth) that the shipped model reads in full.
 RACK_101 = (5, 3)
 
 
@@ -123,7 +123,7 @@ def scanner() -> Iterator[LiveServer]:
 def rack_101() -> tuple[bytes, str]:
     import cv2
 
-    from vision.synth import render_sample
+    from vision.training.synth import render_sample
 
     image, truth = render_sample(*RACK_101, rules="okey101")
     ok, png = cv2.imencode(".png", image)

@@ -100,7 +100,7 @@ def rack_video(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     """A rendered rack as a .y4m video for Chromium's fake camera: one 1280x720 frame held for
     two seconds (a phone on a stand), so the tile ids stay put for the correction step.  The
     moving, shaking video is what the WebSocket tests use."""
-    from vision.synth.video import render_video, write_y4m
+    from vision.training.synth.video import render_video, write_y4m
 
     frames, truths = render_video(VIDEO_SEED, 1, size=(1280, 720))
     path = tmp_path_factory.mktemp("video") / "rack.y4m"
@@ -159,7 +159,7 @@ def real_rack_video(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The README's real rack photo held still in front of Chromium's fake camera."""
     import cv2
 
-    from vision.synth.video import write_y4m
+    from vision.training.synth.video import write_y4m
 
     photo = cv2.imread(str(EXAMPLE_PHOTO))
     path = tmp_path_factory.mktemp("video") / "real_rack.y4m"

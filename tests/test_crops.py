@@ -8,7 +8,7 @@ import cv2
 import numpy as np
 import pytest
 
-from vision.crops import (
+from vision.training.crops import (
     NOT_A_TILE,
     CameraAugment,
     background_boxes,

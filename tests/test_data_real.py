@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from okey import Tile
-from vision import data_real
-from vision.data_real import (
+from vision.training import data_real
+from vision.training.data_real import (
     UPSTREAM_NAMES,
     polygon_to_box,
     polygon_to_obb,

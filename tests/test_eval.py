@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from okey import Tile
-from vision.evaluate import (
+from vision.training.evaluate import (
     EvalReport,
     Sample,
     evaluate,
@@ -118,7 +118,7 @@ def test_missed_tiles_split_into_loosely_boxed_and_unboxed() -> None:
 
 def test_failure_sheet_marks_missed_extra_and_misread(tmp_path: Path) -> None:
     """``--sheet``: the images not read exactly, missed tiles red, extra boxes orange."""
-    from vision.evaluate import SHEET_COLOURS, write_failure_sheet
+    from vision.training.evaluate import SHEET_COLOURS, write_failure_sheet
 
     image_path = tmp_path / "a.png"
     cv2.imwrite(str(image_path), np.full((200, 200, 3), 128, np.uint8))

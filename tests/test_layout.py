@@ -234,7 +234,7 @@ def test_rendered_racks_exact() -> None:
     Only racks whose tiles are all in the detector's labels are compared, since a hidden tile in
     the middle of a group really looks like a gap.
     """
-    from vision.synth import layout_truth, render_sample
+    from vision.training.synth import layout_truth, render_sample
 
     compared = 0
     for index in range(12):
@@ -254,8 +254,8 @@ def test_rendered_racks_with_a_row_cut_to_one_tile() -> None:
     table.  Not every cut rack comes out exact (a lone tile far beyond a short row's ends, or two
     table tiles standing like it), so most must, and no table tile may be taken for a rack tile
     beside its own row's lone tile."""
-    from vision.synth import layout_truth, render_sample
-    from vision.synth.truth import LayoutTruth
+    from vision.training.synth import layout_truth, render_sample
+    from vision.training.synth.truth import LayoutTruth
 
     compared = exact = 0
     for index in range(12):

@@ -283,7 +283,7 @@ def test_max_covered_drops_a_box_across_two_found_tiles(monkeypatch: pytest.Monk
     assert sorted(t.box for t in kept) == sorted(tuple(map(float, b)) for b in boxes)
 
 
-REFERENCE_FACE = (196.0, 216.0, 226.0)  # python -m vision.colour on the real training photos
+REFERENCE_FACE = (196.0, 216.0, 226.0)  # istaka white-balance on the real training photos
 
 
 @pytest.mark.slow

@@ -136,7 +136,7 @@ def test_scan_of_a_101_rack_of_22_uses_the_101_adviser(
 ) -> None:
     from okey import Rules, Tile, parse_tiles
     from okey.okey101 import advise_discard
-    from vision.synth import render_sample
+    from vision.training.synth import render_sample
 
     read_in_full = 0
     for seed, index in RACKS_101:
@@ -167,7 +167,7 @@ def test_scan_of_a_101_rack_of_22_uses_the_101_adviser(
 
 @needs_model
 def test_live_writes_an_annotated_video(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    from vision.synth import render_video, write_video
+    from vision.training.synth import render_video, write_video
 
     frames, truths = render_video(seed=3, n_frames=6, size=(320, 240))
     source = tmp_path / "rack.mp4"

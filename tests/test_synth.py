@@ -12,10 +12,10 @@ import pytest
 
 from istaka.cli import main
 from okey import Tile
-from vision.synth import render_sample, render_video, yolo_lines
-from vision.synth.dataset import encode_jpeg
-from vision.synth.hand import copies_ok, deal_hand
-from vision.synth.video import read_y4m, write_video
+from vision.training.synth import render_sample, render_video, yolo_lines
+from vision.training.synth.dataset import encode_jpeg
+from vision.training.synth.hand import copies_ok, deal_hand
+from vision.training.synth.video import read_y4m, write_video
 
 
 @pytest.fixture(scope="module")
@@ -72,8 +72,8 @@ def test_boxes_are_where_the_tiles_are_drawn() -> None:
     """Removing one tile from a scene changes the pixels inside its box, and little outside."""
     from dataclasses import replace
 
-    from vision.synth.render import render_scene
-    from vision.synth.scene import sample_scene
+    from vision.training.synth.render import render_scene
+    from vision.training.synth.scene import sample_scene
 
     checked = 0
     for seed in (11, 12, 13):
@@ -141,7 +141,7 @@ def test_rendered_hand_sizes_and_copies() -> None:
 
 
 def test_heldout_pool_differs_in_fonts() -> None:
-    from vision.synth.styles import POOLS
+    from vision.training.synth.styles import POOLS
 
     train, held = POOLS["train"], POOLS["heldout"]
     assert not set(train.fonts) & set(held.fonts)
@@ -164,7 +164,7 @@ _HELDOUT_RELATIVES = {
 
 
 def test_wide_pool_keeps_the_heldout_styles_out() -> None:
-    from vision.synth.styles import POOLS
+    from vision.training.synth.styles import POOLS
 
     wide, held, train = POOLS["wide"], POOLS["heldout"], POOLS["train"]
     assert set(train.fonts) < set(wide.fonts) and len(wide.fonts) >= 30
@@ -175,8 +175,8 @@ def test_wide_pool_keeps_the_heldout_styles_out() -> None:
 
 
 def test_every_typeface_renders_every_number_and_has_a_licence() -> None:
-    from vision.synth.face import FACE_H, _number_mask
-    from vision.synth.styles import FONT_DIR, POOLS
+    from vision.training.synth.face import FACE_H, _number_mask
+    from vision.training.synth.styles import FONT_DIR, POOLS
 
     listed = (FONT_DIR / "README.md").read_text()
     fonts = sorted({f for p in POOLS.values() for f in p.fonts})
@@ -194,8 +194,8 @@ def test_every_typeface_renders_every_number_and_has_a_licence() -> None:
 
 
 def test_false_joker_marks_are_distinct_shapes() -> None:
-    from vision.synth.face import FACE_H, FACE_W, SYMBOLS, _symbol_mask
-    from vision.synth.styles import POOLS
+    from vision.training.synth.face import FACE_H, FACE_W, SYMBOLS, _symbol_mask
+    from vision.training.synth.styles import POOLS
 
     masks = {
         k: _symbol_mask(k, FACE_W / 2, FACE_H * 0.45, FACE_W * 0.34, False) > 0.5 for k in SYMBOLS
@@ -213,8 +213,8 @@ def test_false_joker_marks_are_distinct_shapes() -> None:
 
 
 def test_random_marks_are_seeded_solid_shapes_unlike_the_heldout_flower() -> None:
-    from vision.synth.face import FACE_H, FACE_W, RANDOM_MARK, _symbol_mask
-    from vision.synth.styles import POOLS
+    from vision.training.synth.face import FACE_H, FACE_W, RANDOM_MARK, _symbol_mask
+    from vision.training.synth.styles import POOLS
 
     def mask(kind: str) -> np.ndarray:
         return _symbol_mask(kind, FACE_W / 2, FACE_H * 0.45, FACE_W * 0.34, False) > 0.5
@@ -238,7 +238,7 @@ def test_random_marks_are_seeded_solid_shapes_unlike_the_heldout_flower() -> Non
 
 
 def test_only_pools_with_random_marks_draw_them() -> None:
-    from vision.synth.face import RANDOM_MARK, sample_set_style
+    from vision.training.synth.face import RANDOM_MARK, sample_set_style
 
     for name in ("train", "wide", "heldout"):
         rng = np.random.default_rng(3)
@@ -296,7 +296,7 @@ def test_bad_input_is_rejected(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 
 def test_camera_keeps_tiles_20_to_120_px_wide_and_tilt_in_range() -> None:
-    from vision.synth.scene import rack_tile_cuboid, sample_scene
+    from vision.training.synth.scene import rack_tile_cuboid, sample_scene
 
     widths = []
     for seed in range(60):
@@ -341,7 +341,7 @@ def test_every_sidecar_key_is_documented() -> None:
 def test_table_scenes_lay_groups_on_the_table_at_any_angle() -> None:
     """``scene_kind="table"``: labelled tiles lying on the table, in rows and columns of touching
     tiles turned every way, each box tight around the drawn tile (rotation widens boxes)."""
-    from vision.synth.scene import sample_scene
+    from vision.training.synth.scene import sample_scene
 
     spins, labelled, aspect = [], 0, []
     for index in range(6):
@@ -367,7 +367,7 @@ def test_table_scenes_lay_groups_on_the_table_at_any_angle() -> None:
 
 
 def test_unknown_scene_kind_is_rejected(capsys: pytest.CaptureFixture[str]) -> None:
-    from vision.synth.scene import sample_scene
+    from vision.training.synth.scene import sample_scene
 
     with pytest.raises(ValueError, match="scene kind 'floor'"):
         sample_scene(np.random.default_rng(0), kind="floor")
@@ -378,7 +378,7 @@ def test_unknown_scene_kind_is_rejected(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_shown_counts_the_quad_pixels_of_the_tile() -> None:
-    from vision.synth.render import _shown
+    from vision.training.synth.render import _shown
 
     idmap = np.full((40, 60), -1, np.int32)
     idmap[10:30, 10:50] = 3
@@ -394,7 +394,7 @@ def test_shown_counts_the_quad_pixels_of_the_tile() -> None:
 
 
 def test_mark_box_holds_the_number_and_turns_with_the_face() -> None:
-    from vision.synth.face import FACE_H, FACE_W, _number_mask, mark_box, sample_set_style
+    from vision.training.synth.face import FACE_H, FACE_W, _number_mask, mark_box, sample_set_style
 
     style = sample_set_style(np.random.default_rng(4), "train")
     tile = Tile.parse("R12")
@@ -407,8 +407,8 @@ def test_mark_box_holds_the_number_and_turns_with_the_face() -> None:
 
 
 def test_number_visible_is_whole_on_whole_faces_and_can_be_less_than_the_face() -> None:
-    from vision.synth.render import render_scene
-    from vision.synth.scene import sample_scene
+    from vision.training.synth.render import render_scene
+    from vision.training.synth.scene import sample_scene
 
     whole = under = 0
     for seed in range(40):
@@ -431,7 +431,7 @@ def test_number_visible_is_whole_on_whole_faces_and_can_be_less_than_the_face() 
 def test_oriented_labels_hug_the_face_quads(tmp_path: Path) -> None:
     """``--labels obb``: one oriented box per labelled tile, holding the tile's visible box; the
     images and sidecars are the same as with upright labels."""
-    from vision.synth.dataset import obb_lines
+    from vision.training.synth.dataset import obb_lines
 
     for kind in ("box", "obb"):
         argv = ["synth", "--n", "2", "--seed", "12", "--scene", "table", "--quiet"]
@@ -465,6 +465,6 @@ def test_oriented_labels_hug_the_face_quads(tmp_path: Path) -> None:
             side = np.linalg.norm(quad[1] - quad[0])
             assert (near[inside] < 0.25 * side).all()
     with pytest.raises(ValueError, match="labels must be one of"):
-        from vision.synth.dataset import render_dataset
+        from vision.training.synth.dataset import render_dataset
 
         render_dataset(tmp_path / "x", 1, 1, labels="polygon")

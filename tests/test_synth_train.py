@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from vision.synth.dataset import render_dataset
+from vision.training.synth.dataset import render_dataset
 
 
 @pytest.mark.slow

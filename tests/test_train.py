@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import yaml
 
-from vision.train import (
+from vision.training.train import (
     REPO_ROOT,
     TrainConfig,
     kept_weights,
@@ -99,7 +99,7 @@ def test_a_tiny_classifier_trains_offline(tmp_path: Path, monkeypatch: pytest.Mo
         output=tmp_path / "tiny.pt",
         train={"epochs": 1, "imgsz": 32, "batch": 4, "workers": 0},
     )
-    monkeypatch.setattr("vision.train.RUNS_DIR", tmp_path / "runs")
+    monkeypatch.setattr("vision.training.train.RUNS_DIR", tmp_path / "runs")
     out = train(config)
     assert out.exists() and out.stat().st_size > 100_000
 
@@ -121,7 +121,7 @@ def test_train_command_passes_device_workers_and_epochs(
             "train": {"epochs": 3, "imgsz": 32, "batch": 4},
         },
     )
-    monkeypatch.setattr("vision.train.RUNS_DIR", tmp_path / "runs")
+    monkeypatch.setattr("vision.training.train.RUNS_DIR", tmp_path / "runs")
     argv = ["train", str(config), "--device", "cpu", "--workers", "0", "--epochs", "1"]
     assert main(argv) == 0
     args = yaml.safe_load((tmp_path / "runs" / "tiny_cli" / "args.yaml").read_text())
@@ -199,8 +199,8 @@ def _detect_config(tmp_path: Path, synth: list[dict]) -> Path:
 
 def test_synth_list_and_augment_ranges_in_a_config(tmp_path: Path) -> None:
     """``synth`` may list several rendered sets (with a scene kind); ``augment`` may give ranges."""
-    from vision.crops import CameraAugment
-    from vision.train import _augment
+    from vision.training.crops import CameraAugment
+    from vision.training.train import _augment
 
     config_path = _detect_config(
         tmp_path,
@@ -259,7 +259,7 @@ def test_a_config_renders_oriented_labels_when_asked(tmp_path: Path) -> None:
 def test_a_config_cuts_straightened_crops_from_an_oriented_render(tmp_path: Path) -> None:
     """``crops: {straight: true}`` over a ``labels: obb`` render: one crop per labelled tile, each
     cut along its turned box (so not the upright hull's crop of the same label)."""
-    from vision.crops import crop_tile, label_rect, read_yolo_labels, straight_crop
+    from vision.training.crops import crop_tile, label_rect, read_yolo_labels, straight_crop
 
     render, out = tmp_path / "obb", tmp_path / "crops"
     crops = {
@@ -310,7 +310,7 @@ def test_a_config_cuts_straightened_crops_from_an_oriented_render(tmp_path: Path
 def test_straight_may_name_a_mode_per_source(tmp_path: Path) -> None:
     """``straight: {SET: long, SET2: corners}`` gives each source its own way of standing tiles;
     ``straight: true`` stands every source's tiles on their long side."""
-    from vision.train import _crop_jobs
+    from vision.training.train import _crop_jobs
 
     spec = {"sources": {"a": 2, "b": 1}, "straight": {"a": "long", "b": "corners"}}
     assert [j["straight"] for j in _crop_jobs(spec, tmp_path)] == ["long", "corners"]

@@ -1,5 +1,5 @@
 """``WS /api/v1/stream`` against a real uvicorn server with the shipped model, fed with a rendered
-rack video (``vision.synth.render_video``): states come back with tracked tiles, a burst of frames
+rack video (``vision.training.synth.render_video``): states come back with tracked tiles, a burst of frames
 is read newest-first with the rest dropped, corrections stick to their track, bad messages get an
 error without ending the stream, and a vanished client leaves the server idle."""
 
@@ -25,7 +25,7 @@ SEED, FRAMES = 7, 12
 
 @pytest.fixture(scope="module")
 def video() -> tuple[list[bytes], list[dict]]:
-    from vision.synth.video import render_video
+    from vision.training.synth.video import render_video
 
     frames, truths = render_video(SEED, FRAMES)
     encoded = []

@@ -17,10 +17,6 @@ shipped manifest leaves it off: measured in the model card, it cost readings of 
 
 from __future__ import annotations
 
-import argparse
-import sys
-from pathlib import Path
-
 import numpy as np
 
 # luminance weights of B, G, R (ITU-R BT.601)
@@ -72,42 +68,3 @@ def balance(image_bgr: np.ndarray, gains: np.ndarray) -> np.ndarray:
     """The image with each channel multiplied by its gain, rounded and clipped to uint8."""
     out = image_bgr.astype(np.float32) * np.asarray(gains, np.float32)
     return np.clip(np.rint(out), 0, 255).astype(np.uint8)
-
-
-def reference_colour(data: Path) -> tuple[np.ndarray, int]:
-    """The median over a labelled set's photos of each photo's ``face_colour`` (from its
-    labelled boxes), and how many photos had enough tiles to say: the manifest's
-    ``white_balance`` is this over the real training photos."""
-    import cv2
-
-    from vision.evaluate import load_samples
-
-    faces = []
-    for sample in load_samples(data):
-        boxes = np.float32([box for _, box in sample.truth]).reshape(-1, 4)
-        face = face_colour(cv2.imread(str(sample.image)), boxes)
-        if face is not None:
-            faces.append(face)
-    if not faces:
-        raise ValueError(f"no photo in {data} shows {MIN_TILES} or more labelled tiles")
-    return np.median(np.stack(faces), axis=0), len(faces)
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="python -m vision.colour",
-        description="The tiles' median face colour (B, G, R) over a labelled set's photos.",
-    )
-    parser.add_argument("data", type=Path, help="a folder of images with YOLO labels")
-    args = parser.parse_args(argv)
-    try:
-        colour, photos = reference_colour(args.data)
-    except (FileNotFoundError, ValueError) as error:
-        parser.error(str(error))
-    b, g, r = (round(float(v)) for v in colour)
-    print(f"white_balance: [{b}, {g}, {r}]   # median face of {photos} photos of {args.data}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -40,9 +40,9 @@ from okey import (
     okey_for,
 )
 from vision.decode import Decoded, decode
+from vision.errors import NoRackError, NotAnImageError, NothingFoundError, NoTilesError  # noqa: F401  (re-exported)
 from vision.layout import RackLayout, lay_out
 from vision.types import Recognition, TileReading
-from vision.errors import NoRackError, NoTilesError, NotAnImageError, NothingFoundError  # noqa: F401  (re-exported)
 
 # Verdicts and advice are cached per hand, so a live stream asks the engine again only when the
 # hand changes.

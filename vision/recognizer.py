@@ -26,6 +26,7 @@ Example::
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -265,12 +266,17 @@ def _load_net(weights: Path, backend: str) -> Any:
     return _OnnxNet(path) if backend == "onnx" else _TorchNet(path)
 
 
+def offline_environment() -> None:
+    """Keep ultralytics (the PyTorch backend, training) from downloading weights, fonts or
+    packages: nothing can be fetched at run time."""
+    os.environ["YOLO_OFFLINE"] = "1"
+    os.environ["YOLO_AUTOINSTALL"] = "false"
+
+
 class Recognizer:
     """Finds and reads the tiles of an image; see the module docstring."""
 
     def __init__(self, spec: RecognizerSpec, backend: str | None = None) -> None:
-        from vision.train import offline_environment
-
         offline_environment()
         backend = backend or spec.default_backend
         if backend not in BACKENDS:

@@ -12,6 +12,10 @@ import numpy as np
 
 from okey import Tile
 
+# The 53 identities a tile can have, in class order: index = colour * 13 + (number - 1), colours
+# R, Y, B, K, then 52 = the false joker (DESIGN: which tile is the okey is game state, not a class).
+CLASS_NAMES: tuple[str, ...] = tuple(str(Tile(i)) for i in range(53))
+
 Box = tuple[float, float, float, float]
 
 

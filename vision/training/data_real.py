@@ -1,4 +1,4 @@
-"""Convert the real Rummikub photos (``../shared/data/rummikub-real``) into istaka's 53 classes.
+"""Convert the real Rummikub photos (``datasets/rummikub-real``) into istaka's 53 classes.
 
 Upstream labels are YOLO *segmentation* polygons over 53 alphabetically ordered Rummikub classes;
 istaka wants YOLO *boxes* over its own identities (index = colour * 13 + number - 1, colours R, Y,
@@ -19,13 +19,12 @@ The split is seeded and stratified by series (``rummy``, ``rummy2``, ``rummy3``,
 
 Example::
 
-    python -m vision.data_real --src ../shared/data/rummikub-real --out datasets/build/real
-    python -m vision.data_real --obb --out datasets/build/real_obb     # oriented boxes
+    istaka prepare real
+    istaka prepare real_obb     # oriented boxes
 """
 
 from __future__ import annotations
 
-import argparse
 import random
 import shutil
 from collections import defaultdict
@@ -35,10 +34,11 @@ from pathlib import Path
 
 import numpy as np
 
-from okey.tiles import COLOURS, FALSE_JOKER_INDEX, Tile
+from okey.tiles import COLOURS, FALSE_JOKER_INDEX
+from vision.types import CLASS_NAMES
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_SRC = REPO_ROOT.parent / "shared" / "data" / "rummikub-real"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_SRC = REPO_ROOT / "datasets" / "rummikub-real"
 DEFAULT_OUT = REPO_ROOT / "datasets" / "build" / "real"
 DEFAULT_OUT_OBB = REPO_ROOT / "datasets" / "build" / "real_obb"
 VAL_LIST = REPO_ROOT / "datasets" / "real_val.txt"
@@ -52,7 +52,6 @@ UPSTREAM_NAMES: tuple[str, ...] = tuple(
 )
 
 # The 53 class names as istaka writes them ("R1" .. "K13", "FJ"), in index order.
-CLASS_NAMES: tuple[str, ...] = tuple(str(Tile(i)) for i in range(FALSE_JOKER_INDEX + 1))
 
 YoloBox = tuple[float, float, float, float]  # normalised (x_centre, y_centre, width, height)
 
@@ -273,37 +272,3 @@ def write_data_yaml(path: Path, root: Path, train: str | list[str], val: str | l
         "names": dict(enumerate(CLASS_NAMES)),
     }
     Path(path).write_text(yaml.safe_dump(data, sort_keys=False))
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--src", type=Path, default=DEFAULT_SRC)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
-    parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
-    parser.add_argument("--val-fraction", type=float, default=DEFAULT_VAL_FRACTION)
-    parser.add_argument("--obb", action="store_true", help="oriented-box labels (rotated tiles)")
-    parser.add_argument(
-        "--write-val-list",
-        action="store_true",
-        help="recompute the seeded split and write datasets/real_val.txt",
-    )
-    args = parser.parse_args(argv)
-    if args.write_val_list:
-        names = sorted(p.name for p in (args.src / "images").iterdir())
-        _, val = split_sources(names, args.val_fraction, args.seed)
-        header = (
-            f"# Real validation images: python -m vision.data_real --write-val-list "
-            f"--seed {args.seed} --val-fraction {args.val_fraction}\n"
-        )
-        VAL_LIST.write_text(header + "".join(n + "\n" for n in val))
-        print(f"wrote {VAL_LIST} ({len(val)} images)")
-        return 0
-    counts = convert(
-        args.src, args.out, seed=args.seed, val_fraction=args.val_fraction, obb=args.obb
-    )
-    print(f"wrote {args.out}: {counts['train']} train, {counts['val']} val images")
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())

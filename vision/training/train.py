@@ -16,7 +16,7 @@ arguments and where the shipped weights go::
 A config may also say how its generated data are built, when missing::
 
     synth: {out: datasets/build/synth2k, n: 2000, seed: 1}     # istaka synth (training styles)
-    crops:                                                     # python -m vision.crops
+    crops:                                                     # istaka crops
       out: datasets/build/crops96
       size: 96
       augment: true                                            # vision.crops.camera_crop
@@ -35,9 +35,9 @@ datasets/build/real_obb_squash, copies: 1, seed: 0, factor: [0.5, 0.85], across_
 copy shrinks the height (or, with probability ``across_p``, the width) to a factor drawn from
 ``factor``.  Labels in YOLO's normalised coordinates stay as they are (``squash_set``).
 ``synth`` may also be a list of such sets (each may add ``scene: table`` for tiles laid out on
-the table, see ``vision.synth.scene``, ``pool: wide`` for another style pool than ``train``,
-see ``vision.synth.styles``, and ``labels: obb`` for oriented-box labels), and ``augment`` a
-mapping of ``vision.crops.CameraAugment`` ranges (``{degrees: 15, wide_degrees: 50, wide_p: 0.3}``).
+the table, see ``vision.training.synth.scene``, ``pool: wide`` for another style pool than
+``train``, see ``vision.training.synth.styles``, and ``labels: obb`` for oriented-box labels), and
+``augment`` a mapping of ``vision.training.crops.CameraAugment`` ranges (``{degrees: 15, wide_degrees: 50, wide_p: 0.3}``).
 
 Example::
 
@@ -48,7 +48,6 @@ Example::
 from __future__ import annotations
 
 import multiprocessing as mp
-import os
 import shutil
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -56,7 +55,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from vision.recognizer import offline_environment
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
 RUNS_DIR = REPO_ROOT / "runs"
 TASKS = ("detect", "classify", "obb")  # obb: oriented boxes (a tile's box turns with it)
 
@@ -76,12 +77,6 @@ SAFE_DEFAULTS: dict[str, Any] = {
     "workers": 2,
     "verbose": False,
 }
-
-
-def offline_environment() -> None:
-    """Keep ultralytics from downloading weights, fonts or packages."""
-    os.environ["YOLO_OFFLINE"] = "1"
-    os.environ["YOLO_AUTOINSTALL"] = "false"
 
 
 def _repo_path(path: str | Path) -> Path:
@@ -201,7 +196,7 @@ def squash_set(
     import cv2
     import numpy as np
 
-    from vision.crops import list_images
+    from vision.training.crops import list_images
 
     images_dir = src / "images" / split if split else src / "images"
     labels_dir = src / "labels" / split if split else src / "labels"
@@ -251,7 +246,7 @@ def resolve_data_yaml(path: Path, out_dir: Path) -> Path:
 
 def prepare(steps: list[str]) -> None:
     """Build the generated data a config needs, when it is not there yet."""
-    from vision import data_real
+    from vision.training import data_real
 
     for step in steps:
         if step == "real":
@@ -261,7 +256,7 @@ def prepare(steps: list[str]) -> None:
             if not (data_real.DEFAULT_OUT_OBB / "labels" / "val").is_dir():
                 data_real.convert(out=data_real.DEFAULT_OUT_OBB, obb=True)
         elif step == "crops":
-            from vision import crops
+            from vision.training import crops
 
             if not (crops.DEFAULT_OUT / "val").is_dir():
                 crops.export_default()
@@ -278,7 +273,7 @@ def prepare(steps: list[str]) -> None:
 def prepare_generated(config: TrainConfig, workers: int = 2) -> None:
     """Render the config's ``synth`` sets and export its ``crops`` set, each only when missing."""
     for spec in config.synth:
-        from vision.synth.dataset import render_dataset
+        from vision.training.synth.dataset import render_dataset
 
         out = _repo_path(spec["out"])
         n = int(spec["n"])
@@ -316,7 +311,7 @@ def prepare_generated(config: TrainConfig, workers: int = 2) -> None:
 
 def _crop_jobs(spec: dict[str, Any], out: Path) -> list[dict[str, Any]]:
     """One ``vision.crops.export_split_set`` call per source of a config's ``crops`` key."""
-    from vision.crops import CROP_SIZE
+    from vision.training.crops import CROP_SIZE
 
     sources = spec.get("sources") or {}
     background = spec.get("background") or {}
@@ -339,14 +334,14 @@ def _crop_jobs(spec: dict[str, Any], out: Path) -> list[dict[str, Any]]:
 
 
 def _export_source(job: dict[str, Any]) -> None:
-    from vision import crops
+    from vision.training import crops
 
     crops.export_split_set(**{**job, "augment": _augment(job["augment"])})
 
 
 def _augment(raw: Any) -> Any:
     """A crops ``augment`` value: true/false, or a mapping of ``CameraAugment`` fields."""
-    from vision.crops import CameraAugment
+    from vision.training.crops import CameraAugment
 
     if isinstance(raw, dict):
         return CameraAugment(**raw)

@@ -6,13 +6,12 @@ perfect rack layout gives).  The command is
 ``istaka synth``; the sidecar schema is in ``docs/synth.md``.
 """
 
-from vision.synth.dataset import CLASS_NAMES, render_dataset, render_sample, yolo_lines
-from vision.synth.preview import contact_sheet, draw_truth
-from vision.synth.truth import LayoutTruth, layout_truth
-from vision.synth.video import read_y4m, render_video, write_video
+from vision.training.synth.dataset import render_dataset, render_sample, yolo_lines
+from vision.training.synth.preview import contact_sheet, draw_truth
+from vision.training.synth.truth import LayoutTruth, layout_truth
+from vision.training.synth.video import read_y4m, render_video, write_video
 
 __all__ = [
-    "CLASS_NAMES",
     "LayoutTruth",
     "contact_sheet",
     "draw_truth",

@@ -26,12 +26,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from okey import Tile
-from vision.data_real import obb_line, polygon_to_obb
-from vision.synth.render import render_scene
-from vision.synth.scene import sample_scene
-
-CLASS_NAMES = [str(Tile(i)) for i in range(53)]
+from vision.training.data_real import obb_line, polygon_to_obb
+from vision.training.synth.render import render_scene
+from vision.training.synth.scene import sample_scene
+from vision.types import CLASS_NAMES
 
 
 def sample_rng(seed: int, index: int) -> np.random.Generator:
@@ -48,7 +46,7 @@ def render_sample(
     scene_kind: str = "rack",
 ) -> tuple[np.ndarray, dict]:
     """Render image ``index`` of a run: BGR image and sidecar dict (``scene_kind``: see
-    ``vision.synth.scene.sample_scene``)."""
+    ``vision.training.synth.scene.sample_scene``)."""
     rng = sample_rng(seed, index)
     scene = sample_scene(rng, pool_name, size, rules, scene_kind)
     image, truth = render_scene(scene, rng)

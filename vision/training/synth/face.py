@@ -23,8 +23,8 @@ import numpy as np
 from PIL import Image, ImageDraw, ImageFont
 
 from okey import Tile
-from vision.synth.styles import FONT_DIR, InkRange, pool
-from vision.synth.textures import fractal_noise
+from vision.training.synth.styles import FONT_DIR, InkRange, pool
+from vision.training.synth.textures import fractal_noise
 
 FACE_W, FACE_H = 128, 180
 Colour = tuple[int, int, int]  # BGR

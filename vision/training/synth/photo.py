@@ -2,7 +2,7 @@
 motion blur, phone sharpening, tone curve, saturation, sensor noise and a JPEG round trip.
 
 >>> import numpy as np
->>> from vision.synth.scene import Post
+>>> from vision.training.synth.scene import Post
 >>> img = np.full((48, 64, 3), 128, np.uint8)
 >>> post = Post(noise=2, blur=0, motion=0, motion_angle=0, jpeg=90)
 >>> apply_post(img, post, np.random.default_rng(0)).shape
@@ -14,7 +14,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from vision.synth.scene import Post, Scene
+from vision.training.synth.scene import Post, Scene
 
 
 def apply_light(img: np.ndarray, scene: Scene, face_mask: np.ndarray) -> np.ndarray:

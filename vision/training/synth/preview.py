@@ -10,7 +10,7 @@ from __future__ import annotations
 import cv2
 import numpy as np
 
-from vision.synth.dataset import render_sample
+from vision.training.synth.dataset import render_sample
 
 _COLOURS = {
     "R": (40, 40, 230),

@@ -2,7 +2,7 @@
 light and the camera (``photo``), and the ground truth (sidecar) read off the drawing.
 
 >>> import numpy as np
->>> from vision.synth.scene import sample_scene
+>>> from vision.training.synth.scene import sample_scene
 >>> image, truth = render_scene(sample_scene(np.random.default_rng(3)), np.random.default_rng(4))
 >>> image.shape, truth["width"], truth["height"]
 ((480, 640, 3), 640, 480)
@@ -14,11 +14,18 @@ import cv2
 import numpy as np
 
 from okey import Tile
-from vision.synth.face import FACE_H, FACE_W, mark_box
-from vision.synth.geometry import Camera, Cuboid, fill_quad, paste_texture, quad_area, visible
-from vision.synth.hands import draw_hand
-from vision.synth.photo import apply_light, apply_post
-from vision.synth.scene import (
+from vision.training.synth.face import FACE_H, FACE_W, mark_box
+from vision.training.synth.geometry import (
+    Camera,
+    Cuboid,
+    fill_quad,
+    paste_texture,
+    quad_area,
+    visible,
+)
+from vision.training.synth.hands import draw_hand
+from vision.training.synth.photo import apply_light, apply_post
+from vision.training.synth.scene import (
     MIN_VISIBLE,
     SCHEMA_VERSION,
     TABLE_PX_PER_CM,

@@ -1,7 +1,8 @@
 """Scenes: a rack with a hand, the table, the camera and the light, as plain values.
 
 ``sample_scene`` draws every random choice of one photo into a ``Scene``;
-``vision.synth.render.render_scene`` turns it into a BGR image and its sidecar (the ground truth).
+``vision.training.synth.render.render_scene`` turns it into a BGR image and its sidecar (the
+ground truth).
 Keeping the two apart lets the video renderer move the camera, the light and a finger over one
 fixed scene.  Physical sizes are centimetres: tiles about 2.6 x 3.7 x 0.9 (varied per set), racks
 35-62 cm long (14-20 slots a row).
@@ -19,15 +20,15 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from okey import Tile
-from vision.synth.face import SetStyle, draw_back, draw_face, sample_set_style
-from vision.synth.geometry import (
+from vision.training.synth.face import SetStyle, draw_back, draw_face, sample_set_style
+from vision.training.synth.geometry import (
     Camera,
     Cuboid,
     look_at,
 )
-from vision.synth.hand import deal_hand
-from vision.synth.styles import TABLES, pool
-from vision.synth.textures import fractal_noise, varied_texture
+from vision.training.synth.hand import deal_hand
+from vision.training.synth.styles import TABLES, pool
+from vision.training.synth.textures import fractal_noise, varied_texture
 
 TILE_W, TILE_H, TILE_D = 2.6, 3.7, 0.9
 MIN_VISIBLE = (

@@ -51,7 +51,8 @@ class StylePool:
     joker_marks: tuple[str, ...]
     number_scale: tuple[float, float] = (0.40, 0.50)  # number height / face height, drawn per set
     # the share of sets whose false joker carries a shape drawn at random instead of a named mark
-    # (``vision.synth.face.random_mark``): "a mark and no number" is what makes a false joker
+    # (``vision.training.synth.face.random_mark``): "a mark and no number" is what makes a false
+    # joker
     random_marks: float = 0.0
 
 

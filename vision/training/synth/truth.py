@@ -1,6 +1,6 @@
 """What a perfect rack layout gives for a rendered image, read from its sidecar.
 
->>> from vision.synth import render_sample
+>>> from vision.training.synth import render_sample
 >>> _, sidecar = render_sample(11, 0, "train", (640, 480))
 >>> truth = layout_truth(sidecar)
 >>> truth is None or len(truth.boxes) == len(truth.ids)

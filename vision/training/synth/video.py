@@ -15,8 +15,8 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.synth.render import render_scene
-from vision.synth.scene import (
+from vision.training.synth.render import render_scene
+from vision.training.synth.scene import (
     SKINS,
     Finger,
     Scene,
