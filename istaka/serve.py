@@ -1,12 +1,20 @@
-"""``istaka serve [--host 127.0.0.1] [--port 8000]``: the web app (API, camera page, overlay)."""
+"""``istaka serve [--host 127.0.0.1] [--port 8000]``: the web app (API, camera page, overlay).
+
+With ``--workers N`` (N > 1) the workers share their tables through ``--store redis://...``."""
 
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import os
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from istaka.cli import InputError
+
+if TYPE_CHECKING:
+    from service.settings import Settings
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -46,6 +54,29 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         action="store_true",
         help="start without the recognition model (engine endpoints and overlay only)",
     )
+    parser.add_argument(
+        "--store",
+        default="memory",
+        metavar="URL",
+        help="where tables live: memory (default, one worker) or redis://HOST:6379/0 (Redis or"
+        " Valkey, shared by every worker and machine)",
+    )
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="a host name the server answers to besides localhost and IP addresses (repeatable;"
+        " e.g. the name of a reverse proxy or tunnel)",
+    )
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        metavar="ORIGIN",
+        help="a web page origin (https://obs.example) that may write and open sockets besides"
+        " the server's own pages (repeatable)",
+    )
     parser.set_defaults(func=serve)
 
 
@@ -73,13 +104,70 @@ def serve(args: argparse.Namespace) -> int:
         os.environ[MODEL_ENV] = str(args.model.resolve())
     if not 1 <= args.workers <= 32:
         raise InputError(f"--workers must be 1-32, got {args.workers}")
+    store = _check_store(args.store, args.workers)
     # The options travel as environment variables, so every worker process builds the same app.
     os.environ["ISTAKA_MAX_UPLOAD_MB"] = str(args.max_upload_mb)
     os.environ["ISTAKA_MAX_FPS"] = str(args.max_fps)
     os.environ["ISTAKA_NO_MODEL"] = "1" if args.no_model else "0"
-    common = {"host": args.host, "port": args.port, "log_level": args.log_level}
+    os.environ["ISTAKA_STORE"] = store or ""
+    os.environ["ISTAKA_ALLOWED_HOSTS"] = ",".join(args.allow_host)
+    os.environ["ISTAKA_ALLOWED_ORIGINS"] = ",".join(args.allow_origin)
+    settings = Settings.from_env()
+    if not _loopback(args.host):
+        print(exposure(args.host, args.port, settings), file=sys.stderr)
+    common = {
+        "host": args.host,
+        "port": args.port,
+        "log_level": args.log_level,
+        "ws_max_size": settings.ws_max_size,
+    }
     if args.workers == 1:
-        uvicorn.run(create_app(Settings.from_env()), **common)
+        uvicorn.run(create_app(settings), **common)
     else:
         uvicorn.run("service.app:create_app", factory=True, workers=args.workers, **common)
     return 0
+
+
+def _check_store(url: str, workers: int) -> str | None:
+    """The store URL (None: in memory), once Redis answers; ``InputError`` saying what is wrong."""
+    if url == "memory":
+        if workers > 1:
+            raise InputError(
+                f"--workers {workers} needs a shared table store: add --store redis://HOST:6379/0"
+                " (in memory, each worker would keep its own tables and versions)"
+            )
+        return None
+    if not url.startswith(("redis://", "rediss://", "unix://")):
+        raise InputError(f"--store takes memory or redis://HOST:PORT/DB, got {url!r}")
+    import redis
+
+    try:
+        redis.Redis.from_url(url, socket_connect_timeout=3).ping()
+    except (redis.RedisError, ValueError) as exc:
+        raise InputError(f"--store {url}: Redis does not answer: {exc}") from None
+    return url
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def exposure(host: str, port: int, settings: Settings) -> str:
+    """What a server bound to a network address lets the network do (printed at start-up)."""
+    hosts = ", ".join(settings.allowed_hosts) or "none"
+    origins = ", ".join(settings.allowed_origins) or "none"
+    return (
+        f"istaka serves on {host}:{port}: anyone on this network can\n"
+        "  - use the engine and /scan (answers only; bounded by the limits in docs/service.md)\n"
+        "  - create tables, and read any table's state and overlay by its name\n"
+        "    (tables created with a viewer key need the key)\n"
+        "  - open the camera page (the camera itself needs HTTPS or localhost on a phone)\n"
+        "Writing to a table needs its owner token.  Pages from other sites may not write or open\n"
+        f"sockets (allowed origins: {origins}); host names answered besides IP addresses and\n"
+        f"localhost: {hosts}."
+    )

@@ -1,18 +1,21 @@
 """``istaka serve`` as a user starts it: a real process, options, several workers each with its
-own model, and one-line errors for bad options."""
+own model sharing their tables through Redis, and one-line errors for bad options."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 
 import httpx
 import pytest
-from conftest_service import REPO
+from conftest_service import REPO, redis_server
+from websockets.sync.client import connect
 
 pytestmark = pytest.mark.slow
 
@@ -34,10 +37,17 @@ def istaka(*args: str) -> subprocess.Popen[bytes]:
     )
 
 
+@pytest.fixture(scope="module")
+def redis_url() -> Iterator[str]:
+    with redis_server() as url:
+        yield url
+
+
 @pytest.fixture
 def served(request: pytest.FixtureRequest) -> Iterator[str]:
     port = free_port()
-    process = istaka("serve", "--port", str(port), "--log-level", "warning", *request.param)
+    args = [arg.format(redis=request.getfixturevalue("redis_url")) for arg in request.param]
+    process = istaka("serve", "--port", str(port), "--log-level", "warning", *args)
     url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120  # start-up (models load in each worker), not a timing
@@ -55,9 +65,10 @@ def served(request: pytest.FixtureRequest) -> Iterator[str]:
         process.wait(timeout=60)
 
 
-@pytest.mark.parametrize(
-    "served", [("--no-model", "--workers", "2", "--max-upload-mb", "0.1")], indirect=True
-)
+SHARED = ("--no-model", "--workers", "2", "--store", "{redis}")
+
+
+@pytest.mark.parametrize("served", [(*SHARED, "--max-upload-mb", "0.1")], indirect=True)
 def test_workers_are_separate_processes_with_the_options(served: str) -> None:
     workers = set()
     for _ in range(200):
@@ -72,9 +83,40 @@ def test_workers_are_separate_processes_with_the_options(served: str) -> None:
     assert big.status_code == 413 and "104857" in big.json()["error"]["message"]
 
 
+@pytest.mark.parametrize("served", [SHARED], indirect=True)
+def test_every_overlay_sees_every_update_across_workers(served: str) -> None:
+    # With two workers each had its own version counter and a page saw a part of the updates.
+    rows = [["R1 R2 R3", "Y5 B5 K5", "K9 K10 K11 K12"], ["B7 B8 B9 R6", "Y13"]]
+    made = httpx.post(f"{served}/api/v1/tables", json={"table": "tournament"}, timeout=30)
+    token = made.json()["token"]
+    ws_url = served.replace("http://", "ws://") + "/api/v1/overlay/tournament"
+    with ExitStack() as stack:
+        # New connections, spread over the workers.
+        pages = [stack.enter_context(connect(ws_url)) for _ in range(4)]
+        for page in pages:
+            assert json.loads(page.recv(timeout=30))["version"] == 0
+        writers = set()
+        for n in range(1, 21):
+            with httpx.Client(base_url=served, timeout=30) as fresh:
+                answer = fresh.put(
+                    "/api/v1/tables/tournament",
+                    json={"rows": rows, "indicator": "R5"},
+                    headers={"authorization": f"Bearer {token}"},
+                )
+                writers.add(fresh.get("/api/v1/health").json()["worker"])
+            assert answer.json()["version"] == n
+        for page in pages:
+            versions = [json.loads(page.recv(timeout=30))["version"] for _ in range(20)]
+            assert versions == list(range(1, 21))
+    assert len(writers) == 2  # both workers took writes
+
+
 @pytest.mark.parametrize(
     ("args", "needle"),
     [
+        (("--workers", "2"), "needs a shared table store"),
+        (("--store", "mysql://x"), "--store takes memory or redis://"),
+        (("--store", "redis://127.0.0.1:1/0"), "Redis does not answer"),
         (("--port", "http"), "port must be a number"),
         (("--port", "70000"), "port must be 0-65535"),
         (("--workers", "0"), "--workers must be 1-32"),
