@@ -214,7 +214,10 @@ def kept_in_pairs(hand: HandState, rules: Rules) -> int:
         okey_draws = min(okeys_left, left)
         left -= okey_draws
         single_draws = min(drawable_left, left)
-        kept = 2 * (used_full + with_okey + okey_pairs) + okey_draws + single_draws
+        left -= single_draws
+        # A single with no copy left pairs with an okey still to be drawn.
+        wild_draws = min(hand.wild_avail, dead - from_dead, left)
+        kept = 2 * (used_full + with_okey + okey_pairs) + okey_draws + single_draws + wild_draws
         best = max(best, kept)
     return best
 
@@ -353,10 +356,12 @@ class _SetSearch:
         self.enough = enough
         self.ties = ties
         faces, avail = hand.faces, hand.avail
+        singles = _lone_colours(hand.line_keys(), self.wrap)
         self.numbers = [
             n
             for n in range(13)
-            if (faces[n] > 0) + (faces[13 + n] > 0) + (faces[26 + n] > 0) + (faces[39 + n] > 0) >= 2
+            if singles[n]
+            or (faces[n] > 0) + (faces[13 + n] > 0) + (faces[26 + n] > 0) + (faces[39 + n] > 0) >= 2
         ]
         # Per number: its choices of sets, what each adds to the bound, and what each takes out
         # of the hand (a set's missing tiles are drawn at its own number only, so the effect of
@@ -370,6 +375,7 @@ class _SetSearch:
                 (faces[n], faces[13 + n], faces[26 + n], faces[39 + n]),
                 (avail[n], avail[13 + n], avail[26 + n], avail[39 + n]),
                 n,
+                singles[n],
             )
             self.options.append(options)
             self.deltas.append(deltas)
@@ -462,13 +468,81 @@ def _line_key(faces: Sequence[int], avail: Sequence[int], lo: int) -> int:
     return key
 
 
+def _lone_faces(key: int, wrap: bool) -> int:
+    """The number indexes (bit n) of a colour's line (``_line_key``) whose held face may stand
+    alone in a set of two drawn tiles of other colours.
+
+    Such a set keeps one face in three slots, as a run around that face alone does; the run is
+    the search's default, and the set is tried only where every run of three through the face
+    draws a tile with no copy left (there the run needs an okey and the set may not)."""
+    full = key | (wrap << 39)
+    found = _LONE_FACES.get(full)
+    if found is None:
+        found = 0
+        for n in range(13):
+            if (key >> (3 * n)) & 3 and not any(
+                (key >> (3 * a)) & 4 and (key >> (3 * b)) & 4 for a, b in _RUN_NEIGHBOURS[wrap][n]
+            ):
+                found |= 1 << n
+        if len(_LONE_FACES) >= _LINE_PROFILES_LIMIT:
+            _LONE_FACES.clear()
+        _LONE_FACES[full] = found
+    return found
+
+
+_LONE_FACES: dict[int, int] = {}
+
+
+def _lone_colours(keys: Sequence[int], wrap: bool) -> list[int]:
+    """Per number index, the colours (bit c) whose face may stand alone in a set
+    (``_lone_faces`` of the four colours' line keys)."""
+    lone = [_lone_faces(key, wrap) for key in keys]
+    if not any(lone):
+        return _NO_LONE
+    return [
+        (lone[0] >> n & 1)
+        | (lone[1] >> n & 1) << 1
+        | (lone[2] >> n & 1) << 2
+        | (lone[3] >> n & 1) << 3
+        for n in range(13)
+    ]
+
+
+_NO_LONE = [0] * 13
+
+
+def _run_neighbours(n: int, wrap: bool) -> tuple[tuple[int, int], ...]:
+    """The other two number indexes of each run of three through number index ``n``."""
+    top = 13 if wrap else 12  # position 13: a 1 played high
+    found = []
+    for position in (n, 13) if wrap and n == 0 else (n,):
+        for start in range(position - 2, position + 1):
+            if start >= 0 and start + 2 <= top:
+                a, b = (p % 13 for p in range(start, start + 3) if p != position)
+                found.append((a, b))
+    return tuple(found)
+
+
+_RUN_NEIGHBOURS = {wrap: [_run_neighbours(n, wrap) for n in range(13)] for wrap in (False, True)}
+# The number indexes whose ``_lone_faces`` may change when the last copy of a face at each one
+# is drawn.
+_NEAR = {
+    wrap: [
+        sorted({m for m in range(13) for pair in _RUN_NEIGHBOURS[wrap][m] if n in pair})
+        for n in range(13)
+    ]
+    for wrap in (False, True)
+}
+
+
 @_cached(1 << 14)
 def _number_choices(
-    counts: tuple[int, ...], avail: tuple[int, ...], number: int
+    counts: tuple[int, ...], avail: tuple[int, ...], number: int, singles: int = 0
 ) -> tuple[list[_Option], list[list[tuple[int, int]]], int]:
     """``_number_options`` at ``number``, how each changes the line key of each colour it
-    touches, and the most any of them adds to the bound (packed, per slot price)."""
-    options = _number_options(counts, avail)
+    touches, and the most any of them adds to the bound (packed, per slot price).  ``singles``:
+    the colours whose face may stand alone in a set (``_lone_colours``)."""
+    options = _number_options(counts, avail, singles)
     deltas = []
     for option in options:
         out = []
@@ -509,7 +583,7 @@ class _Option(NamedTuple):
 
 
 @_cached(1 << 12)
-def _number_options(counts: tuple[int, ...], avail: tuple[int, ...]) -> list[_Option]:
+def _number_options(counts: tuple[int, ...], avail: tuple[int, ...], singles: int) -> list[_Option]:
     """The choices of sets at one number (held ``counts`` and drawable ``avail`` per colour),
     the ones taking the most faces first (they tend to find the best layout early)."""
     options = []
@@ -517,7 +591,7 @@ def _number_options(counts: tuple[int, ...], avail: tuple[int, ...]) -> list[_Op
     padded = [0] * 52
     for c in range(4):
         padded[c * 13] = faces[c]
-    for choice in sorted(_sets_at(0, padded), key=_taken, reverse=True):
+    for choice in sorted(_sets_at(0, padded, singles), key=_taken, reverse=True):
         here = list(avail)
         taken = [0] * 4
         drawn = [0] * 4
@@ -673,7 +747,8 @@ class _RootBound:
         faces, avail = hand.faces, hand.avail
         self.wrap = rules.wrap_13_1
         self.size = rules.hand_size
-        self.gains = [_number_gain(faces, avail, n) for n in range(13)]
+        lone = _lone_colours(hand.line_keys(), self.wrap)
+        self.gains = [_number_gain(faces, avail, n, lone[n]) for n in range(13)]
         self.runs = [_line_profile(key, self.wrap, self.size) for key in hand.line_keys()]
         self.total = _priced(self.size) + sum(self.gains) + sum(p.packed_bound for p in self.runs)
 
@@ -681,25 +756,33 @@ class _RootBound:
         """True when the hand plus a drawn ``face`` (``drawn``) keeps fewer than ``target``
         faces in any meld layout (its bound says so)."""
         colour, number = divmod(face, 13)
-        profile = _line_profile(drawn.line_keys()[colour], self.wrap, self.size)
+        keys = drawn.line_keys()
+        profile = _line_profile(keys[colour], self.wrap, self.size)
+        lone = _lone_colours(keys, self.wrap)
         total = (
             self.total
             - self.gains[number]
-            + _number_gain(drawn.faces, drawn.avail, number)
+            + _number_gain(drawn.faces, drawn.avail, number, lone[number])
             - self.runs[colour].packed_bound
             + profile.packed_bound
         )
+        if not drawn.avail[face]:
+            # Its last copy drawn: runs through it draw no more, so a lone face nearby may
+            # now stand in a set.
+            for near in _NEAR[self.wrap][number]:
+                total += _number_gain(drawn.faces, drawn.avail, near, lone[near]) - self.gains[near]
         # The bound is below the target in some field (``_SetSearch._set_guard``).
         return (total + _GUARDS[target]) & HIGH != HIGH
 
 
-def _number_gain(faces: Sequence[int], avail: Sequence[int], n: int) -> int:
-    """The most the sets at number ``n`` can add to the bound (packed), 0 where fewer than two
-    colours are held (``_SetSearch.numbers``)."""
+def _number_gain(faces: Sequence[int], avail: Sequence[int], n: int, singles: int) -> int:
+    """The most the sets at number ``n`` can add to the bound (packed), 0 where none can be
+    chosen (``_SetSearch.numbers``); ``singles`` as for ``_number_choices``."""
     counts = (faces[n], faces[13 + n], faces[26 + n], faces[39 + n])
-    if (counts[0] > 0) + (counts[1] > 0) + (counts[2] > 0) + (counts[3] > 0) < 2:
+    if not singles and (counts[0] > 0) + (counts[1] > 0) + (counts[2] > 0) + (counts[3] > 0) < 2:
         return 0
-    return _number_choices(counts, (avail[n], avail[13 + n], avail[26 + n], avail[39 + n]), n)[2]
+    here = (avail[n], avail[13 + n], avail[26 + n], avail[39 + n])
+    return _number_choices(counts, here, n, singles)[2]
 
 
 class _Layout:
@@ -997,22 +1080,26 @@ def _take_set_keys(
     return items, keys, changed
 
 
-def _sets_at(number: int, faces: list[int]) -> list[list[tuple[tuple[int, ...], int]]]:
-    """The choices of sets (0, 1 or 2 of them) at one number, each as (kept colours, number)."""
+def _sets_at(
+    number: int, faces: list[int], singles: int = 0
+) -> list[list[tuple[tuple[int, ...], int]]]:
+    """The choices of sets (0, 1 or 2 of them) at one number, each as (kept colours, number);
+    a set may keep one face only in the colours of ``singles`` (``_lone_colours``)."""
     counts = [faces[c * 13 + number] for c in range(4)]
     choices: list[list[tuple[tuple[int, ...], int]]] = [[]]
-    for first in _colour_subsets(counts):
+    for first in _colour_subsets(counts, singles):
         choices.append([(first, number)])
         rest = [n - (c in first) for c, n in enumerate(counts)]
-        for second in _colour_subsets(rest):
+        for second in _colour_subsets(rest, singles):
             if second <= first:
                 choices.append([(first, number), (second, number)])
     return choices
 
 
-def _colour_subsets(counts: list[int]) -> list[tuple[int, ...]]:
+def _colour_subsets(counts: list[int], singles: int = 0) -> list[tuple[int, ...]]:
     present = [c for c in range(4) if counts[c]]
-    return [s for size in (2, 3, 4) for s in combinations(present, size)]
+    alone = [(c,) for c in present if singles >> c & 1]
+    return alone + [s for size in (2, 3, 4) for s in combinations(present, size)]
 
 
 @_cached(64)

@@ -88,3 +88,28 @@ def brute_best_using(
             total = value + brute_best(left, indicator, wrap, okey_weight)
             best = total if best is None else max(best, total)
     return best
+
+
+def brute_pairs(tiles: list[Tile], okey: Tile, okey_pairs: bool) -> int:
+    """The most disjoint pairs: two identical tiles (a false joker is the okey's face), an okey
+    with any tile, two okeys only when ``okey_pairs``.  Tries every partner of the first tile."""
+
+    def face(tile: Tile) -> Tile:
+        return okey if tile.is_false_joker else tile
+
+    def pairable(a: Tile, b: Tile) -> bool:
+        if a == okey and b == okey:
+            return okey_pairs
+        return a == okey or b == okey or face(a) == face(b)
+
+    def best(rest: tuple[Tile, ...]) -> int:
+        if len(rest) < 2:
+            return 0
+        first, others = rest[0], rest[1:]
+        found = best(others)  # the first tile stays single
+        for i, other in enumerate(others):
+            if pairable(first, other):
+                found = max(found, 1 + best(others[:i] + others[i + 1 :]))
+        return found
+
+    return best(tuple(tiles))

@@ -93,3 +93,30 @@ def test_small_hands_match_the_brute_force(hand):
     fast = distance_to_win(tiles, indicator, rules)
     slow = brute_distance(tiles, indicator, rules, limit=2)
     assert fast == slow if slow is not None else fast > 2
+
+
+def test_issue_a_a_dead_single_pairs_with_an_okey_still_to_draw():
+    """Issue 23, case A: six pairs, B1 and K6 both seen: discard B1, draw the okey B4 for K6."""
+    hand = "Y3 Y3 Y8 Y8 Y12 Y12 B1 B8 B8 B9 B9 K6 K13 K13"
+    assert dist(hand, Tile.parse("B3"), seen="B1 K6") == 1
+    # Both okeys seen as well: nothing can pair K6 or B1 any more.
+    assert dist(hand, Tile.parse("B3"), seen="B1 K6 B4 B4") == 2
+
+
+def test_issue_a_advice_names_the_okey_as_the_wait():
+    from okey import advise
+
+    hand = parse_tiles("Y3 Y3 Y8 Y8 Y12 Y12 B1 B8 B8 B9 B9 K6 K13 K13")
+    advice = advise(hand, Tile.parse("B3"), CLASSIC, parse_tiles("B1 K6"))
+    assert advice.distance == 1
+    assert [str(t) for t, _ in advice.waits] == ["B4"]
+
+
+def test_issue_b_a_set_around_one_face_whose_runs_are_dead():
+    """Issue 23, case B: Y3's runs all need a tile with no copy left, so Y3 goes into a set with
+    two drawn tiles: R3 Y3 B3 | Y4 B7(=Y5) Y6 | Y6 Y7 Y8 Y9 Y10 | Y8 Y9 Y10."""
+    hand = "Y3 Y4 Y6 Y6 Y7 Y8 Y8 Y9 Y9 Y10 Y10 Y11 B7 B12"
+    seen = "Y2 Y2 Y4 Y5 Y5 Y7 Y11 Y12 Y12 B7 B10 B10 B12 B13 B13"
+    assert dist(hand, Tile.parse("B6"), seen=seen) == 2
+    win = parse_tiles("R3 Y3 B3 Y4 B7 Y6 Y6 Y7 Y8 Y9 Y10 Y8 Y9 Y10")
+    assert distance_to_win(win, Tile.parse("B6"), CLASSIC) == 0
