@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Train istaka configs side by side on a lent GPU machine, as one prepared run.
 #
-#   bash scripts/gpu_train.sh models/tile_detector448g.yaml models/tile_classifier96g.yaml
+#   bash scripts/gpu_train.sh models/tile_detector.yaml models/tile_classifier.yaml
 #
 # Made for the workplace's `device` machines (one H200, 16 cores, no network, its own python3 with
 # torch but without ultralytics): wheels in .whl/ (ultralytics and ultralytics-thop, fetched here
 # with `pip download`) are installed to /tmp/site first, and datasets/build/real travels with the
-# run (it is built from ../shared, which does not).  Anywhere else the script runs as it is
+# run (built from the committed datasets/rummikub-real; the device copies only tracked files).  Anywhere else the script runs as it is
 # (PY=.venv/bin/python DEVICE=cpu for a rehearsal with tiny configs).
 #
 # Steps: a preflight (skipped with PREFLIGHT=0; CUDA, imports, one epoch of each task on a few real photos: fails in seconds,

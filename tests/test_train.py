@@ -25,13 +25,44 @@ def _write(path: Path, data: dict) -> Path:
     return path
 
 
-def test_shipped_configs_load() -> None:
-    names = ("tile_detector", "tile_classifier", "tile_classifier_ft", "tile_detector53")
-    for name in (*names, "tile_classifier96", "tile_classifier96_ft", "tile_detector448"):
-        config = TrainConfig.load(REPO_ROOT / "models" / f"{name}.yaml")
-        assert config.name == name
-        assert config.model.endswith(".yaml")
+def _chain(config_path: Path) -> list[str]:
+    """The names of the configs that rebuild ``config_path``'s weights, first stage first."""
+    from vision.training.train import config_for_output
+
+    names = []
+    path: Path | None = config_path
+    while path is not None:
+        config = TrainConfig.load(path)
+        names.append(config.name)
+        assert config.model.endswith(".yaml")  # from an architecture, never a download
         assert config.train["hsv_h"] == 0.0 and config.train["fliplr"] == 0.0
+        if config.weights is None:
+            break
+        path = config_for_output(config.weights)
+        assert path is not None, f"{config.name} starts from {config.weights}: no config makes it"
+        assert len(names) < 20, "a cycle of configs"
+    return names[::-1]
+
+
+def test_the_shipped_models_rebuild_from_committed_configs() -> None:
+    """Every stage of the shipped pair has its config: a clean clone can retrain both."""
+    import yaml
+
+    manifest = yaml.safe_load((REPO_ROOT / "models" / "recognizer.yaml").read_text())
+    detector = _chain(REPO_ROOT / "models" / f"{manifest['detector']}.yaml")
+    classifier = _chain(REPO_ROOT / "models" / f"{manifest['classifier']}.yaml")
+    assert detector[0] == "tile_detector_real" and detector[-1] == "tile_detector"
+    assert classifier[0] == "tile_classifier64" and classifier[-1] == "tile_classifier"
+    for name in detector[:-1] + classifier[:-1]:  # intermediate weights are built, never committed
+        config = TrainConfig.load(REPO_ROOT / "models" / "stages" / f"{name}.yaml")
+        assert config.output.is_relative_to(REPO_ROOT / "build")
+
+
+def test_only_the_shipped_weights_are_in_models() -> None:
+    folder = REPO_ROOT / "models"
+    weights = sorted(p.name for p in folder.iterdir() if p.suffix in (".pt", ".onnx"))
+    expected = [f"tile_{m}.{e}" for m in ("classifier", "detector") for e in ("onnx", "pt")]
+    assert weights == expected
 
 
 @pytest.mark.parametrize(
@@ -317,7 +348,7 @@ def test_straight_may_name_a_mode_per_source(tmp_path: Path) -> None:
     assert [j["straight"] for j in _crop_jobs({**spec, "straight": True}, tmp_path)] == [True] * 2
     assert [j["straight"] for j in _crop_jobs({"sources": {"a": 1}}, tmp_path)] == [False]
     assert [j["plain_first"] for j in _crop_jobs({"sources": {"a": 1}}, tmp_path)] == [True]
-    assert TrainConfig.load(REPO_ROOT / "models" / "tile_classifier96t.yaml").crops["straight"]
+    assert TrainConfig.load(REPO_ROOT / "models" / "tile_classifier.yaml").crops["straight"]
 
 
 def _yolo_set(root: Path, split: str, n: int = 3) -> None:

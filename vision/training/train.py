@@ -37,7 +37,8 @@ copy shrinks the height (or, with probability ``across_p``, the width) to a fact
 ``synth`` may also be a list of such sets (each may add ``scene: table`` for tiles laid out on
 the table, see ``vision.training.synth.scene``, ``pool: wide`` for another style pool than
 ``train``, see ``vision.training.synth.styles``, and ``labels: obb`` for oriented-box labels), and
-``augment`` a mapping of ``vision.training.crops.CameraAugment`` ranges (``{degrees: 15, wide_degrees: 50, wide_p: 0.3}``).
+``augment`` a mapping of ``vision.training.crops.CameraAugment`` ranges
+(``{degrees: 15, wide_degrees: 50, wide_p: 0.3}``).
 
 Example::
 
@@ -261,11 +262,11 @@ def prepare(steps: list[str]) -> None:
             if not (crops.DEFAULT_OUT / "val").is_dir():
                 crops.export_default()
         elif step == "synth":
-            if not (REPO_ROOT / "datasets" / "build" / "synth").is_dir():
-                raise FileNotFoundError(
-                    "datasets/build/synth is missing: render it first with "
-                    "istaka synth --n 350 --seed 1 --out datasets/build/synth --workers 2"
-                )
+            out = REPO_ROOT / "datasets" / "build" / "synth"
+            if not (out / "data.yaml").is_file():
+                from vision.training.synth.dataset import render_dataset
+
+                render_dataset(out, 350, 1, workers=2)
         else:
             raise ValueError(f"unknown prepare step {step!r} (use real, real_obb, crops or synth)")
 
@@ -348,9 +349,38 @@ def _augment(raw: Any) -> Any:
     return bool(raw)
 
 
+CONFIG_DIRS = (REPO_ROOT / "models", REPO_ROOT / "models" / "stages")
+
+
+def config_for_output(weights: Path) -> Path | None:
+    """The config in ``models/`` or ``models/stages/`` whose ``output`` is ``weights``."""
+    import yaml
+
+    for folder in CONFIG_DIRS:
+        for path in sorted(folder.glob("*.yaml")):
+            raw = yaml.safe_load(path.read_text()) or {}
+            if "output" in raw and _repo_path(raw["output"]) == Path(weights):
+                return path
+    return None
+
+
 def train(config: TrainConfig, resume: bool = False, **overrides: Any) -> Path:
     """Train (or resume) the config's model; copy its best (or, with ``keep: last``, its last)
-    epoch to ``config.output`` and return it."""
+    epoch to ``config.output`` and return it.
+
+    A config that starts from weights no file holds yet trains the config that makes them first
+    (``models/stages/``), so ``istaka train models/tile_detector.yaml`` in a clean clone rebuilds
+    the shipped detector's whole chain, from scratch, with nothing but the committed data.
+    """
+    if config.weights is not None and not config.weights.is_file() and not resume:
+        upstream = config_for_output(config.weights)
+        if upstream is None:
+            raise FileNotFoundError(
+                f"{config.name}: no initial weights at {config.weights}, and no config in "
+                "models/ or models/stages/ makes them"
+            )
+        print(f"{config.name}: first training {upstream.name}, which makes {config.weights.name}")
+        train(TrainConfig.load(upstream), **overrides)
     offline_environment()
     from ultralytics import YOLO
 
