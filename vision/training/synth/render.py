@@ -32,7 +32,7 @@ from vision.training.synth.scene import (
     TILE_W,
     FarRack,
     Finger,
-    PlacedTile,
+    SceneTile,
     Scene,
     board_point,
     moved,
@@ -204,7 +204,7 @@ def _draw_tile(
     idmap: np.ndarray,
     cam: Camera,
     cub: Cuboid,
-    tile: PlacedTile,
+    tile: SceneTile,
     tid: int,
     body: np.ndarray,
     light_dir: np.ndarray,
@@ -256,7 +256,7 @@ def _draw_tile(
     return {"box": box, "area": area, "quad": quad, "mark_quad": _mark_quad(tile, quad)}
 
 
-def _mark_quad(tile: PlacedTile, quad: np.ndarray) -> np.ndarray | None:
+def _mark_quad(tile: SceneTile, quad: np.ndarray) -> np.ndarray | None:
     """The image quad of the tile's number (or false-joker mark), through the face's warp."""
     if tile.face.tile is None:
         return None
@@ -336,7 +336,7 @@ def render_scene(scene: Scene, rng: np.random.Generator) -> tuple[np.ndarray, di
     for t in sorted(scene.backs, key=lambda b: b.z0):
         _draw_tile(canvas, idmap, cam, table_tile_cuboid(t), t, -1, body, light_dir)
 
-    def table_order(item: tuple[int, PlacedTile]) -> tuple[float, float]:
+    def table_order(item: tuple[int, SceneTile]) -> tuple[float, float]:
         # piles bottom first; on one level far to near, so a near tile's side hides a far one
         t = item[1]
         return t.z0, -float(np.hypot(t.x - cam.C[0], t.y - cam.C[1]))

@@ -67,7 +67,7 @@ def _face(
 
 
 @dataclass
-class PlacedTile:
+class SceneTile:
     tile: Tile
     face: FaceSource
     upside_down: bool
@@ -99,7 +99,7 @@ class FarRack:
     """Another player's rack across or beside the table, seen from behind; never labelled."""
 
     rack: Rack
-    tiles: list[PlacedTile]  # row and x used; faces point away from the camera
+    tiles: list[SceneTile]  # row and x used; faces point away from the camera
     rotation: np.ndarray  # 3x3, about z: the rack's front faces its own player
     offset: np.ndarray  # world position of the rack's origin
 
@@ -146,7 +146,7 @@ class Scene:
     rules: str
     style: SetStyle
     indicator: Tile
-    tiles: list[PlacedTile]
+    tiles: list[SceneTile]
     rack: Rack
     table: np.ndarray
     table_origin: tuple[float, float]
@@ -156,7 +156,7 @@ class Scene:
     light: Light
     fingers: list[Finger]
     post: Post
-    backs: list[PlacedTile] = field(default_factory=list)  # face-down tiles (not labelled)
+    backs: list[SceneTile] = field(default_factory=list)  # face-down tiles (not labelled)
     far_racks: list[FarRack] = field(default_factory=list)  # the other players' racks
 
 
@@ -174,7 +174,7 @@ def board_point(rack: Rack, x: float, t: float, off: float) -> np.ndarray:
     return x * ex + t * et + off * en
 
 
-def rack_tile_cuboid(rack: Rack, tile: PlacedTile) -> Cuboid:
+def rack_tile_cuboid(rack: Rack, tile: SceneTile) -> Cuboid:
     """The box of a tile standing on its row's ledge, back against the board."""
     ex, et, en = board_axes(rack.lean)
     spin = np.deg2rad(tile.spin)
@@ -185,7 +185,7 @@ def rack_tile_cuboid(rack: Rack, tile: PlacedTile) -> Cuboid:
     return Cuboid(origin=base, a=a, b=b, c=en * d)
 
 
-def table_tile_cuboid(tile: PlacedTile) -> Cuboid:
+def table_tile_cuboid(tile: SceneTile) -> Cuboid:
     """A tile lying face up on the table, its top edge pointing away from the player."""
     spin = np.deg2rad(tile.spin)
     w, h, d = tile.size
@@ -407,7 +407,7 @@ def _sample_post(rng: np.random.Generator) -> Post:
     )
 
 
-def _widest_tile(camera: Camera, rack: Rack, tiles: list[PlacedTile]) -> float:
+def _widest_tile(camera: Camera, rack: Rack, tiles: list[SceneTile]) -> float:
     """The largest projected face width (pixels) among rack tiles in front of the camera."""
     widest = 0.0
     for t in tiles:
@@ -439,7 +439,7 @@ def _sample_far_racks(
             for k in range(int(far_length // (TILE_W * 1.02))):
                 if rng.random() < 0.55:
                     tiles.append(
-                        PlacedTile(
+                        SceneTile(
                             tile=Tile(0),
                             face=back,
                             upside_down=False,
@@ -466,7 +466,7 @@ def moved(cub: Cuboid, rotation: np.ndarray, offset: np.ndarray) -> Cuboid:
 
 def _sample_backs(
     rng: np.random.Generator, style: SetStyle, length: float, tile_size: tuple[float, float, float]
-) -> list[PlacedTile]:
+) -> list[SceneTile]:
     """Face-down tiles on the table: the centre stacks (up to 5 high) or a few strays."""
     if rng.random() < 0.55:
         return []
@@ -480,7 +480,7 @@ def _sample_backs(
         height = int(rng.integers(1, 6))
         for k in range(height):
             out.append(
-                PlacedTile(
+                SceneTile(
                     tile=Tile(0),  # identity unseen
                     face=back,
                     upside_down=False,
@@ -506,13 +506,13 @@ def _sample_table_groups(
     style: SetStyle,
     tile_size: tuple[float, float, float],
     length: float,
-) -> list[PlacedTile]:
+) -> list[SceneTile]:
     """Groups lying face up on the table: rows of tiles side by side, columns of tiles end to end
     (touching or nearly), and strays, each group at its own angle (any, or near a right angle).
     Tiles come from the deal's remaining tiles, so no tile appears more often than a set has it."""
     w, h, _ = tile_size
     order = [int(i) for i in rng.permutation(len(remaining))]
-    out: list[PlacedTile] = []
+    out: list[SceneTile] = []
     placed: list[tuple[float, float, float]] = []  # centre x, y and radius of each group
     for _ in range(int(rng.integers(2, 9))):
         n = min(len(order), int(rng.choice([1, 2, 3, 3, 4, 4, 5, 6])))
@@ -540,7 +540,7 @@ def _sample_table_groups(
             tile = remaining[order.pop()]
             pos = np.array([cx, cy]) + (j - (n - 1) / 2) * step * axis + rng.normal(0, 0.08, 2)
             out.append(
-                PlacedTile(
+                SceneTile(
                     size=tile_size,
                     tile=tile,
                     face=_face(rng, tile, style),
@@ -556,7 +556,7 @@ def _sample_table_groups(
 
 
 def _sample_table_camera(
-    rng: np.random.Generator, size: tuple[int, int], melds: list[PlacedTile]
+    rng: np.random.Generator, size: tuple[int, int], melds: list[SceneTile]
 ) -> dict:
     """A camera over the table groups: 3-50 degrees from straight down, from any side, tiles
     22-100 px wide (at 640 px)."""
@@ -618,12 +618,12 @@ def sample_scene(
     length = slots * pitch + rng.uniform(1.5, 4.0)
     rack = _sample_rack(rng, pool_name, length, tile_size)
     rows = _layout_rows(rng, deal.groups, slots)
-    tiles: list[PlacedTile] = []
+    tiles: list[SceneTile] = []
     for r, row in enumerate(rows):
         for slot, tile in row:
             upside = bool(rng.random() < upside_rate)
             tiles.append(
-                PlacedTile(
+                SceneTile(
                     size=tile_size,
                     tile=tile,
                     face=_face(rng, tile, style, upside),
@@ -646,7 +646,7 @@ def sample_scene(
         side = rng.choice([-1, 1])
         x = float(side * rng.uniform(0.1, 0.55) * length)
         tiles.append(
-            PlacedTile(
+            SceneTile(
                 size=tile_size,
                 tile=deal.indicator,
                 face=_face(rng, deal.indicator, style),
@@ -666,7 +666,7 @@ def sample_scene(
         px, py = float(rng.uniform(-0.5, 0.5) * length), float(rng.uniform(-16, -6))
         for k, tile in enumerate(pile):
             tiles.append(
-                PlacedTile(
+                SceneTile(
                     size=tile_size,
                     tile=tile,
                     face=_face(rng, tile, style),
