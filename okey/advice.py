@@ -19,16 +19,11 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from okey.distance import (
-    HandState,
-    SetChoice,
-    improving_draws_from,
-    meld_raising_faces,
-    optimal_set_choices,
-    unseen_counts,
-)
+from okey.distance import HandState, optimal_set_choices, unseen_counts
+from okey.draws import improving_draws_from, meld_raising_faces
 from okey.hand import check_playing_hand, okey_for
 from okey.rules import Rules
+from okey.sets import SetChoice
 from okey.tiles import ALL_KINDS, Tile
 
 

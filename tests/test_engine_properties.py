@@ -22,7 +22,8 @@ from okey import (
     okey_for,
     parse_tiles,
 )
-from okey.distance import HandState, improving_draws
+from okey.distance import HandState
+from okey.draws import improving_draws
 from okey.hand import check_playing_hand
 
 CLASSIC = Rules.classic()

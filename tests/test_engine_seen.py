@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 from okey_reference import brute_pairs
 
 from okey import FULL_SET, Rules, Tile, distance_to_win, okey_for
-from okey.distance import HandState, improving_draws
+from okey.distance import HandState
+from okey.draws import improving_draws
 from okey.okey101 import best_pairs_opening
 
 CLASSIC = Rules.classic()

@@ -1,0 +1,220 @@
+"""Improving draws: which drawable tiles bring a hand closer to a win (the waits of a hand one
+tile away), found from the optimal layouts of the hand instead of solving it again per tile.
+"""
+
+from __future__ import annotations
+
+from okey.distance import HandState, kept_in_pairs, kept_with_sets, optimal_set_choices
+from okey.layout import GUARDS, HIGH, Totals, priced_size, totals_of
+from okey.rules import Rules
+from okey.runs import LINE_PROFILES, NEAR, line_profile
+from okey.sets import SetChoice, lone_colours, number_gain, set_bound, take_set_keys
+from okey.solver import NUMBERED_KINDS
+
+
+def improving_draws(hand: HandState, rules: Rules) -> tuple[int, set[int]]:
+    """The distance of a hand and the drawable faces (0..51) whose draw lowers it (an okey always
+    does while the distance is above 0).
+
+    Rather than solving the hand again for every face, this starts from the optimal meld layouts
+    of the hand: a drawn face lowers the meld distance only if some optimal layout can keep it, in
+    its colour's runs, in one of its sets, or in a new set with one held face of its number (any
+    layout keeping it one more time came from an optimal one in one of these ways).
+    """
+    distance, found, _ = improving_draws_from(hand, rules, optimal_set_choices(hand, rules))
+    return distance, found
+
+
+def improving_draws_from(
+    hand: HandState,
+    rules: Rules,
+    solved: tuple[int, list[SetChoice]],
+    never: set[int] | frozenset[int] = frozenset(),
+) -> tuple[int, set[int], set[int]]:
+    """``improving_draws`` from the hand's ``optimal_set_choices`` (``solved``), also returning
+    the faces checked and found not to let the meld layout keep one more.
+
+    ``never`` are faces known not to let the meld layout keep one more: their meld check is
+    skipped.  (``advise`` knows some.  Say hands A and B are one 15-tile hand T less one tile
+    each, neither an okey, B keeps more faces than A, and A's missing tile still has a copy to
+    draw.  If a face f (not A's missing one) does not let A keep one more, then T plus f keeps at
+    most one more than A (removing A's missing tile from it loses at most one kept face, as a
+    drawn copy can take its place), so B plus f, which holds less, keeps no more than B.)
+    A face whose bound (``_RootBound``) already falls short is not checked any further.
+    """
+    size = rules.hand_size
+    pairs_on = rules.seven_pairs and size % 2 == 0
+    kept_melds, optimal = solved
+    melds = size - kept_melds - hand.okeys
+    pairs = size - kept_in_pairs(hand, rules) if pairs_on else size
+    distance = max(0, min(melds, pairs))
+    found: set[int] = set()
+    melds_failed: set[int] = set()
+    if distance == 0:
+        return 0, found, melds_failed
+    layouts = [_Layout(hand, rules, sets) for sets in optimal] if melds == distance else []
+    root = _RootBound(hand, rules) if layouts else None
+    pairs_count = pairs == distance
+    for face in range(NUMBERED_KINDS):
+        if not hand.avail[face]:
+            continue  # no copy left to draw
+        if not pairs_count and (not layouts or face in never):
+            continue  # nothing to check for this face
+        drawn = hand.with_face(face)
+        if pairs_count and size - kept_in_pairs(drawn, rules) < distance:
+            found.add(face)
+        elif layouts and face not in never:
+            if root.cuts(drawn, face, kept_melds + 1):
+                melds_failed.add(face)
+            elif _melds_improve(drawn, face, layouts, kept_melds + 1, rules):
+                found.add(face)
+            else:
+                melds_failed.add(face)
+    return distance, found, melds_failed
+
+
+def meld_raising_faces(
+    hand: HandState, rules: Rules, solved: tuple[int, list[SetChoice]]
+) -> set[int]:
+    """The drawable faces whose draw lets the hand's meld layout keep one more face than its
+    ``optimal_set_choices`` (``solved``) do (the meld checks of ``improving_draws_from``, for
+    any hand size: ``advise`` asks it of the whole 15-tile hand)."""
+    kept, optimal = solved
+    if kept >= rules.hand_size:
+        return set()
+    layouts = [_Layout(hand, rules, sets) for sets in optimal]
+    root = _RootBound(hand, rules)
+    found = set()
+    for face in range(NUMBERED_KINDS):
+        if not hand.avail[face]:
+            continue
+        drawn = hand.with_face(face)
+        if not root.cuts(drawn, face, kept + 1) and _melds_improve(
+            drawn, face, layouts, kept + 1, rules
+        ):
+            found.add(face)
+    return found
+
+
+class _RootBound:
+    """The set search's bound at its root (``SetSearch``: every colour's runs as the faces
+    stand, plus the most the sets at each number could add), kept per part so that the bound
+    of the hand plus one drawn face costs one colour profile and one number's choices.
+
+    It bounds every meld layout of the hand plus that face, so a face whose bound falls short
+    of the target cannot let the layout keep that many: its layout checks are skipped."""
+
+    __slots__ = ("wrap", "size", "gains", "runs", "total")
+
+    def __init__(self, hand: HandState, rules: Rules) -> None:
+        faces, avail = hand.faces, hand.avail
+        self.wrap = rules.wrap_13_1
+        self.size = rules.hand_size
+        lone = lone_colours(hand.line_keys(), self.wrap)
+        self.gains = [number_gain(faces, avail, n, lone[n]) for n in range(13)]
+        self.runs = [line_profile(key, self.wrap, self.size) for key in hand.line_keys()]
+        self.total = (
+            priced_size(self.size) + sum(self.gains) + sum(p.packed_bound for p in self.runs)
+        )
+
+    def cuts(self, drawn: HandState, face: int, target: int) -> bool:
+        """True when the hand plus a drawn ``face`` (``drawn``) keeps fewer than ``target``
+        faces in any meld layout (its bound says so)."""
+        colour, number = divmod(face, 13)
+        keys = drawn.line_keys()
+        profile = line_profile(keys[colour], self.wrap, self.size)
+        lone = lone_colours(keys, self.wrap)
+        total = (
+            self.total
+            - self.gains[number]
+            + number_gain(drawn.faces, drawn.avail, number, lone[number])
+            - self.runs[colour].packed_bound
+            + profile.packed_bound
+        )
+        if not drawn.avail[face]:
+            # Its last copy drawn: runs through it draw no more, so a lone face nearby may
+            # now stand in a set.
+            for near in NEAR[self.wrap][number]:
+                total += number_gain(drawn.faces, drawn.avail, near, lone[near]) - self.gains[near]
+        # The bound is below the target in some field (``SetSearch._set_guard``).
+        return (total + GUARDS[target]) & HIGH != HIGH
+
+
+class _Layout:
+    """One optimal choice of sets, with the knapsack of everything but one colour kept at hand,
+    so a face drawn into that colour's runs costs one knapsack step."""
+
+    def __init__(self, hand: HandState, rules: Rules, sets: SetChoice) -> None:
+        self.sets = sets
+        self.numbers = {number for _, number in sets}
+        self.items, self.keys, self.avail = take_set_keys(hand, sets)
+        self.hand_avail = hand.avail
+        self.size = rules.hand_size
+        self.wrap = rules.wrap_13_1
+        self.budget = hand.okeys + hand.wild_avail
+        self.profiles = [line_profile(key, self.wrap, self.size) for key in self.keys]
+        self._without: dict[int, Totals] = {}
+        # The layout's bound terms (``kept_bound``), plus a new set of two held faces: a bound
+        # for the layout with such a set added for a drawn face (that set's faces leave their
+        # colours' runs, which never raises their bounds, and availability never changes one).
+        self.bound = (
+            priced_size(self.size)
+            + sum(c.packed_bound for c in self.items)
+            + sum(p.packed_bound for p in self.profiles)
+        )
+        self.bound_with_pair = self.bound + set_bound(2)
+
+    def kept_with_run_face(self, face: int) -> int:
+        """Faces kept when a drawn ``face`` joins its colour's runs (the sets stay as they are)."""
+        colour = face // 13
+        totals = self._without.get(colour)
+        if totals is None:
+            others = [p for c, p in enumerate(self.profiles) if c != colour]
+            totals = totals_of((*self.items, *others), self.size, self.budget)
+            self._without[colour] = totals
+        # One more held copy, and the copy drawn leaves the pool (its last one: no copy left).
+        lost = 4 if self.avail.get(face, self.hand_avail[face]) == 1 else 0
+        key = self.keys[colour] + ((1 - lost) << (3 * (face % 13)))
+        # ``line_profile``, its cache read here first.
+        profile = LINE_PROFILES.get(key | (self.wrap << 39) | (self.size << 40))
+        if profile is None:
+            profile = line_profile(key, self.wrap, self.size)
+        return totals.best_with(profile.packed)
+
+
+def _melds_improve(
+    drawn: HandState, face: int, layouts: list[_Layout], target: int, rules: Rules
+) -> bool:
+    colour, number = divmod(face, 13)
+    tried: set[SetChoice] = set()
+    # The drawn face in its colour's runs, in every layout first (one knapsack step each).  (A
+    # set at its number may draw that face as its missing tile, so then the whole layout is
+    # solved again, below.)
+    for layout in layouts:
+        if number not in layout.numbers:
+            if layout.kept_with_run_face(face) >= target:
+                return True
+            tried.add(layout.sets)
+    for layout in layouts:
+        sets = layout.sets
+        options = [sets]
+        for i, (colours, at) in enumerate(sets):
+            if at == number and colour not in colours and len(colours) < 4:
+                grown = (tuple(sorted((*colours, colour))), at)
+                options.append((*sets[:i], grown, *sets[i + 1 :]))
+        used = [0] * 4
+        for colours, at in sets:
+            if at == number:
+                for c in colours:
+                    used[c] += 1
+        if (layout.bound_with_pair + GUARDS[target]) & HIGH == HIGH:  # bound >= target
+            for other in range(4):
+                if other != colour and drawn.faces[other * 13 + number] > used[other]:
+                    options.append((*sets, (tuple(sorted((colour, other))), number)))
+        for option in options:
+            if option in tried:
+                continue
+            tried.add(option)
+            if kept_with_sets(drawn, rules, option, target) >= target:
+                return True
+    return False

@@ -1,0 +1,352 @@
+"""Laying out a winning hand from its parts: the knapsack over slot counts.
+
+Every part of a hand (a set, or one colour's runs) offers choices of (slots, faces kept, excess);
+a winning layout takes one choice per part, its slots adding up to the hand size (or 3 or more
+fewer, filled by a group of drawn tiles) and its excess (missing tiles with no copy left) within
+the okeys the player holds or can still draw.  This module adds the parts up, as bits of one int
+(``layout_kept``), and bounds what a set of parts can keep (``kept_bound``).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Sequence
+from functools import wraps
+from typing import NamedTuple
+
+# Slot count of a colour profile entry, faces kept, missing tiles with no drawable copy.
+Entry = tuple[int, int, int]
+
+
+def bounded_cache(limit: int) -> Callable[[Callable], Callable]:
+    """Memoise a function of hashable arguments in a plain dict, emptied when it holds ``limit``.
+
+    (``functools.lru_cache`` keeps a linked list of small lists that the garbage collector walks
+    on every full collection: with 10^5 entries that caused pauses of a few hundred ms.)
+    """
+
+    def decorate(function: Callable) -> Callable:
+        table: dict = {}
+
+        @wraps(function)
+        def memoised(*args):  # noqa: ANN002, ANN202 - same signature as the wrapped function
+            try:
+                return table[args]
+            except KeyError:
+                if len(table) >= limit:
+                    table.clear()
+                value = table[args] = function(*args)
+                return value
+
+        memoised.cache_clear = table.clear  # type: ignore[attr-defined]
+        return memoised
+
+    return decorate
+
+
+class Component(NamedTuple):
+    """One part of a layout (a set, or one colour's runs): its (slots, kept, excess) choices and,
+    for each slot price of ``SLOT_PRICES``, its best ``SCALE * kept - price * slots`` (bound).
+
+    ``packed`` holds the same choices as (slots + excess << ``SHIFT``, kept), so the knapsack adds
+    one int per choice instead of a pair; ``packed_bound`` holds the bounds one per 16-bit field
+    (they are never negative and their sums stay far below 2^16), so adding the bounds of parts is
+    one int addition."""
+
+    entries: tuple[Entry, ...]
+    bounds: tuple[int, ...]
+    packed: tuple[tuple[int, int], ...]
+    packed_bound: int
+
+    @classmethod
+    def of(cls, entries: tuple[Entry, ...]) -> Component:
+        packed = tuple((s + (x << SHIFT), k) for s, k, x in entries)
+        return cls.of_packed(entries, packed)
+
+    @classmethod
+    def of_packed(
+        cls, entries: tuple[Entry, ...], packed: tuple[tuple[int, int], ...]
+    ) -> Component:
+        """``of``, given the packed choices too (in the same order)."""
+        p0, p1, p2, p3, p4 = SLOT_PRICES
+        b0 = b1 = b2 = b3 = b4 = 0
+        for slots, kept, _ in entries:
+            value = SCALE * kept
+            if value - p0 * slots > b0:
+                b0 = value - p0 * slots
+            if value - p1 * slots > b1:
+                b1 = value - p1 * slots
+            if value - p2 * slots > b2:
+                b2 = value - p2 * slots
+            if value - p3 * slots > b3:
+                b3 = value - p3 * slots
+            if value - p4 * slots > b4:
+                b4 = value - p4 * slots
+        bounds = (b0, b1, b2, b3, b4)
+        return cls(entries, bounds, packed, pack(bounds))
+
+
+# Prices of a slot, in 1/SCALE of a kept face, for the bound of ``kept_bound`` (any price >= 0
+# gives a valid bound; integers keep it exact).
+SCALE = 60
+
+
+SLOT_PRICES = (15, 20, 24, 30, 40)
+
+
+# A knapsack key is slots + (excess << SHIFT): slots of two parts added stay below 2^SHIFT.
+SHIFT = 8
+
+
+SLOTS_MASK = (1 << SHIFT) - 1
+
+
+FIELD = 16
+
+
+FIELD_MASK = (1 << FIELD) - 1
+
+
+_HALF = 1 << (FIELD - 1)
+
+
+# Bit 15 of each of the five fields (``SetSearch._set_guard``).
+HIGH = sum(_HALF << (FIELD * k) for k in range(5))
+
+
+def pack(values: Sequence[int]) -> int:
+    """Non-negative values, one per slot price, as 16-bit fields of one int."""
+    return sum(v << (FIELD * k) for k, v in enumerate(values))
+
+
+# ``SetSearch._set_guard`` per number of faces needed (hands of up to 63 slots).
+GUARDS = [pack([_HALF - need * SCALE] * len(SLOT_PRICES)) for need in range(64)]
+
+
+# ``pack`` of every slot price times a hand size, per size.
+_PRICED: dict[int, int] = {}
+
+
+def priced_size(size: int) -> int:
+    """The packed terms ``price * size``, one per slot price (the start of every bound)."""
+    packed = _PRICED.get(size)
+    if packed is None:
+        packed = _PRICED[size] = pack([price * size for price in SLOT_PRICES])
+    return packed
+
+
+def _packed_min(packed: int) -> int:
+    """The smallest of the five 16-bit fields of ``packed`` (one per slot price)."""
+    return min(
+        packed & FIELD_MASK,
+        (packed >> FIELD) & FIELD_MASK,
+        (packed >> (2 * FIELD)) & FIELD_MASK,
+        (packed >> (3 * FIELD)) & FIELD_MASK,
+        packed >> (4 * FIELD),
+    )
+
+
+def kept_bound(components: Sequence[Component], size: int) -> int:
+    """An upper bound on the faces a layout of these components keeps in ``size`` slots.
+
+    Every layout uses at most ``size`` slots, so for any price p >= 0 its kept total is at most
+    the sum over components of max(kept - p * slots) plus p * size (a Lagrangian bound).
+    """
+    total = priced_size(size)
+    for c in components:
+        total += c.packed_bound
+    return _packed_min(total) // SCALE
+
+
+# Knapsack tables of "everything but one colour", shared by the optimal layouts of a hand and by
+# the hands after each discard of one 15-tile hand (a discard changes one colour and the sets at
+# one number, so most of these tables repeat).  Keyed on the components' choices, in any order
+# (the table does not depend on the order the components are added in).
+_TOTALS_CACHE: dict[tuple, Totals] = {}
+
+
+_TOTALS_CACHE_LIMIT = 1 << 15  # about 1 KB each
+
+
+def totals_of(components: Sequence[Component], size: int, budget: int) -> Totals:
+    """The ``Totals`` of these components' knapsack (from the per-process cache if there)."""
+    return _totals_of_packed([c.packed for c in components], size, budget)
+
+
+def _totals_of_packed(parts: list[tuple[tuple[int, int], ...]], size: int, budget: int) -> Totals:
+    """The ``Totals`` of the knapsack of these parts' packed choices (cached per process)."""
+    key = (tuple(sorted(parts)), size, budget)
+    totals = _TOTALS_CACHE.get(key)
+    if totals is None:
+        totals = Totals(_knapsack_bits(parts, size, budget), size, budget)
+        if len(_TOTALS_CACHE) >= _TOTALS_CACHE_LIMIT:
+            _TOTALS_CACHE.clear()
+        _TOTALS_CACHE[key] = totals
+    return totals
+
+
+class Totals:
+    """A knapsack table read for its last step: for each excess allowance, the most kept at
+    exactly each slot count and at each slot count or fewer."""
+
+    def __init__(self, table: int, size: int, budget: int) -> None:
+        """From the knapsack's totals as bits (``_knapsack_bits``)."""
+        self.size = size
+        self.budget = budget
+        exact = []
+        kept_bits, excess_at = _layout_fields(size)
+        block = 1 << kept_bits
+        per_layer = 1 << (excess_at - kept_bits)  # slot fields per excess value
+        row = [-1] * (size + 1)
+        # The table as an array of fields, one per (excess, slot count): each field's highest
+        # bit is the most kept there.
+        count = min((table.bit_length() + block - 1) // block, (budget + 1) * per_layer)
+        fields = memoryview(table.to_bytes(count * (block >> 3), "little")).cast(FIELD_CODES[block])
+        for excess in range(budget + 1):
+            # The totals with this excess, one field per slot count (an empty layer, the usual
+            # case above excess 0, leaves the row as it is).
+            layer = fields[excess * per_layer : excess * per_layer + size + 1]
+            if any(layer):
+                row = [
+                    max(kept, v.bit_length() - 1) for kept, v in zip(row, layer, strict=False)
+                ] + row[len(layer) :]
+            exact.append(row)
+        # by_key[slots + (excess << SHIFT)]: the most the table adds to a last component's
+        # choice of that many slots and that excess (-1: none fits); bytes, as the shared cache
+        # holds many of these tables.
+        self.by_key = by_key = array("b", [-1]) * ((budget + 1) << SHIFT)
+        for excess in range(budget + 1):
+            row = exact[budget - excess]  # at most this excess left for the other parts
+            running, upto = -1, []
+            for kept in row:
+                if kept > running:
+                    running = kept
+                upto.append(running)
+            at = excess << SHIFT
+            by_key[at : at + size + 1] = array(
+                "b",
+                [
+                    row[rest] if rest < 3 or upto[rest - 3] <= row[rest] else upto[rest - 3]
+                    for rest in range(size, -1, -1)
+                ],
+            )
+
+    def best_with(self, packed: Sequence[tuple[int, int]]) -> int:
+        """Most kept once one more component (its packed choices) is added and the slots must
+        fit."""
+        best = -1
+        by_key = self.by_key
+        limit = len(by_key)
+        for key, kept in packed:
+            if key < limit:
+                found = by_key[key]
+                if found >= 0 and found + kept > best:
+                    best = found + kept
+        return max(best, 0)
+
+
+def layout_kept(components: Sequence[Component], size: int, budget: int) -> int:
+    """Most faces kept by one choice per component, with the slots adding up to a win.
+
+    The knapsack runs on one int used as a set of bits, one per (kept, slots, excess) total that
+    some choice per component reaches (``_layout_fields``): adding a component ORs the set shifted
+    by each of its choices, so every step is a few big-int operations instead of a loop over
+    the table's entries times the component's choices.
+    """
+    table = _knapsack_bits([c.packed for c in components], size, budget)
+    kept = size
+    _, kept_masks = _layout_masks(size, budget)
+    for mask in kept_masks:
+        if table & mask:
+            return kept
+        kept -= 1
+    return 0
+
+
+def _knapsack_bits(parts: Sequence[tuple[tuple[int, int], ...]], size: int, budget: int) -> int:
+    """The (kept, slots, excess) totals of one choice per part (packed choices), as bits
+    (``_layout_fields``), those over ``size`` slots or ``budget`` excess left out."""
+    valid = _layout_masks(size, budget)[0]
+    table = 1
+    for packed in parts:
+        cached = _SHIFTS.get(id(packed))
+        if cached is None or cached[0] is not packed or cached[1] != size:
+            cached = _layout_shifts(packed, size)
+        new = 0
+        for shift in cached[2]:
+            new |= table << shift
+        table = new & valid
+    return table
+
+
+# Bit positions of a layout knapsack total (``layout_kept``): kept in the lowest
+# ``size.bit_length()`` bits, slots in the next ``(2 * size + 1).bit_length()``, excess above.
+# A choice never keeps more faces than its slots (each kept face fills one), and totals with
+# more than ``size`` slots are dropped after every step, so two totals add to at most
+# ``2 * size`` kept and slots: a kept sum that overflows its field carries one into a slot count
+# above ``size`` (dropped at once), and slot sums never overflow theirs.
+_SHIFTS: dict[int, tuple[tuple[tuple[int, int], ...], int, tuple[int, ...]]] = {}
+
+
+_SHIFTS_LIMIT = 1 << 17
+
+
+_MASKS: dict[tuple[int, int], tuple[int, tuple[int, ...]]] = {}
+
+
+def _layout_fields(size: int) -> tuple[int, int]:
+    kept_bits = kept_field_width(size)
+    return kept_bits, kept_bits + (2 * size + 1).bit_length()
+
+
+def _layout_shifts(
+    packed: tuple[tuple[int, int], ...], size: int
+) -> tuple[tuple[tuple[int, int], ...], int, tuple[int, ...]]:
+    """A component's choices as bit shifts of the layout knapsack (cached by the choices' id,
+    the entry holding them so the id stays theirs); choices over ``size`` slots never fit."""
+    kept_bits, excess_at = _layout_fields(size)
+    shifts = tuple(
+        kept + ((key & SLOTS_MASK) << kept_bits) + ((key >> SHIFT) << excess_at)
+        for key, kept in packed
+        if (key & SLOTS_MASK) <= size
+    )
+    if len(_SHIFTS) >= _SHIFTS_LIMIT:
+        _SHIFTS.clear()
+    entry = _SHIFTS[id(packed)] = (packed, size, shifts)
+    return entry
+
+
+def _layout_masks(size: int, budget: int) -> tuple[int, tuple[int, ...]]:
+    """For ``layout_kept``: the bits of totals that may still grow into a win (at most
+    ``size`` slots and ``budget`` excess), and for each kept count from ``size`` down the bits
+    of the winning totals (exactly ``size`` slots or 3+ fewer, which a group of drawn tiles
+    fills) that keep that many."""
+    masks = _MASKS.get((size, budget))
+    if masks is None:
+        kept_bits, excess_at = _layout_fields(size)
+        valid = 0
+        kept_masks = [0] * (size + 1)
+        for excess in range(budget + 1):
+            for slots in range(size + 1):
+                at = (slots << kept_bits) + (excess << excess_at)
+                valid |= ((1 << (size + 1)) - 1) << at
+                if slots == size or slots <= size - 3:
+                    for kept in range(size + 1):
+                        kept_masks[kept] |= 1 << (at + kept)
+        masks = _MASKS[(size, budget)] = (valid, tuple(reversed(kept_masks)))
+    return masks
+
+
+# Array type codes of a field of ``useful_bits`` by its width in bits.
+FIELD_CODES = {8: "B", 16: "H", 32: "I", 64: "Q"}
+
+
+MAX_HAND_SIZE = 63
+
+
+def kept_field_width(size: int) -> int:
+    """Width of the kept field of a knapsack total: 3 to 6 bits, so that a slot count's field
+    is a whole array item of 1, 2, 4 or 8 bytes (hands of up to ``MAX_HAND_SIZE`` tiles)."""
+    if size > MAX_HAND_SIZE:
+        raise ValueError(f"hands of more than {MAX_HAND_SIZE} tiles are not supported")
+    return max(3, size.bit_length())

@@ -1,0 +1,387 @@
+"""Runs of one colour: every useful way to lay a colour's faces out in runs.
+
+A colour's 13 counts and which faces still have a copy to draw form its line key
+(``okey.distance.line_key``); ``line_profile`` gives, per key, the useful (slots, kept, excess)
+choices (a ``Component``), found by a memoised search over the line (``_runs_bits``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from okey.layout import FIELD_CODES, SHIFT, SLOTS_MASK, Component, kept_field_width
+
+LONGEST_RUN = 13
+
+
+# Most drawn tiles a run needs outside its kept faces: 2 to reach length 3, plus 2 to grow.
+MAX_OUTSIDE = 4
+
+
+def line_key(faces: Sequence[int], avail: Sequence[int], lo: int) -> int:
+    """One colour's line as an int: 3 bits per number, the count held plus 4 if a copy is left."""
+    key = 0
+    for p in range(12, -1, -1):
+        key = (key << 3) | faces[lo + p] | (4 if avail[lo + p] > 0 else 0)
+    return key
+
+
+def lone_faces(key: int, wrap: bool) -> int:
+    """The number indexes (bit n) of a colour's line (``line_key``) whose held face may stand
+    alone in a set of two drawn tiles of other colours.
+
+    Such a set keeps one face in three slots, as a run around that face alone does; the run is
+    the search's default, and the set is tried only where every run of three through the face
+    draws a tile with no copy left (there the run needs an okey and the set may not)."""
+    full = key | (wrap << 39)
+    found = _LONE_FACES.get(full)
+    if found is None:
+        found = 0
+        for n in range(13):
+            if (key >> (3 * n)) & 3 and not any(
+                (key >> (3 * a)) & 4 and (key >> (3 * b)) & 4 for a, b in _RUN_NEIGHBOURS[wrap][n]
+            ):
+                found |= 1 << n
+        if len(_LONE_FACES) >= _LINE_PROFILES_LIMIT:
+            _LONE_FACES.clear()
+        _LONE_FACES[full] = found
+    return found
+
+
+_LONE_FACES: dict[int, int] = {}
+
+
+def _run_neighbours(n: int, wrap: bool) -> tuple[tuple[int, int], ...]:
+    """The other two number indexes of each run of three through number index ``n``."""
+    top = 13 if wrap else 12  # position 13: a 1 played high
+    found = []
+    for position in (n, 13) if wrap and n == 0 else (n,):
+        for start in range(position - 2, position + 1):
+            if start >= 0 and start + 2 <= top:
+                a, b = (p % 13 for p in range(start, start + 3) if p != position)
+                found.append((a, b))
+    return tuple(found)
+
+
+_RUN_NEIGHBOURS = {wrap: [_run_neighbours(n, wrap) for n in range(13)] for wrap in (False, True)}
+
+
+# The number indexes whose ``lone_faces`` may change when the last copy of a face at each one
+# is drawn.
+NEAR = {
+    wrap: [
+        sorted({m for m in range(13) for pair in _RUN_NEIGHBOURS[wrap][m] if n in pair})
+        for n in range(13)
+    ]
+    for wrap in (False, True)
+}
+
+
+# Colour profiles by line key (``line_key``), wrap switch and hand size.
+LINE_PROFILES: dict[int, Component] = {}
+
+
+_LINE_PROFILES_LIMIT = 1 << 18
+
+
+def line_profile(key: int, wrap: bool, size: int) -> Component:
+    """``_colour_profile`` of the line with this key (``line_key``)."""
+    full = key | (wrap << 39) | (size << 40)
+    profile = LINE_PROFILES.get(full)
+    if profile is None:
+        profile = _profile_of_key(key, wrap, size)
+        if len(LINE_PROFILES) >= _LINE_PROFILES_LIMIT:
+            LINE_PROFILES.clear()
+        LINE_PROFILES[full] = profile
+    return profile
+
+
+def _colour_profile(
+    faces: tuple[int, ...], avail: tuple[int, ...], wrap: bool, size: int
+) -> Component:
+    """Runs of one colour: the useful (slots, kept, excess) choices of laying its faces in runs.
+
+    ``faces`` are the colour's 13 counts, ``avail`` whether each face still has a copy to draw
+    (the work is done by ``_profile_of_key`` on the line's int key)."""
+    return line_profile(line_key(faces, avail, 0), wrap, size)
+
+
+def _profile_of_key(key: int, wrap: bool, size: int) -> Component:
+    """``_colour_profile`` of the line with this key (``line_key``).
+
+    With ``wrap`` a 1 may be played high (position 14, after 13): each split of the held 1s into
+    low and high ones is tried.  Runs never cross 4 or more empty positions, so faces further
+    apart than that are solved apart (as clusters, whose run choices ``_runs_packed`` caches by
+    their shape) and their choices added up.
+    """
+    line, avail = _line_bits(key, wrap)
+    top = 13 if wrap else 12
+    ones = line & 3
+    splits = range(ones + 1) if wrap else range(1)
+    kept_bits, excess_at, _, valid = _run_fields(size)
+    found = 0
+    for high in splits:
+        split = line - high + (high << 26)
+        clusters = _clusters_packed(split, avail, top)
+        if len(splits) == 1 and len(clusters) == 1:
+            # One cluster: its choices are already the useful ones (``useful_bits`` of a
+            # useful set of choices is the same set), all within ``size`` slots and with less
+            # excess than LONGEST_RUN (a run keeps at least one face).
+            return _component_of_packed(dict(_runs_packed(*clusters[0], size)))
+        # The clusters' knapsack as bits (``_run_fields``), each choice of a cluster a shift;
+        # the splits' totals ORed.
+        # (The first cluster's bits are taken whole: choices another beats still lose to it
+        # once the same choices are added, so the useful choices at the end are the same.)
+        table = _runs_bits(*clusters[0], size) & valid if clusters else 1
+        for cluster in clusters[1:]:
+            new = 0
+            for k, kept in _runs_packed(*cluster, size):
+                new |= table << (
+                    kept + ((k & SLOTS_MASK) << kept_bits) + ((k >> SHIFT) << excess_at)
+                )
+            table = new & valid
+        found |= table
+    return _component_of_packed(useful_bits(found, size))
+
+
+def _line_bits(key: int, wrap: bool) -> tuple[int, int]:
+    """A line key as its counts (2 bits per position) and availability (1 bit per position);
+    with ``wrap``, position 13 (a 1 played high) has the 1's availability.  (Three positions at
+    a time, from a table.)"""
+    l0, a0 = _BITS3[key & 511]
+    l1, a1 = _BITS3[(key >> 9) & 511]
+    l2, a2 = _BITS3[(key >> 18) & 511]
+    l3, a3 = _BITS3[(key >> 27) & 511]
+    l4, a4 = _BITS3[(key >> 36) & 7]
+    line = l0 | (l1 << 6) | (l2 << 12) | (l3 << 18) | (l4 << 24)
+    avail = a0 | (a1 << 3) | (a2 << 6) | (a3 << 9) | (a4 << 12)
+    if wrap:
+        avail |= (avail & 1) << 13
+    return line, avail
+
+
+def _bits3(chunk: int) -> tuple[int, int]:
+    """Three positions of a line key (9 bits) as 2-bit counts and availability bits."""
+    line = avail = 0
+    for p in range(3):
+        field = (chunk >> (3 * p)) & 7
+        line |= (field & 3) << (2 * p)
+        if field & 4:
+            avail |= 1 << p
+    return line, avail
+
+
+_BITS3 = [_bits3(chunk) for chunk in range(512)]
+
+
+def _component_of_packed(found: dict[int, int]) -> Component:
+    entries = tuple(sorted((k & SLOTS_MASK, kept, k >> SHIFT) for k, kept in found.items()))
+    return Component.of_packed(entries, tuple((s + (x << SHIFT), k) for s, k, x in entries))
+
+
+def _clusters_packed(line: int, avail: int, top: int) -> list[tuple[int, int, int]]:
+    """Split a colour's line (2 bits per position, 0..top) into clusters: each as its line and
+    availability from up to 4 positions before its first face to up to 4 after its last (the
+    room a run may draw in), and that length."""
+    held = [p for p in range(top + 1) if (line >> (2 * p)) & 3]
+    out = []
+    i = 0
+    while i < len(held):
+        j = i
+        while j + 1 < len(held) and held[j + 1] - held[j] <= 4:
+            j += 1
+        lo, hi = held[i], held[j]
+        start = lo - min(MAX_OUTSIDE, lo)
+        length = hi + min(MAX_OUTSIDE, top - hi) - start + 1
+        out.append(
+            (
+                (line >> (2 * start)) & ((1 << (2 * length)) - 1),
+                (avail >> start) & ((1 << length) - 1),
+                length,
+            )
+        )
+        i = j + 1
+    return out
+
+
+# Results of ``_runs_packed`` shared by every cluster and hand of the process, keyed on the line
+# and its availability from 4 positions before the lowest held face (nothing further left
+# matters), so the clusters of different hands share the solutions of their common tails.
+_RUNS_MEMO_LIMIT = 1 << 17  # about 2 KB each with the other caches: a bounded few hundred MB
+
+
+_PACKED_MEMO: dict[int, tuple[tuple[int, int], ...]] = {}
+
+
+# The same lines' choices as bits (``_runs_bits``), which the search itself reads.
+_BITS_MEMO: dict[int, int] = {}
+
+
+# Most drawn tiles outside a run's kept span of each length: what makes it 3 long, plus 2.
+_OUTSIDE = tuple(2 + max(0, 3 - span) for span in range(64))
+
+
+def _runs_packed(line: int, avail: int, length: int, size: int) -> tuple[tuple[int, int], ...]:
+    """Every useful way to lay a colour's faces out in runs: (slots + (excess << SHIFT), most
+    faces kept) pairs (``useful_bits`` of the choices ``_runs_bits`` finds)."""
+    key = line | (avail << 32) | (length << 48) | (size << 56)
+    cached = _PACKED_MEMO.get(key)
+    if cached is None:
+        cached = tuple(useful_bits(_runs_bits(line, avail, length, size), size).items())
+        if len(_PACKED_MEMO) >= _RUNS_MEMO_LIMIT:
+            _PACKED_MEMO.clear()
+        _PACKED_MEMO[key] = cached
+    return cached
+
+
+# Bit positions of a run choice (``_runs_bits``): kept in the lowest ``size.bit_length()`` bits,
+# slots in the next ones, wide enough for a total over ``size`` plus a longest run and a carry
+# (such totals are dropped at once), excess above.  Per size: (kept bits, excess shift, mask of
+# the totals within ``size`` slots and ``size`` excess).
+_RUN_FIELDS: dict[int, tuple[int, int, int, int]] = {}
+
+
+def _run_fields(size: int) -> tuple[int, int, int, int]:
+    """(kept bits, excess shift, mask of the totals within ``size`` slots, the same with at
+    most ``LONGEST_RUN`` excess: a whole line's totals, ``_profile_of_key``)."""
+    fields = _RUN_FIELDS.get(size)
+    if fields is None:
+        kept_bits = kept_field_width(size)
+        excess_at = kept_bits + (max(size + LONGEST_RUN, 2 * size) + 1).bit_length()
+        valid = line = 0
+        slots_mask = (1 << ((size + 1) << kept_bits)) - 1
+        for excess in range(size + 1):
+            valid |= slots_mask << (excess << excess_at)
+            if excess <= LONGEST_RUN:
+                line |= slots_mask << (excess << excess_at)
+        fields = _RUN_FIELDS[size] = (kept_bits, excess_at, valid, line)
+    return fields
+
+
+def useful_bits(bits: int, size: int) -> dict[int, int]:
+    """The choices in a ``_runs_bits`` set that no other beats (slots + (excess << SHIFT) ->
+    most kept): a choice is kept when it keeps more than any with less excess at its slot count
+    and more than any with no more excess in 3 or more fewer slots.  (Three or more spare slots
+    are always filled by a new group of drawn tiles, so only choices within two slots of a
+    better one can matter: they make the total exact.  Dropping the others is safe at every
+    step of a knapsack: what beats a choice still beats it once the same parts are added.)
+
+    The bits are read as an array of fields, one per slot count (``kept_field_width``)."""
+    kept_bits, excess_at, _, _ = _run_fields(size)
+    block = 1 << kept_bits
+    per_layer = 1 << (excess_at - kept_bits)  # fields per excess value
+    code = FIELD_CODES[block]
+    count = (bits.bit_length() + block - 1) // block
+    fields = memoryview(bits.to_bytes(count * (block >> 3), "little")).cast(code)
+    found = {}
+    lower = [-1] * (size + 1)  # most kept at each slot count with less excess
+    base = 0
+    for at in range(0, count, per_layer):
+        layer = [v.bit_length() - 1 for v in fields[at : at + size + 1]]
+        running = -1  # most kept with no more excess, up to each slot count
+        upto = []
+        for slots, kept in enumerate(layer):
+            low = lower[slots]
+            if kept > low:
+                if slots < 3 or upto[slots - 3] < kept:
+                    found[base + slots] = kept
+                lower[slots] = low = kept
+            if low > running:
+                running = low
+            upto.append(running)
+        base += 1 << SHIFT
+    return found
+
+
+def _runs_bits(line: int, avail: int, length: int, size: int) -> int:
+    """Every way to lay a colour's faces out in runs, as a set of bits: one per (slots, kept,
+    excess) some layout reaches (``_run_fields``), those over ``size`` slots left out.
+
+    ``line`` holds 2 bits per position (the count), ``avail`` 1 bit per position (a copy left
+    to draw), over ``length`` positions (the last may be a 1 played high); the lowest held face
+    either stays out of every run or is the first kept face of a run, perhaps with drawn tiles
+    before it.
+    The run then takes every held face on its way (taking beats drawing the same face), may cross
+    gaps of up to 3 drawn tiles to reach further faces (a longer gap costs at least as many slots
+    as two separate runs), and ends on a kept face, perhaps plus drawn tiles.  The drawn tiles
+    outside the kept span are at most what makes the run 3 long plus 2: more is never needed, as
+    3 or more spare slots make a group of their own.  A drawn tile whose face has no copy left
+    counts one excess (an okey must stand in).  Adding a run to the rest of the line's choices
+    is one shift of the rest's bits (by the run's slots, kept and excess).
+    """
+    if not line:
+        return 1
+    first = ((line & -line).bit_length() - 1) >> 1
+    if first > MAX_OUTSIDE:
+        # Positions further left than a lead of MAX_OUTSIDE can reach play no part.
+        cut = first - MAX_OUTSIDE
+        line >>= 2 * cut
+        avail >>= cut
+        length -= cut
+        first = MAX_OUTSIDE
+    tail = (avail << 32) | (length << 48) | (size << 56)
+    memo = _BITS_MEMO
+    cached = memo.get(line | tail)
+    if cached is not None:
+        return cached
+    kept_bits, excess_at, valid, _ = _run_fields(size)
+    top = length - 1
+    rest = line - (1 << (2 * first))
+    found = _runs_bits(rest, avail, length, size)
+    missing = ~avail
+    for lead in range(min(MAX_OUTSIDE, first) + 1):
+        start = first - lead
+        left = rest
+        excess = ((missing >> start) & ((1 << lead) - 1)).bit_count()
+        kept = 1
+        since_kept = 0
+        run = lead + 1
+        pos = first
+        sub_of = -1  # the ``left`` that ``sub`` is the rest of (a drawn tile leaves it as is)
+        while True:
+            # Drawn tiles outside the kept span: at most what makes the run 3 long, plus 2.
+            outside = _OUTSIDE[run - lead - since_kept]
+            if lead > outside:
+                break  # the lead is too long for this run or any longer one
+            if run >= 3 and lead + since_kept <= outside:
+                # The rest of the line: ``_runs_bits(left, ...)``, looked up here first.
+                if left == sub_of:
+                    pass
+                elif left:
+                    low = ((left & -left).bit_length() - 1) >> 1
+                    if low > MAX_OUTSIDE:
+                        cut = low - MAX_OUTSIDE
+                        key = (
+                            (left >> (2 * cut))
+                            | ((avail >> cut) << 32)
+                            | ((length - cut) << 48)
+                            | (size << 56)
+                        )
+                    else:
+                        key = left | tail
+                    sub = memo.get(key)
+                    if sub is None:
+                        sub = _runs_bits(left, avail, length, size)
+                    sub_of = left
+                else:
+                    sub = 1
+                    sub_of = 0
+                found |= sub << (kept + (run << kept_bits) + (excess << excess_at))
+            pos += 1
+            if pos > top or run >= LONGEST_RUN:
+                break
+            if (left >> (2 * pos)) & 3:
+                left -= 1 << (2 * pos)
+                kept += 1
+                since_kept = 0
+            else:
+                excess += (missing >> pos) & 1
+                since_kept += 1
+                if since_kept > MAX_OUTSIDE:
+                    break
+            run += 1
+    found &= valid
+    if len(memo) >= _RUNS_MEMO_LIMIT:
+        memo.clear()
+    memo[line | tail] = found
+    return found

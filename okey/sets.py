@@ -1,0 +1,203 @@
+"""Sets at one number: the choices of sets a hand can lay at each number, and what each takes
+out of the colours' lines.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+from typing import TYPE_CHECKING, NamedTuple
+
+from okey.layout import SCALE, SLOT_PRICES, Component, Entry, bounded_cache, pack
+from okey.runs import lone_faces
+
+if TYPE_CHECKING:
+    from okey.distance import HandState
+
+
+# A choice of sets: (held colours, number index 0..12) per set.
+SetChoice = tuple[tuple[tuple[int, ...], int], ...]
+
+
+def lone_colours(keys: Sequence[int], wrap: bool) -> list[int]:
+    """Per number index, the colours (bit c) whose face may stand alone in a set
+    (``lone_faces`` of the four colours' line keys)."""
+    lone = [lone_faces(key, wrap) for key in keys]
+    if not any(lone):
+        return _NO_LONE
+    return [
+        (lone[0] >> n & 1)
+        | (lone[1] >> n & 1) << 1
+        | (lone[2] >> n & 1) << 2
+        | (lone[3] >> n & 1) << 3
+        for n in range(13)
+    ]
+
+
+_NO_LONE = [0] * 13
+
+
+@bounded_cache(1 << 14)
+def number_choices(
+    counts: tuple[int, ...], avail: tuple[int, ...], number: int, singles: int = 0
+) -> tuple[list[_Option], list[list[tuple[int, int]]], int]:
+    """``_number_options`` at ``number``, how each changes the line key of each colour it
+    touches, and the most any of them adds to the bound (packed, per slot price).  ``singles``:
+    the colours whose face may stand alone in a set (``lone_colours``)."""
+    options = _number_options(counts, avail, singles)
+    deltas = []
+    for option in options:
+        out = []
+        for colour, taken, drawn in option.changes:
+            lost = 4 if avail[colour] > 0 and avail[colour] - drawn <= 0 else 0
+            out.append((colour, -((taken + lost) << (3 * number))))
+        deltas.append(out)
+    best = [max(0, *(o.gains[k] for o in options)) for k in range(len(SLOT_PRICES))]
+    return options, deltas, pack(best)
+
+
+class _Option(NamedTuple):
+    """One choice of sets at a number: the held colours of each set, its bound gains per slot
+    price, the set components, and per touched colour (colour, faces taken, copies drawn)."""
+
+    sets: tuple[tuple[int, ...], ...]
+    gains: list[int]
+    items: tuple[Component, ...]
+    changes: tuple[tuple[int, int, int], ...]
+    packed_gains: int
+
+
+@bounded_cache(1 << 12)
+def _number_options(counts: tuple[int, ...], avail: tuple[int, ...], singles: int) -> list[_Option]:
+    """The choices of sets at one number (held ``counts`` and drawable ``avail`` per colour),
+    the ones taking the most faces first (they tend to find the best layout early)."""
+    options = []
+    faces = list(counts)  # _sets_at reads counts at faces[c * 13 + number]; number 0 here
+    padded = [0] * 52
+    for c in range(4):
+        padded[c * 13] = faces[c]
+    for choice in sorted(_sets_at(0, padded, singles), key=_taken, reverse=True):
+        here = list(avail)
+        taken = [0] * 4
+        drawn = [0] * 4
+        items = []
+        for colours, _ in choice:
+            for c in colours:
+                taken[c] += 1
+            component, drawn_colours = _set_component(colours, tuple(here))
+            for c in drawn_colours:
+                here[c] -= 1
+                drawn[c] += 1
+            items.append(component)
+        gains = [
+            sum(SCALE * len(c) - price * max(3, len(c)) for c, _ in choice) for price in SLOT_PRICES
+        ]
+        changes = tuple((c, taken[c], drawn[c]) for c in range(4) if taken[c] or drawn[c])
+        options.append(
+            _Option(
+                tuple(colours for colours, _ in choice),
+                gains,
+                tuple(items),
+                changes,
+                pack(gains),
+            )
+        )
+    return options
+
+
+def _taken(choice: list[tuple[tuple[int, ...], int]]) -> int:
+    return sum(len(colours) for colours, _ in choice)
+
+
+def number_gain(faces: Sequence[int], avail: Sequence[int], n: int, singles: int) -> int:
+    """The most the sets at number ``n`` can add to the bound (packed), 0 where none can be
+    chosen (``SetSearch.numbers``); ``singles`` as for ``number_choices``."""
+    counts = (faces[n], faces[13 + n], faces[26 + n], faces[39 + n])
+    if not singles and (counts[0] > 0) + (counts[1] > 0) + (counts[2] > 0) + (counts[3] > 0) < 2:
+        return 0
+    here = (avail[n], avail[13 + n], avail[26 + n], avail[39 + n])
+    return number_choices(counts, here, n, singles)[2]
+
+
+def take_set_keys(
+    hand: HandState, sets: SetChoice
+) -> tuple[list[Component], list[int], dict[int, int]]:
+    """Take the sets' held faces out of the hand and draw their missing tiles: the set
+    components, the colours' line keys after that, and the drawable copies left of each face
+    the sets drew (the other faces keep ``hand.avail``)."""
+    keys = list(hand.line_keys())
+    avail = hand.avail
+    changed: dict[int, int] = {}
+    items: list[Component] = []
+    for colours, number in sets:
+        shift = 3 * number
+        for c in colours:
+            keys[c] -= 1 << shift
+        if changed:
+            here = tuple(changed.get(c * 13 + number, avail[c * 13 + number]) for c in range(4))
+        else:
+            here = (avail[number], avail[13 + number], avail[26 + number], avail[39 + number])
+        component, drawn = _set_component(colours, here)
+        for c in drawn:
+            left = here[c] - 1
+            changed[c * 13 + number] = left
+            if left <= 0:
+                keys[c] -= 4 << shift
+        items.append(component)
+    return items, keys, changed
+
+
+def _sets_at(
+    number: int, faces: list[int], singles: int = 0
+) -> list[list[tuple[tuple[int, ...], int]]]:
+    """The choices of sets (0, 1 or 2 of them) at one number, each as (kept colours, number);
+    a set may keep one face only in the colours of ``singles`` (``lone_colours``)."""
+    counts = [faces[c * 13 + number] for c in range(4)]
+    choices: list[list[tuple[tuple[int, ...], int]]] = [[]]
+    for first in _colour_subsets(counts, singles):
+        choices.append([(first, number)])
+        rest = [n - (c in first) for c, n in enumerate(counts)]
+        for second in _colour_subsets(rest, singles):
+            if second <= first:
+                choices.append([(first, number), (second, number)])
+    return choices
+
+
+def _colour_subsets(counts: list[int], singles: int = 0) -> list[tuple[int, ...]]:
+    present = [c for c in range(4) if counts[c]]
+    alone = [(c,) for c in present if singles >> c & 1]
+    return alone + [s for size in (2, 3, 4) for s in combinations(present, size)]
+
+
+@bounded_cache(64)
+def set_bound(kept: int) -> int:
+    """The packed bound terms of a set of ``kept`` held faces (availability never changes them:
+    a set of k held faces uses 3 or 4 slots, or k if more)."""
+    return pack([max(0, SCALE * kept - price * max(3, kept)) for price in SLOT_PRICES])
+
+
+@bounded_cache(4096)
+def _set_component(
+    colours: tuple[int, ...], avail: tuple[int, ...]
+) -> tuple[Component, tuple[int, ...]]:
+    """Slot options of one set (3 or 4 tiles) and the colours whose copies it draws.
+
+    ``avail`` is the drawable copies at the set's number, per colour.  The most available missing
+    colours are drawn first; a missing tile with no copy left needs an okey (one excess).
+    """
+    missing = sorted((c for c in range(4) if c not in colours), key=lambda c: -avail[c])
+    options: list[Entry] = []
+    drawn: list[int] = []
+    excess = 0
+    kept = len(colours)
+    for slots in range(kept, 5):
+        if slots >= 3:
+            options.append((slots, kept, excess))
+        if slots == 4:
+            break
+        colour = missing[slots - kept]
+        if avail[colour]:
+            drawn.append(colour)
+        else:
+            excess += 1
+    return Component.of(tuple(options)), tuple(drawn)
