@@ -14,7 +14,6 @@ import argparse
 from pathlib import Path
 
 from istaka.cli import InputError
-from vision.training.synth.styles import POOLS
 
 
 def _size(text: str) -> tuple[int, int]:
@@ -49,7 +48,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--start", type=int, default=0, help="index of the first image (to extend a run)"
     )
     p.add_argument("--workers", type=int, default=1, help="processes (default 1)")
-    p.add_argument("--style-pool", choices=sorted(POOLS), default="train")
+    p.add_argument(
+        "--style-pool", default="train", help="style pool: train, heldout, ... (default train)"
+    )
     p.add_argument("--rules", choices=("classic", "okey101"), default=None, help="default: mixed")
     p.add_argument(
         "--scene",
@@ -75,6 +76,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from vision.training.synth.styles import POOLS
+
+    if args.style_pool not in POOLS:
+        raise InputError(f"--style-pool must be one of {', '.join(sorted(POOLS))}")
     if not 10 <= args.quality <= 100:
         raise InputError(f"--quality must be 10..100, got {args.quality}")
     if args.seed < 0 or args.start < 0:

@@ -57,6 +57,14 @@ def test_reading_a_photo_loads_no_training_code() -> None:
     assert bad == [], bad[:5]
 
 
+def test_every_command_is_listed_without_training_code() -> None:
+    """`istaka --help` builds every subcommand's parser: none of them may import training code at
+    the top (a read-only install has no PIL, torch or ultralytics)."""
+    loaded = _loaded_after("from istaka.cli import build_parser\nbuild_parser()")
+    bad = [m for m in loaded if any(m == f or m.startswith(f + ".") for f in FORBIDDEN)]
+    assert bad == [], bad[:5]
+
+
 def test_the_probe_sees_a_training_import() -> None:
     """The check above can fail: importing the renderer does load training code."""
     loaded = _loaded_after("import vision.training.synth.render")
