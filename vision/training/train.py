@@ -372,6 +372,9 @@ def train(config: TrainConfig, resume: bool = False, **overrides: Any) -> Path:
     (``models/stages/``), so ``istaka train models/tile_detector.yaml`` in a clean clone rebuilds
     the shipped detector's whole chain, from scratch, with nothing but the committed data.
     """
+    offline_environment()
+    from ultralytics import YOLO
+
     if config.weights is not None and not config.weights.is_file() and not resume:
         upstream = config_for_output(config.weights)
         if upstream is None:
@@ -381,8 +384,6 @@ def train(config: TrainConfig, resume: bool = False, **overrides: Any) -> Path:
             )
         print(f"{config.name}: first training {upstream.name}, which makes {config.weights.name}")
         train(TrainConfig.load(upstream), **overrides)
-    offline_environment()
-    from ultralytics import YOLO
 
     prepare(config.prepare)
     # rendering and crop export use as many processes as the data loader is given
