@@ -1,38 +1,57 @@
-"""Bounded load run against ``istaka serve`` on loopback: N concurrent clients for T seconds.
+"""Load and fault run of ``istaka serve`` on loopback, from a clean clone: photos from the
+repository (``datasets/real_val/images/`` and ``examples/rack_real.jpg``), Redis started here.
 
-Starts a server on a free 127.0.0.1 port (or uses ``--url`` pointing at loopback), then each
-client loops over a mix of requests: ``POST /scan`` with a real photo, ``POST /hand`` with a 15-tile
-hand, ``GET /health``.  Prints, per endpoint, the request count, errors by status and latency
-percentiles.  Only loopback addresses are accepted: this is a load generator.
+For each setup (``memory``: 1 worker, tables in memory; ``redis``: ``--workers`` workers sharing a
+``redis-server`` this script starts with ``appendfsync always``), it starts ``istaka serve`` on a
+free 127.0.0.1 port, creates tables, opens overlay pages on them (WebSocket clients that reconnect
+by themselves), and runs N clients for T seconds, each cycling through ``POST /scan`` with a real
+photo, ``POST /hand``, ``PUT /tables/{table}`` as the table's owner and ``GET /health``.  It prints
+scans/s, latency percentiles per endpoint, the overlay update latency from sending the PUT to the
+page receiving that version, and every answer that was not a 2xx.
 
-    .venv/bin/python benchmarks/load.py                     # 20 clients, 30 s
-    .venv/bin/python benchmarks/load.py --clients 5 --seconds 10 --mix hand
+``--fault`` adds, on the Redis setup, a Redis restart at a third of the run and a worker killed
+(SIGKILL; uvicorn starts another) at two thirds, and reports what was lost: acknowledged PUTs
+whose version the store no longer has, and pages that did not end on the table's last version.
+
+    .venv/bin/python benchmarks/load.py                       # both setups, 8 clients, 20 s
+    .venv/bin/python benchmarks/load.py --setups redis --fault --seconds 30
+    .venv/bin/python benchmarks/load.py --no-model --mix hand,put,health --seconds 5
+
+Only loopback is ever targeted: this is a load generator.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import ipaddress
+import contextlib
+import json
 import os
+import shutil
+import signal
 import socket
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections import Counter, defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlparse
+from typing import IO
 
 import httpx
+from websockets.asyncio.client import connect
 
 REPO = Path(__file__).resolve().parents[1]
-PHOTOS = REPO.parent / "shared" / "data" / "rummikub-real" / "images"
-HAND = {
-    "tiles": "R1 R2 R3 Y5 B5 K5 K9 K10 K11 K12 B7 B8 B9 R6 Y13",
-    "indicator": "R5",
-    "rules": "classic",
-}
+PHOTOS = [
+    *sorted((REPO / "datasets" / "real_val" / "images").glob("*.jpg")),
+    REPO / "examples" / "rack_real.jpg",
+]
+HAND = {"tiles": "R1 R2 R3 Y5 B5 K5 K9 K10 K11 K12 B7 B8 B9 R6 Y13", "indicator": "R5"}
+ROWS = [["R1 R2 R3", "Y5 B5 K5", "K9 K10 K11 K12"], ["B7 B8 B9 R6", "Y13"]]
+KINDS = ("scan", "hand", "put", "health")
 
 
 def free_port() -> int:
@@ -41,71 +60,236 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def loopback_only(url: str) -> str:
-    host = urlparse(url).hostname or ""
-    try:
-        ok = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        ok = False
-    if not ok:
-        raise SystemExit(f"refusing {url}: the load run only targets loopback addresses")
-    return url.rstrip("/")
+def photos() -> list[bytes]:
+    """The repository's real rack photos (never files outside it)."""
+    found = [path.read_bytes() for path in PHOTOS if path.is_file()]
+    if not found:
+        raise SystemExit(f"no photos found under {REPO}: is this a complete clone?")
+    return found
 
 
-def start_server(port: int, no_model: bool) -> subprocess.Popen[bytes]:
-    command = [
-        sys.executable,
-        "-m",
-        "istaka",
-        "serve",
-        "--port",
-        str(port),
-        "--log-level",
-        "warning",
-    ]
+# --- the processes under test ---------------------------------------------------------------
+
+
+@dataclass
+class Redis:
+    port: int
+    folder: tempfile.TemporaryDirectory
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self) -> None:
+        binary = shutil.which("redis-server") or shutil.which("valkey-server")
+        if binary is None:
+            raise SystemExit("redis-server is not installed (bash scripts/setup.sh installs it)")
+        command = [binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", ""]
+        command += ["--appendonly", "yes", "--appendfsync", "always", "--dir", self.folder.name]
+        self.process = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+        deadline = time.monotonic() + 30
+        while not self.ping():
+            if time.monotonic() > deadline:
+                raise SystemExit("redis-server did not start")
+            time.sleep(0.05)
+
+    def ping(self) -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=1) as sock:
+                sock.sendall(b"PING\r\n")
+                return sock.recv(16).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    def stop(self) -> None:
+        if self.process is not None:
+            self.process.terminate()  # SIGTERM: Redis writes its append-only file and exits
+            self.process.wait(timeout=30)
+            self.process = None
+
+
+@contextlib.contextmanager
+def serving(workers: int, store: str, no_model: bool) -> Iterator[tuple[str, subprocess.Popen]]:
+    port = free_port()
+    command = [sys.executable, "-m", "istaka", "serve", "--port", str(port), "--log-level"]
+    command += ["warning", "--workers", str(workers), "--store", store]
     if no_model:
         command.append("--no-model")
     env = {**os.environ, "YOLO_OFFLINE": "1", "YOLO_AUTOINSTALL": "false"}
-    return subprocess.Popen(command, cwd=REPO, env=env, stderr=subprocess.DEVNULL)
-
-
-def wait_ready(url: str, timeout: float = 180) -> dict:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    with tempfile.TemporaryFile() as log:  # the server's messages, shown if it does not start
+        process = subprocess.Popen(command, cwd=REPO, env=env, stderr=log)
+        url = f"http://127.0.0.1:{port}"
         try:
-            return httpx.get(f"{url}/api/v1/health", timeout=5).json()
+            wait_ready(url, workers, process, log)
+            yield url, process
+        finally:
+            process.send_signal(signal.SIGINT)
+            try:
+                process.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                process.kill()
+
+
+def wait_ready(
+    url: str, workers: int, process: subprocess.Popen, log: IO[bytes], timeout: float = 300
+) -> None:
+    """Until ``workers`` different workers have answered (each loads its model at start-up)."""
+    seen: set[int] = set()
+    deadline = time.monotonic() + timeout
+    while len(seen) < workers:
+        if process.poll() is not None or time.monotonic() > deadline:
+            log.seek(0)
+            tail = log.read().decode(errors="replace")[-3000:]
+            raise SystemExit(f"only {len(seen)} of {workers} workers answered at {url}:\n{tail}")
+        try:
+            with httpx.Client(base_url=url, timeout=5) as fresh:
+                seen.add(fresh.get("/api/v1/health").json()["worker"])
         except httpx.HTTPError:
             time.sleep(0.3)
-    raise SystemExit(f"no server answered at {url} within {timeout} s")
+
+
+# --- the load ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Record:
+    latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    statuses: dict[str, Counter[str]] = field(default_factory=lambda: defaultdict(Counter))
+    put_sent: dict[tuple[str, int], float] = field(default_factory=dict)  # (table, version)
+    acknowledged: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    page_seen: dict[tuple[int, str, int], float] = field(default_factory=dict)
+    page_last: dict[int, int] = field(default_factory=dict)
+    page_table: dict[int, str] = field(default_factory=dict)
+    reconnects: int = 0
 
 
 async def client(
-    http: httpx.AsyncClient,
-    mix: list[str],
-    photos: list[bytes],
-    stop: float,
-    latencies: dict[str, list[float]],
-    statuses: dict[str, Counter[str]],
+    url: str,
     index: int,
+    mix: list[str],
+    pictures: list[bytes],
+    tokens: dict[str, str],
+    stop: float,
+    record: Record,
 ) -> None:
+    names = sorted(tokens)
     n = index
-    while time.monotonic() < stop:
-        kind = mix[n % len(mix)]
-        n += 1
-        started = time.perf_counter()
+    limits = httpx.Limits(max_connections=1)
+    async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as http:
+        while time.monotonic() < stop:
+            kind = mix[n % len(mix)]
+            n += 1
+            started = time.perf_counter()
+            try:
+                if kind == "scan":
+                    response = await http.post("/api/v1/scan", content=pictures[n % len(pictures)])
+                elif kind == "hand":
+                    response = await http.post("/api/v1/hand", json=HAND)
+                elif kind == "put":
+                    table = names[n % len(names)]
+                    sent = time.monotonic()
+                    response = await http.put(
+                        f"/api/v1/tables/{table}",
+                        json={"rows": ROWS, "indicator": "R5"},
+                        headers={"authorization": f"Bearer {tokens[table]}"},
+                    )
+                    if response.status_code == 200:
+                        version = response.json()["version"]
+                        record.put_sent[(table, version)] = sent
+                        record.acknowledged[table] = max(record.acknowledged[table], version)
+                else:
+                    response = await http.get("/api/v1/health")
+                status = str(response.status_code)
+            except httpx.HTTPError as exc:
+                status = type(exc).__name__
+                await asyncio.sleep(0.1)  # a worker or the store went away: back off, go on
+            record.latencies[kind].append((time.perf_counter() - started) * 1000)
+            record.statuses[kind][status] += 1
+
+
+async def page(ws_url: str, table: str, index: int, stop: asyncio.Event, record: Record) -> None:
+    """An overlay page: records when each version arrives; reconnects by itself as the real
+    page does."""
+    record.page_table[index] = table
+    record.page_last[index] = 0
+    first = True
+    while not stop.is_set():
         try:
-            if kind == "scan":
-                photo = photos[n % len(photos)]
-                response = await http.post("/api/v1/scan", content=photo)
-            elif kind == "hand":
-                response = await http.post("/api/v1/hand", json=HAND)
-            else:
-                response = await http.get("/api/v1/health")
-            status = str(response.status_code)
-        except httpx.HTTPError as exc:
-            status = type(exc).__name__
-        latencies[kind].append((time.perf_counter() - started) * 1000)
-        statuses[kind][status] += 1
+            async with connect(f"{ws_url}/api/v1/overlay/{table}", max_size=2**22) as ws:
+                if not first:
+                    record.reconnects += 1
+                first = False
+                while not stop.is_set():
+                    with contextlib.suppress(TimeoutError):
+                        message = json.loads(await asyncio.wait_for(ws.recv(), timeout=0.5))
+                        if message.get("type") != "state":
+                            continue
+                        version = message["version"]
+                        record.page_seen.setdefault((index, table, version), time.monotonic())
+                        record.page_last[index] = max(record.page_last[index], version)
+        except Exception:  # any drop (a worker killed, the server restarting): reconnect
+            await asyncio.sleep(0.2)
+
+
+async def faults(redis: Redis, url: str, seconds: float, log: list[str]) -> None:
+    await asyncio.sleep(seconds / 3)
+    log.append(f"{time.strftime('%H:%M:%S')} Redis stopped (SIGTERM) and started again")
+    await asyncio.to_thread(redis.stop)
+    await asyncio.to_thread(redis.start)
+    await asyncio.sleep(seconds / 3)
+    async with httpx.AsyncClient(base_url=url, timeout=10) as http:
+        pid = (await http.get("/api/v1/health")).json()["worker"]
+    os.kill(pid, signal.SIGKILL)
+    log.append(f"{time.strftime('%H:%M:%S')} worker {pid} killed (SIGKILL)")
+
+
+async def run_load(
+    url: str,
+    clients: int,
+    seconds: float,
+    mix: list[str],
+    tables: int,
+    pages_per_table: int,
+    redis: Redis | None,
+) -> tuple[Record, float, list[str], dict[str, int]]:
+    record = Record()
+    async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+        tokens = {}
+        for _ in range(tables):
+            made = await http.post("/api/v1/tables", json={})
+            made.raise_for_status()
+            tokens[made.json()["table"]] = made.json()["token"]
+    pictures = photos()
+    ws_url = url.replace("http://", "ws://")
+    stop_pages = asyncio.Event()
+    pages = [
+        asyncio.create_task(page(ws_url, table, i * pages_per_table + k, stop_pages, record))
+        for i, table in enumerate(sorted(tokens))
+        for k in range(pages_per_table)
+    ]
+    await asyncio.sleep(1.0)  # the pages connect and get version 0
+    log: list[str] = []
+    fault = asyncio.create_task(faults(redis, url, seconds, log)) if redis else None
+    started = time.monotonic()
+    stop = started + seconds
+    await asyncio.gather(
+        *(client(url, i, mix, pictures, tokens, stop, record) for i in range(clients))
+    )
+    elapsed = time.monotonic() - started
+    if fault is not None:
+        await fault
+    await asyncio.sleep(3.0)  # late updates and reconnecting pages settle
+    stop_pages.set()
+    await asyncio.gather(*pages)
+    final = {}
+    async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+        for table in tokens:
+            final[table] = (await http.get(f"/api/v1/tables/{table}")).json()["version"]
+    return record, elapsed, log, final
+
+
+# --- the report -------------------------------------------------------------------------------
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -114,69 +298,117 @@ def percentile(values: list[float], q: float) -> float:
     return statistics.quantiles(values, n=100, method="inclusive")[int(q) - 1]
 
 
-async def run(url: str, clients: int, seconds: float, mix: list[str]) -> None:
-    photos = [p.read_bytes() for p in sorted(PHOTOS.glob("*.jpg"))[:20]]
-    latencies: dict[str, list[float]] = defaultdict(list)
-    statuses: dict[str, Counter[str]] = defaultdict(Counter)
-    limits = httpx.Limits(max_connections=clients)
-    async with httpx.AsyncClient(base_url=url, timeout=120, limits=limits) as http:
-        stop = time.monotonic() + seconds
-        started = time.monotonic()
-        await asyncio.gather(
-            *(client(http, mix, photos, stop, latencies, statuses, i) for i in range(clients))
+def report(
+    title: str, record: Record, elapsed: float, log: list[str], final: dict[str, int]
+) -> None:
+    print(f"\n== {title}: {elapsed:.1f} s")
+    columns = ("requests", "req/s", "p50 ms", "p95 ms", "max ms")
+    print(f"{'endpoint':<8} " + " ".join(f"{c:>8}" for c in columns) + "  statuses")
+    for kind in KINDS:
+        values = record.latencies.get(kind)
+        if not values:
+            continue
+        codes = ", ".join(f"{c}: {k}" for c, k in sorted(record.statuses[kind].items()))
+        figures = (
+            f"{len(values):>8} {len(values) / elapsed:>8.1f} {percentile(values, 50):>8.1f}"
+            f" {percentile(values, 95):>8.1f} {max(values):>8.1f}"
         )
-        elapsed = time.monotonic() - started
-    print(f"{clients} clients, {elapsed:.1f} s, mix {'/'.join(mix)}, server {url}")
-    header = f"{'endpoint':<8} {'requests':>8} {'req/s':>7} {'p50 ms':>8} {'p95 ms':>8}"
-    print(header + f" {'p99 ms':>8} {'max ms':>8}  statuses")
-    for kind in sorted(latencies):
-        values = latencies[kind]
-        codes = ", ".join(f"{code}: {count}" for code, count in sorted(statuses[kind].items()))
+        print(f"{kind:<8} {figures}  {codes}")
+    delays = [
+        (seen - record.put_sent[(table, version)]) * 1000
+        for (_, table, version), seen in record.page_seen.items()
+        if (table, version) in record.put_sent
+    ]
+    if delays:
         print(
-            f"{kind:<8} {len(values):>8} {len(values) / elapsed:>7.1f}"
-            f" {percentile(values, 50):>8.1f} {percentile(values, 95):>8.1f}"
-            f" {percentile(values, 99):>8.1f} {max(values):>8.1f}  {codes}"
+            f"overlay update, PUT sent -> page received: {len(delays)} deliveries,"
+            f" p50 {percentile(delays, 50):.1f} ms, p95 {percentile(delays, 95):.1f} ms,"
+            f" max {max(delays):.1f} ms"
         )
     errors = sum(
         count
-        for counter in statuses.values()
+        for counter in record.statuses.values()
         for code, count in counter.items()
         if not code.startswith("2")
     )
     print(f"non-2xx answers and transport errors: {errors}")
+    for line in log:
+        print(f"fault: {line}")
+    acknowledged = sum(record.acknowledged.values())
+    lost = {t: (v, final.get(t, 0)) for t, v in record.acknowledged.items() if final.get(t, 0) < v}
+    behind = [
+        i for i, last in record.page_last.items() if last < final.get(record.page_table[i], 0)
+    ]
+    expected = {
+        (i, table, v)
+        for i, table in record.page_table.items()
+        for v in range(1, final.get(table, 0) + 1)
+    }
+    missed = len(expected - set(record.page_seen))
+    print(
+        f"tables: {len(final)}, PUTs acknowledged: {sum(1 for _ in record.put_sent)}"
+        f" (last versions {acknowledged} in all); acknowledged versions the store lost:"
+        f" {sum(v - f for v, f in lost.values())}; pages not on their table's last version at the"
+        f" end: {len(behind)} of {len(record.page_last)}; page reconnects: {record.reconnects};"
+        f" versions a page never received (skipped while it reconnected): {missed}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--clients", type=int, default=20, help="concurrent clients (max 100)")
-    parser.add_argument("--seconds", type=float, default=30, help="duration (max 300)")
+    parser.add_argument("--clients", type=int, default=8, help="concurrent clients (max 100)")
+    parser.add_argument("--seconds", type=float, default=20, help="duration per setup (max 300)")
+    parser.add_argument("--setups", default="memory,redis", help="memory, redis, or both")
+    parser.add_argument("--workers", type=int, default=4, help="workers of the redis setup")
+    parser.add_argument("--tables", type=int, default=4, help="tables written to")
+    parser.add_argument("--pages", type=int, default=2, help="overlay pages per table")
     parser.add_argument(
-        "--mix",
-        default="scan,hand,health",
-        help="comma-separated request kinds each client cycles through: scan, hand, health",
+        "--mix", default="scan,hand,put,health", help="request kinds each client cycles through"
     )
-    parser.add_argument("--url", help="an already running server on loopback")
-    parser.add_argument("--no-model", action="store_true", help="start the server without a model")
+    parser.add_argument("--fault", action="store_true", help="restart Redis, kill a worker")
+    parser.add_argument("--no-model", action="store_true", help="serve without the model")
     args = parser.parse_args()
-    if not (1 <= args.clients <= 100 and 0 < args.seconds <= 300):
-        raise SystemExit("--clients must be 1-100 and --seconds 0-300: this run is bounded")
+    if not (1 <= args.clients <= 100 and 0 < args.seconds <= 300 and 1 <= args.workers <= 8):
+        raise SystemExit("--clients 1-100, --seconds up to 300, --workers 1-8: the run is bounded")
     mix = [kind.strip() for kind in args.mix.split(",") if kind.strip()]
-    if not mix or set(mix) - {"scan", "hand", "health"}:
-        raise SystemExit("--mix takes scan, hand and health")
-    server = None
-    if args.url:
-        url = loopback_only(args.url)
-    else:
-        url = f"http://127.0.0.1:{free_port()}"
-        server = start_server(int(url.rsplit(":", 1)[1]), args.no_model)
-    try:
-        health = wait_ready(url)
-        print(f"recognition: {health['recognition']} {health.get('recognition_error') or ''}")
-        asyncio.run(run(url, args.clients, args.seconds, mix))
-    finally:
-        if server is not None:
-            server.terminate()
-            server.wait(timeout=30)
+    if not mix or set(mix) - set(KINDS):
+        raise SystemExit(f"--mix takes {', '.join(KINDS)}")
+    setups = [s.strip() for s in args.setups.split(",") if s.strip()]
+    if not setups or set(setups) - {"memory", "redis"}:
+        raise SystemExit("--setups takes memory and redis")
+    print(
+        f"{args.clients} clients, mix {'/'.join(mix)}, {args.tables} tables x {args.pages} pages,"
+        f" {len(photos())} photos, load average {os.getloadavg()[0]:.1f} before"
+    )
+    for setup in setups:
+        redis = None
+        if setup == "redis":
+            redis = Redis(free_port(), tempfile.TemporaryDirectory(prefix="istaka-load-"))
+            redis.start()
+        workers = args.workers if redis else 1
+        store = redis.url if redis else "memory"
+        try:
+            with serving(workers, store, args.no_model) as (url, _):
+                record, elapsed, log, final = asyncio.run(
+                    run_load(
+                        url,
+                        args.clients,
+                        args.seconds,
+                        mix,
+                        args.tables,
+                        args.pages,
+                        redis if args.fault else None,
+                    )
+                )
+        finally:
+            if redis is not None:
+                redis.stop()
+                redis.folder.cleanup()
+        title = f"{workers} worker{'s' if workers > 1 else ''}, store {setup}"
+        report(
+            title + (", with faults" if redis and args.fault else ""), record, elapsed, log, final
+        )
+        print(f"load average {os.getloadavg()[0]:.1f} after")
 
 
 if __name__ == "__main__":

@@ -129,3 +129,18 @@ def test_bad_options_are_one_line_errors(args: tuple[str, ...], needle: str) -> 
     _, err = process.communicate(timeout=60)
     assert process.returncode == 2
     assert needle in err.decode()
+
+
+def test_the_load_benchmark_runs_from_the_repository_alone() -> None:
+    # It read its photos from outside the repository and stopped with ZeroDivisionError.
+    run = subprocess.run(
+        [sys.executable, "benchmarks/load.py", "--no-model", "--setups", "memory"]
+        + ["--seconds", "2", "--clients", "2", "--tables", "1", "--mix", "scan,hand,put,health"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "photos" in run.stdout and "acknowledged versions the store lost: 0" in run.stdout
+    assert "scan " in run.stdout  # the photos were sent (503 no_model here: no model served)
