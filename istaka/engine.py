@@ -15,7 +15,8 @@ from typing import Any
 from istaka.cli import InputError
 from okey.advice import advise
 from okey.distance import distance_to_win
-from okey.hand import check_possible, okey_for
+from okey.errors import OkeyError
+from okey.hand import check_possible, hand_stage, okey_for
 from okey.referee import RefereeVerdict, parse_groups, referee
 from okey.rules import PRESETS, Rules
 from okey.solver import check_win
@@ -72,12 +73,10 @@ def run_hand(args: argparse.Namespace) -> int:
         if report is not None:
             return _print(args, *report)
     check_possible(tiles, indicator, rules, others=seen)
-    allowed = (rules.hand_size, rules.hand_size + 1)
-    if len(tiles) not in allowed:
-        raise InputError(
-            f"a {rules.name} hand has {allowed[0]} tiles, or {allowed[1]} before the discard; "
-            f"got {len(tiles)}"
-        )
+    try:
+        hand_stage(len(tiles), rules)
+    except OkeyError as exc:
+        raise InputError(str(exc)) from exc
     data, text = hand_report(tiles, indicator, rules, seen)
     return _print(args, data, text)
 
@@ -95,7 +94,7 @@ def hand_report(
         "distance_to_win": distance_to_win(tiles, indicator, rules, seen),
     }
     lines = [f"indicator {indicator}, okey {okey}; {len(tiles)} tiles"]
-    if len(tiles) == rules.hand_size:
+    if hand_stage(len(tiles), rules) == "waits":
         win = check_win(tiles, indicator, rules)
         data["arrangement"] = win.to_dict()
         if win.winning:

@@ -6,14 +6,14 @@
 """
 
 from okey.advice import Advice, DiscardOption, advise
-from okey.advice101 import Okey101Advice, advise_hand
+from okey.advice101 import advise101, advise_hand
 from okey.distance import distance_to_win
 from okey.errors import ImpossibleHandError, OkeyError, TileParseError
 from okey.groups import GroupReading, explain_group, group_kinds
-from okey.hand import check_possible, counts, okey_for
+from okey.hand import check_playing_hand, check_possible, counts, hand_stage, okey_for
 from okey.match import Match
 from okey.okey101 import PlayerRound101, Round101
-from okey.referee import GroupVerdict, RefereeVerdict, parse_groups, referee
+from okey.referee import GroupVerdict, RefereeVerdict, parse_groups, referee, split_discard
 from okey.rules import Rules
 from okey.scoring import ClassicRound
 from okey.solver import Group, WinResult, check_win
@@ -31,7 +31,6 @@ __all__ = [
     "GroupVerdict",
     "ImpossibleHandError",
     "Match",
-    "Okey101Advice",
     "OkeyError",
     "PlayerRound101",
     "RefereeVerdict",
@@ -41,7 +40,9 @@ __all__ = [
     "TileParseError",
     "WinResult",
     "advise",
+    "advise101",
     "advise_hand",
+    "check_playing_hand",
     "check_possible",
     "check_win",
     "counts",
@@ -49,8 +50,10 @@ __all__ = [
     "explain_group",
     "format_tiles",
     "group_kinds",
+    "hand_stage",
     "okey_for",
     "parse_groups",
     "parse_tiles",
     "referee",
+    "split_discard",
 ]

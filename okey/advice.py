@@ -17,19 +17,26 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from okey.distance import HandState, optimal_set_choices, unseen_counts
 from okey.draws import improving_draws_from, meld_raising_faces
-from okey.hand import check_playing_hand, okey_for
+from okey.hand import check_playing_hand, hand_stage, okey_for
 from okey.rules import Rules
 from okey.sets import SetChoice
 from okey.tiles import ALL_KINDS, Tile
 
+if TYPE_CHECKING:
+    from okey.okey101 import DiscardFigures
+
 
 @dataclass(frozen=True, slots=True)
 class DiscardOption:
-    """One candidate discard: the distance after it and the unseen tiles that would lower it."""
+    """One candidate discard: the distance after it and the unseen tiles that would lower it.
+
+    In 101 (``okey.advise_hand``) ``improving`` are the unseen tiles that would let the rest open,
+    ``advised`` is false for a discard drawing a penalty, and ``figures`` holds the 101 figures
+    (opening points, pairs, leftover, penalty)."""
 
     discard: Tile
     distance: int
@@ -37,13 +44,14 @@ class DiscardOption:
     is_okey: bool
     advised: bool
     sentence: str
+    figures: DiscardFigures | None = None
 
     @property
     def improving_copies(self) -> int:
         return sum(n for _, n in self.improving)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "discard": str(self.discard),
             "distance": self.distance,
             "improving": [{"tile": str(t), "unseen": n} for t, n in self.improving],
@@ -52,30 +60,40 @@ class DiscardOption:
             "advised": self.advised,
             "sentence": self.sentence,
         }
+        if self.figures is not None:
+            figures = self.figures.to_dict()
+            del figures["tile"]
+            data.update(figures)
+        return data
 
 
 @dataclass(frozen=True, slots=True)
 class Advice:
-    """What to do with a hand: ranked discards (15 tiles) or the waits (14 tiles)."""
+    """What to do with a hand: ranked discards (15 tiles) or the waits (14 tiles); in 101
+    (``adviser`` "okey101", 22 or 21 tiles) the waits are the tiles that would let it open."""
 
-    kind: str  # "discard" or "waits"
+    kind: str  # "discard" or "waits" (``okey.hand.hand_stage``)
     distance: int  # distance to win of the hand as it is (15 tiles: after the best discard)
     options: tuple[DiscardOption, ...] = field(default=())
     waits: tuple[tuple[Tile, int], ...] = field(default=())  # tiles that win, unseen copies
     sentence: str = ""
+    adviser: str = "classic"
 
     @property
     def best(self) -> DiscardOption | None:
         return self.options[0] if self.options else None
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data = {
             "kind": self.kind,
             "distance": self.distance,
             "options": [o.to_dict() for o in self.options],
             "waits": [{"tile": str(t), "unseen": n} for t, n in self.waits],
             "sentence": self.sentence,
         }
+        if self.adviser != "classic":
+            data["adviser"] = self.adviser
+        return data
 
 
 def advise(
@@ -86,9 +104,8 @@ def advise(
     tiles = list(tiles)
     seen = list(seen)
     check_playing_hand(tiles, indicator, rules, seen)
-    size = rules.hand_size
     unseen = unseen_counts(tiles, indicator, seen)
-    if len(tiles) == size:
+    if hand_stage(len(tiles), rules) == "waits":
         return _waits(tiles, indicator, rules, seen, unseen)
     okey = okey_for(indicator)
     whole = HandState.of(tiles, indicator, seen)
@@ -211,13 +228,13 @@ def _waits(
         sentence = "This hand already wins: draw, then discard a tile you do not need."
     elif waits:
         copies = sum(n for _, n in waits)
-        sentence = f"1 tile from a win; {copies} unseen tiles complete it: {_tile_list(waits)}."
+        sentence = f"1 tile from a win; {copies} unseen tiles complete it: {tile_list(waits)}."
     else:
         sentence = f"{distance} tiles from a win."
     return Advice("waits", distance, waits=tuple(waits), sentence=sentence)
 
 
-def _tile_list(tiles: Sequence[tuple[Tile, int]], limit: int = 8) -> str:
+def tile_list(tiles: Sequence[tuple[Tile, int]], limit: int = 8) -> str:
     shown = ", ".join(f"{t} x{n}" if n > 1 else str(t) for t, n in tiles[:limit])
     more = len(tiles) - limit
     return shown + (f" and {more} more" if more > 0 else "")
@@ -247,5 +264,5 @@ def _sentence(
     verb = "complete it" if distance == 1 else "bring it closer"
     return (
         f"Discard {discard}: {away} from a win; {copies} unseen tiles {verb}: "
-        f"{_tile_list(improving)}."
+        f"{tile_list(improving)}."
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from typing import Literal
 
 from okey.errors import ImpossibleHandError, OkeyError
 from okey.rules import Rules
@@ -80,18 +81,35 @@ def check_possible(
             )
 
 
+HandStage = Literal["waits", "discard"]
+
+
+def hand_stage(count: int, rules: Rules) -> HandStage:
+    """What a hand of ``count`` tiles in play is waiting for: ``"waits"`` with ``rules.hand_size``
+    tiles (a draw is due: 14 classic, 21 in 101), ``"discard"`` with one more (15, or 22); any
+    other count raises ``ImpossibleHandError``.
+
+    >>> hand_stage(15, Rules.classic()), hand_stage(21, Rules.okey101())
+    ('discard', 'waits')
+    """
+    size = rules.hand_size
+    if count == size:
+        return "waits"
+    if count == size + 1 and count <= rules.max_rack_tiles:
+        return "discard"
+    raise ImpossibleHandError(
+        f"a {rules.name} hand has {size} tiles, or {size + 1} before a discard; got {count}"
+    )
+
+
 def check_playing_hand(
     tiles: Sequence[Tile], indicator: Tile, rules: Rules, seen: Iterable[Tile] = ()
-) -> None:
-    """Raise unless ``tiles`` is a hand in play that can exist: ``rules.hand_size`` tiles between
-    turns, or one more before the discard (14 or 15 classic, 21 or 22 in 101)."""
-    size = rules.hand_size
-    if len(tiles) not in (size, size + 1):
-        raise ImpossibleHandError(
-            f"a {rules.name} hand has {size} tiles, or {size + 1} before a discard; "
-            f"got {len(tiles)}"
-        )
+) -> HandStage:
+    """Raise unless ``tiles`` is a hand in play that can exist (``hand_stage``: 14 or 15 tiles
+    classic, 21 or 22 in 101); return its stage."""
+    stage = hand_stage(len(tiles), rules)
     check_possible(tiles, indicator, rules, others=seen)
+    return stage
 
 
 def is_okey(tile: Tile, indicator: Tile) -> bool:

@@ -43,7 +43,7 @@ EXTRA_PENALTIES = {
 
 __all__ = [
     "EXTRA_PENALTIES",
-    "DiscardOption",
+    "DiscardFigures",
     "LayOff",
     "Leftover",
     "Meld",
@@ -476,8 +476,9 @@ def could_lay_off(
 
 # --- discard advice -----------------------------------------------------------------------------
 @dataclass(frozen=True, slots=True)
-class DiscardOption:
-    """What a hand keeps after throwing ``tile``: its best opening, its smallest leftover, and the
+class DiscardFigures:
+    """The 101 figures of one discard (``okey.DiscardOption.figures``): what a hand keeps after
+    throwing ``tile``: its best opening, its smallest leftover, and the
     extra 101 penalties the discard itself draws (an okey, or a tile that fits a table meld)."""
 
     tile: Tile
@@ -511,7 +512,7 @@ def advise_discard(
     table: Iterable[Meld | str | Iterable[Tile | str]] = (),
     opened: bool = False,
     earlier_openings: Iterable[int] = (),
-) -> list[DiscardOption]:
+) -> list[DiscardFigures]:
     """Rank the discards of a 21- or 22-tile hand, best first.
 
     A player who has not opened wants first to reach the threshold, then the smallest leftover;
@@ -546,7 +547,7 @@ def advise_discard(
         penalty = EXTRA_PENALTY if tile == okey or fits else 0
         pairs = best_pairs_opening(rest, indicator, rules).count
         options.append(
-            DiscardOption(
+            DiscardFigures(
                 tile,
                 points,
                 points >= threshold or pairs >= rules.pairs_opening_min,
@@ -556,7 +557,7 @@ def advise_discard(
             )
         )
 
-    def rank(o: DiscardOption) -> tuple:
+    def rank(o: DiscardFigures) -> tuple:
         if opened or o.opens:
             return (0, o.cost, -o.opening_points, o.tile.index)
         return (1, -o.opening_points, o.cost, o.tile.index)
@@ -690,10 +691,11 @@ def score_round(summary: Round101, rules: Rules | None = None) -> dict[str, int]
     """Points of each player for one 101 round (lower is better).
 
     Finisher -101; an opened player adds the face values left in hand (a held okey at its printed
-    number), a player who never opened 202.  An okey finish doubles everything; a finish of the whole hand in one turn doubles again
-    (-404 / 808 with both); a pairs opener's own remainder is doubled, and so are the penalties a
-    finishing pairs opener causes.  Then 101 for each okey still held by an opened player and for
-    each extra penalty event (not doubled).  A void round (all four opened with pairs) scores 0.
+    number), a player who never opened 202.  An okey finish doubles everything; a finish of the
+    whole hand in one turn doubles again (-404 / 808 with both); a pairs opener's own remainder is
+    doubled, and so are the penalties a finishing pairs opener causes.  Then 101 for each okey
+    still held by an opened player and for each extra penalty event (not doubled).  A void round
+    (all four opened with pairs) scores 0.
 
     >>> players = (PlayerRound101("A", opened=True), PlayerRound101("B", opened=True, hand_sum=30),
     ...            PlayerRound101("C", hand_sum=50), PlayerRound101("D", opened=True, pairs=True,

@@ -96,6 +96,26 @@ def parse_groups(text: str) -> list[list[Tile]]:
     return groups
 
 
+def split_discard(
+    groups: Sequence[Sequence[Tile]], rules: Rules, discard: Tile | None = None
+) -> tuple[list[list[Tile]], Tile | None]:
+    """The groups a finishing player declares and the discard: with one tile over the hand size
+    and no discard named, the one tile standing alone in its own group is the finishing discard.
+
+    >>> groups = parse_groups("R1 R2 R3 | Y5 B5 K5 | K9 K10 K11 K12 | B7 B8 B9 R6 | Y13")
+    >>> declared, discard = split_discard(groups, Rules.classic())
+    >>> len(declared), discard
+    (4, Tile.parse('Y13'))
+    """
+    groups = [list(g) for g in groups]
+    lone = [k for k, g in enumerate(groups) if len(g) == 1]
+    total = sum(len(g) for g in groups)
+    if discard is not None or total != rules.hand_size + 1 or len(lone) != 1:
+        return groups, discard
+    k = lone[0]
+    return groups[:k] + groups[k + 1 :], groups[k][0]
+
+
 def referee(
     groups: Sequence[Sequence[Tile | str]],
     indicator: Tile | str,

@@ -122,7 +122,7 @@ def test_advise_hand_examples() -> None:
 
 
 def test_advise_hand_sends_each_game_to_its_adviser() -> None:
-    from okey import Okey101Advice, advise_hand
+    from okey import advise_hand
 
     classic = parse_tiles("R1 R2 R3 Y5 B5 K5 K9 K10 K11 K12 B7 B8 B9 R6 Y13")
     assert (
@@ -133,6 +133,34 @@ def test_advise_hand_sends_each_game_to_its_adviser() -> None:
         "R10 R11 R12 R13 K13 Y13 B13 K9 K10 K11 Y1 Y2 Y3 B5 B7 K2 K4 R1 Y8 B9 K6 K12"
     )
     ranked = advise_hand(hand, Tile.parse("B2"), Rules.okey101())
-    assert isinstance(ranked, Okey101Advice) and str(ranked.best.discard) == "B9"
+    assert ranked.adviser == "okey101" and str(ranked.best.discard) == "B9"
     waits = advise_hand(hand[:21], Tile.parse("B2"), Rules.okey101())
-    assert not isinstance(waits, Okey101Advice) and waits.kind == "waits"
+    assert waits.adviser == "okey101" and waits.kind == "waits"
+
+
+def test_101_adviser_answers_21_and_22_tiles_the_101_way_and_uses_seen() -> None:
+    """Issue 23: a 21-tile 101 rack (a draw is due) gets the tiles that would let it open; a
+    22-tile rack its discards ranked the 101 way; seen tiles are never offered as draws."""
+    from okey import advise_hand
+
+    rules, indicator = Rules.okey101(), Tile.parse("B2")
+    hand = parse_tiles("R10 R11 R12 K13 Y13 B13 K9 K10 Y1 Y2 Y3 B5 B7 K2 K4 R1 Y8 B9 K6 R4 Y6")
+    waits = advise_hand(hand, indicator, rules)
+    assert waits.kind == "waits" and waits.adviser == "okey101"
+    assert ("R9", 2) in [(str(t), n) for t, n in waits.waits]
+    assert waits.sentence.startswith("Best opening 78 points (needs 101); 12 unseen tiles")
+    seen = parse_tiles("R9")
+    narrowed = advise_hand(hand, indicator, rules, seen)
+    assert ("R9", 1) in [(str(t), n) for t, n in narrowed.waits]
+    gone = advise_hand(hand, indicator, rules, parse_tiles("R9 R9"))
+    assert "R9" not in [str(t) for t, _ in gone.waits]
+
+    ranked = advise_hand([*hand, Tile.parse("K5")], indicator, rules, seen)
+    data = ranked.to_dict()
+    assert data["kind"] == "discard" and data["adviser"] == "okey101"
+    best = data["options"][0]
+    assert {"discard", "distance", "improving", "is_okey", "advised", "sentence"} <= set(best)
+    assert {"opening_points", "opens", "pairs", "leftover", "penalty"} <= set(best)
+    assert best["improving"]
+    assert all(i["tile"] != "R9" or i["unseen"] == 1 for i in best["improving"])
+    assert data["sentence"] == best["sentence"]

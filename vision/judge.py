@@ -20,34 +20,23 @@ from collections.abc import Sequence
 
 from okey import (
     Advice,
-    Okey101Advice,
     OkeyError,
     RefereeVerdict,
     Rules,
     Tile,
     advise_hand,
     check_possible,
+    hand_stage,
     referee,
+    split_discard,
 )
 
 Groups = list[list[Tile]]
 
 
-def split_discard(groups: Groups, rules: Rules, declare: bool) -> tuple[Groups, Tile | None]:
-    """The groups to referee and the finishing discard (a lone tile, with ``declare`` and 15)."""
-    n = sum(len(g) for g in groups)
-    if not declare or n != rules.hand_size + 1:
-        return groups, None
-    lone = [k for k, g in enumerate(groups) if len(g) == 1]
-    if len(lone) != 1:
-        return groups, None
-    k = lone[0]
-    return groups[:k] + groups[k + 1 :], groups[k][0]
-
-
 def verdict(groups: Groups, indicator: Tile, rules: Rules, declare: bool) -> RefereeVerdict | None:
     """The referee's verdict on the groups as laid out, or None when the rack is no full hand."""
-    declared, discard = split_discard(groups, rules, declare)
+    declared, discard = split_discard(groups, rules) if declare else (groups, None)
     if sum(len(g) for g in declared) != rules.hand_size:
         return None
     return referee(declared, indicator, rules, discard=discard)
@@ -55,10 +44,12 @@ def verdict(groups: Groups, indicator: Tile, rules: Rules, declare: bool) -> Ref
 
 def advice(
     hand: Sequence[Tile], indicator: Tile, rules: Rules, seen: Sequence[Tile]
-) -> Advice | Okey101Advice | None:
+) -> Advice | None:
     """The engine's advice (``okey.advise_hand``) for 14 or 15 tiles (21 or 22 in 101), or None
     for other sizes."""
-    if len(hand) not in (rules.hand_size, rules.hand_size + 1):
+    try:
+        hand_stage(len(hand), rules)
+    except OkeyError:
         return None
     return advise_hand(hand, indicator, rules, seen)
 

@@ -65,14 +65,10 @@ def analyse_hand(
 ) -> dict[str, Any]:
     """Distance to win, the win check (14 tiles) and the advice (``okey.advise_hand``: a 22-tile
     101 hand is ranked by ``okey.okey101``), as plain JSON values."""
-    allowed = (rules.hand_size, rules.hand_size + 1)
-    if len(tiles) not in allowed:
-        raise ApiError(
-            422,
-            "invalid_hand",
-            f"tiles: a {rules.name} hand has {allowed[0]} tiles, or {allowed[1]} before a"
-            f" discard; got {len(tiles)}",
-        )
+    try:
+        stage = okey.hand_stage(len(tiles), rules)
+    except okey.OkeyError as exc:
+        raise ApiError(422, "invalid_hand", f"tiles: {exc}") from exc
     with engine_errors():
         okey.check_possible(tiles, indicator, rules, others=seen)
         result: dict[str, Any] = {
@@ -80,7 +76,7 @@ def analyse_hand(
             "advice": okey.advise_hand(tiles, indicator, rules, seen).to_dict(),
             "arrangement": None,
         }
-        if len(tiles) == rules.hand_size:
+        if stage == "waits":
             result["arrangement"] = okey.check_win(tiles, indicator, rules).to_dict()
     return result
 

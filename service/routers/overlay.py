@@ -25,7 +25,6 @@ from fastapi import APIRouter, Depends, Header, Path, Query, Request, WebSocket,
 from pydantic import BaseModel, ConfigDict, Field
 
 import okey
-from okey import Rules, Tile
 from service.deps import get_settings, get_tables
 from service.errors import ApiError
 from service.limits import MAX_ROW_GROUPS, MAX_ROWS, GroupTiles, SeenTiles
@@ -135,19 +134,6 @@ def _group_texts(group: TileList) -> list[str]:
     return group.split() if isinstance(group, str) else list(group)
 
 
-def split_discard(
-    groups: list[list[Tile]], discard: Tile | None, rules: Rules
-) -> tuple[list[list[Tile]], Tile | None]:
-    """The declared groups and the finishing discard: with one tile over the hand size and no
-    discard named, the one tile standing alone is the discard (as the camera pipeline does)."""
-    total = sum(len(g) for g in groups)
-    lone = [k for k, g in enumerate(groups) if len(g) == 1]
-    if discard is not None or total != rules.hand_size + 1 or len(lone) != 1:
-        return groups, discard
-    k = lone[0]
-    return groups[:k] + groups[k + 1 :], groups[k][0]
-
-
 def state_of_push(push: TablePush) -> dict[str, Any]:
     """The overlay state of a pushed hand: its rows plus the engine's advice and verdict."""
     rules = rules_of(push.rules)
@@ -163,7 +149,7 @@ def state_of_push(push: TablePush) -> dict[str, Any]:
     verdict = None
     if push.declare:
         groups = [group for row in rows for group in row if group]
-        groups, discard = split_discard(groups, discard, rules)
+        groups, discard = okey.split_discard(groups, rules, discard)
         with engine_errors():
             verdict = okey.referee(groups, indicator, rules, discard=discard).to_dict()
     best = analysis["advice"]["options"][0] if analysis["advice"]["options"] else None
@@ -171,6 +157,8 @@ def state_of_push(push: TablePush) -> dict[str, Any]:
         "source": "push",
         "rows": [[[{"tile": str(t)} for t in group] for group in row] for row in rows],
         "indicator": str(indicator),
+        "indicator_source": "typed",
+        "indicator_confirmed": True,
         "okey": str(okey.okey_for(indicator)),
         "rules": rules.name,
         "advice": analysis["advice"],
