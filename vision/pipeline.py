@@ -32,7 +32,6 @@ import numpy as np
 from okey import (
     Advice,
     ImpossibleHandError,
-    Okey101Advice,
     OkeyError,
     RefereeVerdict,
     Rules,
@@ -155,7 +154,7 @@ class ScanResult:
     indicator_source: str | None  # "given", "table" (the one tile off the rack) or None
     verdict: RefereeVerdict | None = None  # the referee on the groups as laid out
     # Ranked discards (15 tiles) or the waits (14); a 22-tile 101 rack: ``okey.okey101``'s ranking.
-    advice: Advice | Okey101Advice | None = None
+    advice: Advice | None = None
     hints: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     image_size: tuple[int, int] = (0, 0)
@@ -204,7 +203,7 @@ class ScanResult:
         }
 
 
-def _advised_discard(advice: Advice | Okey101Advice | None) -> Tile | None:
+def _advised_discard(advice: Advice | None) -> Tile | None:
     """The discard the engine advises (15 tiles; 22 in 101), if any."""
     if advice is None or advice.best is None or not advice.best.advised:
         return None
@@ -335,7 +334,7 @@ class Pipeline:
         seen: list[Tile],
         decoded: Decoded,
         layout: RackLayout,
-    ) -> tuple[RefereeVerdict | None, Advice | Okey101Advice | None, list[str]]:
+    ) -> tuple[RefereeVerdict | None, Advice | None, list[str]]:
         """Verdict, advice and one-tile-away hints, cached by hand.
 
         With ``background_engine`` the engine works on its own thread and a frame whose hand has
@@ -375,7 +374,7 @@ def _judge(
     seen: list[Tile],
     declare: bool,
     uncertain: tuple[tuple[int, int, Tile], ...],
-) -> tuple[RefereeVerdict | None, Advice | Okey101Advice | None, list[str]]:
+) -> tuple[RefereeVerdict | None, Advice | None, list[str]]:
     from vision import judge
 
     lists = [list(g) for g in groups]
