@@ -19,9 +19,9 @@ skips the oldest, and versions never go backwards or repeat.
 ...     created = await store.create("home")
 ...     async with store.watch("home") as watch:
 ...         await store.publish("home", {"hand": ["R1"]}, created.token)
-...         return (await watch.next())["version"]
+...         return [(await watch.next())["version"], (await watch.next())["state"]]
 >>> asyncio.run(demo())
-1
+[0, {'hand': ['R1']}]
 """
 
 from __future__ import annotations
