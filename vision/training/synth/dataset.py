@@ -46,10 +46,16 @@ def render_sample(
     scene_kind: str = "rack",
 ) -> tuple[np.ndarray, dict]:
     """Render image ``index`` of a run: BGR image and sidecar dict (``scene_kind``: see
-    ``vision.training.synth.scene.sample_scene``)."""
+    ``vision.training.synth.scene.sample_scene``; ``real_reframe``: a real training photo framed
+    again, ``vision.training.synth.real.reframe_sample``)."""
     rng = sample_rng(seed, index)
-    scene = sample_scene(rng, pool_name, size, rules, scene_kind)
-    image, truth = render_scene(scene, rng)
+    if scene_kind == "real_reframe":
+        from vision.training.synth.real import reframe_sample
+
+        image, truth = reframe_sample(rng)
+    else:
+        scene = sample_scene(rng, pool_name, size, rules, scene_kind)
+        image, truth = render_scene(scene, rng)
     truth = {"image": stem(seed, index) + ".jpg", "seed": int(seed), "index": int(index), **truth}
     return image, truth
 
@@ -100,7 +106,8 @@ def oriented_corners(truth: dict) -> list[tuple[dict, np.ndarray]]:
     for t in truth["tiles"]:
         if not t["labelled"] or t.get("quad") is None:
             continue
-        quad = np.float32(t["quad"])
+        # tiered close-ups: the part of the face the picture shows (a tier in front hides the rest)
+        quad = np.float32(t.get("visible_quad") or t["quad"])
         if cv2.contourArea(quad, oriented=True) < 0:
             quad = quad[::-1]  # intersectConvexConvex wants both polygons the same way round
         area, inside = cv2.intersectConvexConvex(quad, frame)

@@ -27,13 +27,15 @@ from vision.training.synth.hands import draw_hand
 from vision.training.synth.photo import apply_light, apply_post
 from vision.training.synth.scene import (
     MIN_VISIBLE,
+    READABLE_NUMBER,
+    READABLE_VISIBLE,
     SCHEMA_VERSION,
     TABLE_PX_PER_CM,
     TILE_W,
     FarRack,
     Finger,
-    SceneTile,
     Scene,
+    SceneTile,
     board_point,
     moved,
     rack_boxes,
@@ -385,6 +387,8 @@ def _draw_rack(
 ) -> dict[int, dict]:
     """The board, the tiles' contact shadows, each row with its ledge, the upper row's shadow."""
     rack, cam = scene.rack, scene.camera
+    if rack.row_back:
+        return _draw_tier_rack(canvas, idmap, scene, body, light_dir, tile_px)
     records: dict[int, dict] = {}
     boxes = rack_boxes(rack)
     rack_colour = rack.texture.reshape(-1, 3).mean(0)
@@ -427,8 +431,67 @@ def _draw_rack(
     return records
 
 
+def _draw_tier_rack(
+    canvas: np.ndarray,
+    idmap: np.ndarray,
+    scene: Scene,
+    body: np.ndarray,
+    light_dir: np.ndarray,
+    tile_px: float,
+) -> dict[int, dict]:
+    """A staircase rack (``tiers.tier_boxes``), back to front: the board, then per tier (top
+    first) the block it stands on, its ledge and its tiles, so a tier in front hides the feet of
+    the tier behind it."""
+    from vision.training.synth.tiers import tier_boxes
+
+    rack, cam = scene.rack, scene.camera
+    records: dict[int, dict] = {}
+    rack_colour = rack.texture.reshape(-1, 3).mean(0)
+    tile_d = next(t.size[2] for t in scene.tiles if t.on_rack) if scene.tiles else 1.0
+    board, tiers = tier_boxes(rack, tile_d)
+    _draw_box(canvas, idmap, cam, board, rack_colour, rack.texture, light_dir)
+    for row, (block, ledge) in enumerate(tiers):
+        _draw_box(canvas, idmap, cam, block, rack_colour, rack.texture, light_dir)
+        top_face = next(c for name, c, _ in ledge.faces() if name == "top")
+        from_above = visible(top_face, ledge.b, cam)
+        if from_above:
+            _draw_box(canvas, idmap, cam, ledge, rack_colour, rack.texture, light_dir)
+        in_row = [(tid, t) for tid, t in enumerate(scene.tiles) if t.on_rack and t.row == row]
+        cubs = {tid: rack_tile_cuboid(rack, t) for tid, t in in_row}
+        shadows = []
+        for tid, _ in in_row:
+            back = cubs[tid].corners()[1]
+            uv = _project_ok(cam, back + board_point(rack, 0.25, -0.25, 0.0))
+            if uv is not None:
+                shadows.append(uv)
+        _shadow(canvas, shadows, tile_px * 0.06, 0.45)
+        in_row.sort(key=lambda it: -float(np.linalg.norm(cubs[it[0]].origin - cam.C)))
+        for tid, t in in_row:
+            rec = _draw_tile(canvas, idmap, cam, cubs[tid], t, tid, body, light_dir)
+            if rec:
+                records[tid] = rec
+        if not from_above:
+            _draw_box(canvas, idmap, cam, ledge, rack_colour, rack.texture, light_dir)
+    return records
+
+
+def _visible_quad(idmap: np.ndarray, tid: int, box: list[float] | None) -> np.ndarray | None:
+    """The smallest turned rectangle around the pixels that show tile ``tid``'s face."""
+    if box is None:
+        return None
+    x0, y0, x1, y1 = (int(v) for v in box)
+    ys, xs = np.nonzero(idmap[y0:y1, x0:x1] == tid)
+    if len(xs) < 3:
+        return None
+    points = np.stack([xs + x0, ys + y0], axis=1).astype(np.float32)
+    # pixel (i, j) covers [i, i + 1): the rectangle around the pixel centres grows by half a pixel
+    (cx, cy), (w, h), angle = cv2.minAreaRect(points + 0.5)
+    return cv2.boxPoints(((cx, cy), (w + 1, h + 1), angle))
+
+
 def _sidecar(scene: Scene, records: dict[int, dict], idmap: np.ndarray) -> dict:
     w, h = scene.size
+    tiered = bool(scene.rack.row_back)
     counts = np.bincount(idmap[idmap >= 0].ravel(), minlength=len(scene.tiles))
     tiles = []
     for tid, t in enumerate(scene.tiles):
@@ -445,6 +508,20 @@ def _sidecar(scene: Scene, records: dict[int, dict], idmap: np.ndarray) -> dict:
             and box[2] - box[0] >= 2
             and box[3] - box[1] >= 2
         )
+        number_shown = round(_shown(idmap, tid, (rec or {}).get("mark_quad")), 3)
+        extra = {}
+        if tiered:
+            # a tier in front hides the feet of the tiles behind: their labels box only what the
+            # picture shows, and ``readable`` says which tiles a reader can be asked to read
+            shown_quad = _visible_quad(idmap, tid, box)
+            extra = {
+                "visible_quad": _quad_list(shown_quad),
+                "readable": bool(
+                    labelled
+                    and visible_frac >= READABLE_VISIBLE
+                    and number_shown >= READABLE_NUMBER
+                ),
+            }
         tiles.append(
             {
                 "id": tid,
@@ -457,14 +534,15 @@ def _sidecar(scene: Scene, records: dict[int, dict], idmap: np.ndarray) -> dict:
                 "row": t.row,
                 "slot": t.slot,
                 "visible": round(visible_frac, 3),
-                "number_visible": round(_shown(idmap, tid, (rec or {}).get("mark_quad")), 3),
+                "number_visible": number_shown,
                 "quad": _quad_list((rec or {}).get("quad")),
                 "labelled": bool(labelled),
+                **extra,
             }
         )
     rows = []
     groups = []
-    for r in (0, 1):
+    for r in range(len(scene.rack.row_t)):
         in_row = [(t.slot, tid) for tid, t in enumerate(scene.tiles) if t.on_rack and t.row == r]
         rows.append([tid for _, tid in sorted(in_row)])
         groups.append(_groups(in_row))

@@ -34,6 +34,10 @@ TILE_W, TILE_H, TILE_D = 2.6, 3.7, 0.9
 MIN_VISIBLE = (
     0.4  # a tile with less than 40 % of its face visible (finger, frame edge) is unlabelled
 )
+# tiered close-ups: a labelled tile counts as readable (what the framing benchmark scores) when
+# at least half its face and its whole number (95 % of the number's ink box) are in the picture
+READABLE_VISIBLE = 0.5
+READABLE_NUMBER = 0.95
 TABLE_PX_PER_CM = 5.0
 SCHEMA_VERSION = 1
 
@@ -92,6 +96,9 @@ class Rack:
     top_t: float
     texture: np.ndarray
     kind: str
+    # tiered racks only: how far (cm) each row stands behind the front row's plane; empty for the
+    # flat two-row board, whose rows share one plane
+    row_back: tuple[float, ...] = ()
 
 
 @dataclass
@@ -181,7 +188,8 @@ def rack_tile_cuboid(rack: Rack, tile: SceneTile) -> Cuboid:
     w, h, d = tile.size
     a = (np.cos(spin) * ex + np.sin(spin) * et) * w
     b = (-np.sin(spin) * ex + np.cos(spin) * et) * h
-    base = board_point(rack, tile.x, rack.row_t[tile.row], 0.0) - a / 2
+    back = -rack.row_back[tile.row] if rack.row_back else 0.0
+    base = board_point(rack, tile.x, rack.row_t[tile.row], back) - a / 2
     return Cuboid(origin=base, a=a, b=b, c=en * d)
 
 
@@ -497,7 +505,19 @@ def _sample_backs(
     return out
 
 
-SCENE_KINDS = ("rack", "table")
+# close-ups of tiered racks (``vision.training.synth.tiers``): ``tiers`` draws the number of
+# tiers, the view, the roll (up to 90 degrees) and portrait frames at random (training);
+# ``tiers_paste`` is ``tiers`` with real tile faces cut from the training photos; the other four
+# fix tiers and view, upright landscape frames (the framing benchmark's close-up bins)
+TIER_KINDS = (
+    "tiers",
+    "tiers_paste",
+    "tiers2_frontal",
+    "tiers2_oblique",
+    "tiers3_frontal",
+    "tiers3_oblique",
+)
+SCENE_KINDS = ("rack", "table", *TIER_KINDS)
 
 
 def _sample_table_groups(
@@ -603,6 +623,10 @@ def sample_scene(
     pool(pool_name)  # validates the name
     if kind not in SCENE_KINDS:
         raise ValueError(f"unknown scene kind {kind!r}; use one of: {', '.join(SCENE_KINDS)}")
+    if kind in TIER_KINDS:
+        from vision.training.synth.tiers import sample_tier_scene
+
+        return sample_tier_scene(rng, pool_name, size, rules, kind)
     rules = rules or ("okey101" if rng.random() < 0.25 else "classic")
     hand_size = int(rng.choice([21, 22])) if rules == "okey101" else int(rng.choice([14, 15]))
     deal = deal_hand(rng, hand_size)

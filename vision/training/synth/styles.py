@@ -6,7 +6,7 @@ set it has never seen.  Backgrounds, light and camera come from the same ranges 
 are nuisance, not identity.
 
 >>> sorted(POOLS)
-['heldout', 'train', 'wide', 'wide2']
+['framing', 'heldout', 'train', 'wide', 'wide2']
 >>> set(POOLS["train"].fonts) & set(POOLS["heldout"].fonts)
 set()
 >>> set(POOLS["wide"].fonts) & set(POOLS["heldout"].fonts), "flower" in POOLS["wide"].joker_marks
@@ -214,6 +214,31 @@ POOLS["wide"] = StylePool(
 # polygon, or two or three overlapping ellipses and triangles) drawn from its own seed: a
 # real set's mark may be any picture.
 POOLS["wide2"] = replace(POOLS["wide"], name="wide2", random_marks=0.5)
+
+# ``framing``: ``wide2`` with the sets players bring that the other pools lack: navy and teal
+# blues beside the black, mustard and deep orange yellows, a ring (circle) under the number as
+# well as the suits, and the false-joker pictures of ``wide2`` (half of them random shapes).
+# Engraved numerals come with every pool (``face.sample_set_style``).  Drawn from the hue wheel,
+# not from the held-out pool's inks.
+_FRAMING_INKS = {
+    **_WIDE_INKS,
+    "B": _WIDE_INKS["B"]
+    + (
+        InkRange((108, 122), (140, 240), (55, 110)),  # navy
+        InkRange((84, 96), (140, 235), (80, 150)),  # teal
+    ),
+    "Y": _WIDE_INKS["Y"]
+    + (
+        InkRange((21, 27), (150, 225), (150, 205)),  # mustard
+        InkRange((9, 14), (200, 255), (190, 245)),  # deep orange
+    ),
+}
+POOLS["framing"] = replace(
+    POOLS["wide2"],
+    name="framing",
+    inks=_FRAMING_INKS,
+    suits=POOLS["wide2"].suits + ("ring", "diamond"),
+)
 
 # Tables: the same for both pools (nuisance).  Colours BGR.
 TABLES: tuple[RackStyle, ...] = (
