@@ -23,6 +23,7 @@ COMMAND_MODULES = (
     "istaka.engine",  # hand, referee
     "istaka.match",  # match
     "istaka.scan",  # scan, live
+    "istaka.calibrate",  # calibrate, data
     "istaka.serve",  # serve
     "istaka.synth",  # synth
     "istaka.training",  # train, eval, export

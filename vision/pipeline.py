@@ -234,11 +234,17 @@ class Pipeline:
         self._engine_cache.clear()
 
     @classmethod
-    def default(cls, backend: str | None = None, *, background_engine: bool = False) -> Pipeline:
-        """The pipeline with the shipped recogniser (``models/recognizer.yaml``)."""
+    def default(
+        cls, backend: str | None = None, *, background_engine: bool = False, profile: Any = None
+    ) -> Pipeline:
+        """The pipeline with the shipped recogniser (``models/recognizer.yaml``), reading
+        through a per-set ``profile`` (a name, a folder or a ``vision.profiles.Profile``) if
+        one is given."""
+        from vision.profiles import with_profile
         from vision.recognizer import Recognizer
 
-        return cls(Recognizer.default(backend), background_engine=background_engine)
+        recognizer = with_profile(Recognizer.default(backend), profile)
+        return cls(recognizer, background_engine=background_engine)
 
     def scan(
         self,
