@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="istaka",
         description="Camera assistant for Okey: read a rack, referee a hand, advise the discard.",
     )
+    parser.add_argument("--version", action="version", version=f"istaka {_version()}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name in COMMAND_MODULES:
         try:
@@ -53,6 +54,16 @@ def build_parser() -> argparse.ArgumentParser:
             raise
         module.register(subparsers)
     return parser
+
+
+def _version() -> str:
+    """The installed distribution's version (pyproject.toml's, through the package metadata)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("istaka")
+    except PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
 
 
 # Imports that name an extra: a command that needs one of these says which extra to install.

@@ -1,20 +1,36 @@
-"""``istaka scan`` (a photo) and ``istaka live`` (a camera or a video): the pipeline at the table.
+"""``istaka scan`` (photos) and ``istaka live`` (a camera or a video): the pipeline at the table.
 
-Exit codes: 0 read, 2 bad input (missing file, not an image, bad tile), 3 no tiles or no rack row.
+``istaka scan`` takes photos, folders (their images, sorted by name) and quoted globs
+(``"shots/*.jpg"``); with more than one photo it draws a progress bar on a terminal's stderr and,
+with ``--json``, prints one JSON object per line, each with its ``"photo"``.
+
+Exit codes: 0 read, 2 bad input (missing file, not an image, bad tile), 3 no tiles or no rack row
+(with several photos: the worst of them).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import glob
 import json
 import os
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from istaka.cli import EXIT_NOT_FOUND, EXIT_OK, InputError
+from istaka.calibrate import correction_options, keep_corrections, parse_corrections, profile_option
+from istaka.cli import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_OK, InputError
 from okey import Rules, Tile, parse_tiles
+
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
+# Video containers ``istaka live --out`` writes, with the codecs tried in order: browsers play
+# H.264 in MP4 and VP9 / VP8 in WebM; MPEG-4 Part 2 ("mp4v") is the last resort most players
+# outside a browser still open.
+VIDEO_CODECS = {".mp4": ("avc1", "mp4v"), ".webm": ("VP90", "VP80"), ".avi": ("MJPG",)}
+BROWSER_CODECS = frozenset({"avc1", "VP90", "VP80"})
 
 
 def register(subparsers: Any) -> None:
@@ -24,16 +40,26 @@ def register(subparsers: Any) -> None:
         description="Read a rack photo: rows and groups as laid out, uncertain tiles, the "
         "referee's verdict (14 tiles, or 15 with --declare) and the discard advice (15 tiles).",
     )
-    scan.add_argument("photo", help="image file (JPEG, PNG, ...)")
+    scan.add_argument(
+        "photos",
+        nargs="+",
+        metavar="PHOTO",
+        help='image files (JPEG, PNG, ...), folders of them, or quoted globs ("shots/*.jpg")',
+    )
     _game_options(scan)
+    correction_options(scan)
     scan.add_argument(
         "--declare",
         action="store_true",
         help="the player declares a win: with 15 tiles, the lone tile is the finishing discard",
     )
-    scan.add_argument("--json", action="store_true", help="print the result as one JSON object")
     scan.add_argument(
-        "--annotate", metavar="OUT.png", help="write the photo with the reading drawn"
+        "--json", action="store_true", help="print each result as one JSON object (one a line)"
+    )
+    scan.add_argument(
+        "--annotate",
+        metavar="OUT.png",
+        help="write the photo with the reading drawn (several photos: a folder, one PNG each)",
     )
     scan.set_defaults(func=run_scan)
 
@@ -46,13 +72,19 @@ def register(subparsers: Any) -> None:
     source = live.add_mutually_exclusive_group()
     source.add_argument("--camera", type=int, default=0, help="camera number (default 0)")
     source.add_argument("--video", metavar="FILE", help="read this video file instead")
-    live.add_argument("--out", metavar="OUT.mp4", help="write the annotated video here (headless)")
+    live.add_argument(
+        "--out",
+        metavar="OUT.mp4",
+        help="write the annotated video here (headless): .mp4 (H.264 where this OpenCV has it),"
+        " .webm (VP9/VP8, plays in every browser) or .avi",
+    )
     live.add_argument("--max-frames", type=int, default=0, help="stop after N frames (0: no limit)")
     _game_options(live)
     live.set_defaults(func=run_live)
 
 
 def _game_options(parser: argparse.ArgumentParser) -> None:
+    profile_option(parser)
     parser.add_argument("--indicator", help="the indicator tile, e.g. R5 (else a lone table tile)")
     parser.add_argument("--rules", choices=["classic", "okey101"], default="classic")
     parser.add_argument("--seen", default="", help='tiles seen elsewhere, e.g. "K3 Y7"')
@@ -67,28 +99,153 @@ def _parse_game(args: argparse.Namespace) -> tuple[Tile | None, Rules, list[Tile
 
 
 def run_scan(args: argparse.Namespace) -> int:
-    from vision.pipeline import NothingFoundError, Pipeline, load_image
+    from vision.pipeline import Pipeline
 
     indicator, rules, seen = _parse_game(args)
-    if args.annotate and Path(args.annotate).suffix.lower() not in (".png", ".jpg", ".jpeg"):
-        raise InputError(f"--annotate {args.annotate}: write a .png or .jpg file")
-    image = load_image(args.photo)
-    pipeline = Pipeline.default(args.backend)
-    try:
-        result = pipeline.scan(
-            image, indicator=indicator, rules=rules, seen=seen, declare=args.declare
-        )
-    except NothingFoundError as exc:
-        print(f"istaka scan: {args.photo}: {exc}", file=sys.stderr)
-        return EXIT_NOT_FOUND
+    photos = photo_paths(args.photos)
+    several = len(photos) > 1 or len(args.photos) > 1 or Path(args.photos[0]).is_dir()
     if args.annotate:
-        _write_annotated(args.annotate, image, result)
-    text = json.dumps(result.to_dict(), ensure_ascii=False) if args.json else format_result(result)
+        suffix = Path(args.annotate).suffix.lower()
+        if several and suffix:
+            raise InputError(f"--annotate {args.annotate}: with several photos, give a folder")
+        if not several and suffix not in (".png", ".jpg", ".jpeg"):
+            raise InputError(f"--annotate {args.annotate}: write a .png or .jpg file")
+    options = {"indicator": indicator, "rules": rules, "seen": seen, "declare": args.declare}
+    options["corrections"] = parse_corrections(args.correct, several)
+    pipeline = Pipeline.default(args.backend, profile=args.profile)
+    if not several:
+        return _scan_one(pipeline, photos[0], options, args)
+    worst = EXIT_OK
+    with _progress(len(photos)) as step:
+        for path in photos:
+            step(path)
+            code = _scan_one(pipeline, path, options, args, several=True)
+            worst = max(worst, code, key=_severity)
+    return worst
+
+
+def _severity(code: int) -> int:
+    return {EXIT_OK: 0, EXIT_NOT_FOUND: 1, EXIT_BAD_INPUT: 2}.get(code, 3)
+
+
+def photo_paths(arguments: list[str]) -> list[Path]:
+    """The photos named by files, folders (their images, sorted) and globs, in the order given.
+
+    A name that is not a file, a folder or a glob that matches is ``FileNotFoundError``."""
+    photos: list[Path] = []
+    for text in arguments:
+        path = Path(text)
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES)
+            if not found:
+                raise InputError(f"no photos in {path} ({', '.join(IMAGE_SUFFIXES)})")
+            photos.extend(found)
+        elif path.is_file():
+            photos.append(path)
+        elif glob.has_magic(text):
+            found = sorted(
+                Path(p)
+                for p in glob.glob(text, recursive=True)
+                if Path(p).suffix.lower() in IMAGE_SUFFIXES
+            )
+            if not found:
+                raise InputError(f"no photos match {text}")
+            photos.extend(found)
+        else:
+            raise FileNotFoundError(f"no such file: {text}")
+    return photos
+
+
+def _scan_one(
+    pipeline: Any,
+    path: Path,
+    options: dict[str, Any],
+    args: argparse.Namespace,
+    *,
+    several: bool = False,
+) -> int:
+    """Scan one photo and print its result; with ``several``, a photo's own trouble is printed
+    (a JSON line with ``"error"``, or a line on stderr) and its exit code returned."""
+    from vision.errors import VisionInputError
+    from vision.pipeline import NothingFoundError, load_image
+
+    try:
+        image = load_image(path)
+        result = pipeline.scan(image, **options)
+        keep_corrections(image, result, args)
+    except NothingFoundError as exc:
+        _report(path, "not_found", exc, args.json and several)
+        return EXIT_NOT_FOUND
+    except (VisionInputError, FileNotFoundError) as exc:
+        if not several:
+            raise
+        _report(path, "bad_input", exc, args.json)
+        return EXIT_BAD_INPUT
+    if args.annotate:
+        target = Path(args.annotate) / f"{path.stem}.png" if several else Path(args.annotate)
+        _write_annotated(str(target), image, result)
+    if args.json:
+        data = result.to_dict()
+        text = json.dumps({"photo": str(path), **data} if several else data, ensure_ascii=False)
+    else:
+        text = format_result(result)
+        if several:
+            text = f"== {path}\n{text}\n"
+    _print(text)
+    return EXIT_OK
+
+
+def _report(path: Path, code: str, exc: Exception, as_json: bool) -> None:
+    if as_json:
+        _print(json.dumps({"photo": str(path), "error": {"code": code, "message": str(exc)}}))
+    else:
+        _clear_progress()
+        print(f"istaka scan: {path}: {exc}", file=sys.stderr)
+
+
+def _print(text: str) -> None:
+    _clear_progress()
     try:
         print(text, flush=True)
     except BrokenPipeError:  # `istaka scan ... | head`: the reader left, nothing more to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    return EXIT_OK
+        raise
+
+
+_BAR = {"shown": False}
+
+
+@contextlib.contextmanager
+def _progress(total: int) -> Iterator[Any]:
+    """A progress bar on stderr when it is a terminal (never in a pipe or a log file)."""
+    live = sys.stderr.isatty()
+    done = [0]
+
+    def step(path: Path) -> None:
+        if not live:
+            return
+        width = 30
+        filled = width * done[0] // total
+        name = path.name if len(path.name) <= 40 else "…" + path.name[-39:]
+        bar = "#" * filled + "-" * (width - filled)
+        sys.stderr.write(f"\r[{bar}] {done[0]}/{total} {name}\x1b[K")
+        sys.stderr.flush()
+        _BAR["shown"] = True
+        done[0] += 1
+
+    try:
+        yield step
+    finally:
+        if live:
+            _clear_progress()
+            sys.stderr.write(f"{total} photos read\n")
+
+
+def _clear_progress() -> None:
+    if _BAR["shown"]:
+        sys.stderr.write("\r\x1b[K")
+        sys.stderr.flush()
+        _BAR["shown"] = False
 
 
 def _write_annotated(path: str, image: Any, result: Any) -> None:
@@ -110,13 +267,16 @@ def format_result(result: Any) -> str:
         lines.append(f"  row {r}: {groups}")
     if result.table:
         lines.append("Table: " + " ".join(_tile_text(p) for p in result.table))
-    if result.indicator is not None:
-        source = " (the tile on the table)" if result.indicator_source == "table" else ""
-        lines.append(f"Indicator {result.indicator}{source}, okey {result.okey}")
+    lines.append(result.indicator_text)
     if result.flagged:
         lines.append("Uncertain (marked ?): " + "; ".join(f.text for f in result.flagged))
     if result.verdict is not None:
-        lines.append("Verdict: " + (result.verdict.sentence or result.verdict.reason))
+        unconfirmed = result.verdict.valid and result.indicator_source == "photo"
+        lines.append(
+            "Verdict: "
+            + (result.verdict.sentence or result.verdict.reason)
+            + (f" (if the indicator is {result.indicator}: not confirmed)" * unconfirmed)
+        )
     if result.advice is not None:
         lines.append("Advice: " + result.advice.sentence)
     lines.extend(f"Hint: {h}" for h in result.hints)
@@ -136,11 +296,13 @@ def run_live(args: argparse.Namespace) -> int:
     from vision.smoothing import HandTracker
 
     indicator, rules, seen = _parse_game(args)
+    if args.out and Path(args.out).suffix.lower() not in VIDEO_CODECS:
+        raise InputError(f"--out {args.out}: write a {', '.join(VIDEO_CODECS)} file")
     window = not args.out and _has_display()
     if not args.out and not window:
         raise InputError("no display here: give --out OUT.mp4 to write the annotated video")
     capture = _open_source(args)
-    pipeline = Pipeline.default(args.backend, background_engine=True)
+    pipeline = Pipeline.default(args.backend, background_engine=True, profile=args.profile)
     tracker = HandTracker()
     writer = None
     fps = None
@@ -157,7 +319,7 @@ def run_live(args: argparse.Namespace) -> int:
                 result = pipeline.read(tracked, indicator=indicator, rules=rules, seen=seen)
             except NothingFoundError:
                 result = None
-            drawn = annotate(frame, result, fps=fps) if result else _no_hand(frame, fps)
+            drawn = annotate(frame, result, fps=fps, band=True) if result else _no_hand(frame, fps)
             elapsed = time.perf_counter() - start
             fps = 1 / elapsed if fps is None else 0.9 * fps + 0.1 / max(elapsed, 1e-6)
             frames += 1
@@ -210,23 +372,51 @@ def _open_source(args: argparse.Namespace) -> Any:
 
 
 def _open_writer(path: str, shape: tuple[int, ...], capture: Any) -> Any:
+    """A video writer for ``path``: the first codec of ``VIDEO_CODECS`` this OpenCV can write,
+    with a note on stderr when browsers will not play it."""
     import cv2
 
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    out = Path(path)
+    codecs = VIDEO_CODECS.get(out.suffix.lower())
+    if codecs is None:
+        raise InputError(f"--out {path}: write a {', '.join(VIDEO_CODECS)} file")
+    out.parent.mkdir(parents=True, exist_ok=True)
     rate = capture.get(cv2.CAP_PROP_FPS) or 15.0
-    writer = cv2.VideoWriter(path, cv2.VideoWriter_fourcc(*"mp4v"), rate, (shape[1], shape[0]))
-    if not writer.isOpened():
-        raise InputError(f"--out: cannot write video {path}")
-    return writer
+    for codec in codecs:
+        with _quiet_stderr():  # FFmpeg logs each encoder it cannot open
+            writer = cv2.VideoWriter(
+                path, cv2.VideoWriter_fourcc(*codec), rate, (shape[1], shape[0])
+            )
+        if writer.isOpened():
+            if codec not in BROWSER_CODECS:
+                print(
+                    f"istaka live: this OpenCV cannot write H.264; {path} is {codec} video, which"
+                    " browsers do not play (--out NAME.webm writes VP9 that they do)",
+                    file=sys.stderr,
+                )
+            return writer
+        writer.release()
+    raise InputError(f"--out: cannot write video {path}")
+
+
+@contextlib.contextmanager
+def _quiet_stderr() -> Iterator[None]:
+    sys.stderr.flush()
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
 
 
 def _no_hand(frame: Any, fps: float | None) -> Any:
-    import cv2
+    from vision.draw import header_band
 
-    out = frame.copy()
-    text = "no rack in view" + (f"  {fps:.1f} fps" if fps else "")
-    cv2.putText(out, text, (10, 30), cv2.FONT_HERSHEY_SIMPLEX, 0.8, (0, 0, 255), 2, cv2.LINE_AA)
-    return out
+    return header_band(frame, ["no rack in view" + (f"  {fps:.1f} fps" if fps else "")])
 
 
 def _live_line(result: Any) -> str:

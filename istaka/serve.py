@@ -24,7 +24,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Serve the API under /api/v1 (docs at /docs), the camera page at /camera and"
         " the overlay at /overlay?table=NAME.",
     )
-    parser.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    parser.add_argument(
+        "--host",
+        help="address to listen on (default 127.0.0.1; with --https 0.0.0.0: every network)",
+    )
     parser.add_argument("--port", type=_port, default=8000, help="TCP port (default 8000)")
     parser.add_argument(
         "--max-upload-mb", type=float, default=10.0, help="largest accepted upload in MB"
@@ -77,6 +80,17 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="a web page origin (https://obs.example) that may write and open sockets besides"
         " the server's own pages (repeatable)",
     )
+    parser.add_argument(
+        "--https",
+        action="store_true",
+        help="serve HTTPS with a local certificate authority made once (phones give the camera"
+        " only to secure pages); prints the phone's address, a QR code and how to trust it",
+    )
+    parser.add_argument(
+        "--tls-dir",
+        type=Path,
+        help="where the authority and the certificate live (default ~/.local/share/istaka/tls)",
+    )
     parser.set_defaults(func=serve)
 
 
@@ -112,20 +126,77 @@ def serve(args: argparse.Namespace) -> int:
     os.environ["ISTAKA_STORE"] = store or ""
     os.environ["ISTAKA_ALLOWED_HOSTS"] = ",".join(args.allow_host)
     os.environ["ISTAKA_ALLOWED_ORIGINS"] = ",".join(args.allow_origin)
+    host = args.host or ("0.0.0.0" if args.https else "127.0.0.1")
+    tls = _tls(args, host) if args.https else {}
     settings = Settings.from_env()
-    if not _loopback(args.host):
-        print(exposure(args.host, args.port, settings), file=sys.stderr)
+    if not _loopback(host):
+        print(exposure(host, args.port, settings), file=sys.stderr)
+        print(_phone_banner(host, args.port, args.https), file=sys.stderr)
     common = {
-        "host": args.host,
+        "host": host,
         "port": args.port,
         "log_level": args.log_level,
         "ws_max_size": settings.ws_max_size,
+        **tls,
     }
     if args.workers == 1:
         uvicorn.run(create_app(settings), **common)
     else:
         uvicorn.run("service.app:create_app", factory=True, workers=args.workers, **common)
     return 0
+
+
+def _tls(args: argparse.Namespace, host: str) -> dict[str, str]:
+    """Make (once) the local authority and this machine's certificate; uvicorn's TLS options."""
+    from service.https import (
+        ensure_certificates,
+        fingerprint,
+        lan_addresses,
+        machine_names,
+        tls_folder,
+    )
+    from service.routers.pages import CA_ENV
+
+    listening = [] if _loopback(host) or host in ("0.0.0.0", "::") else [host]
+    addresses = [a for a in [*listening, *lan_addresses()] if ":" not in a]
+    folder = args.tls_dir or tls_folder()
+    files = ensure_certificates(folder, [*machine_names(), *args.allow_host], addresses)
+    os.environ[CA_ENV] = str(files.ca)
+    if files.new_authority:
+        print(
+            f"istaka serve: made a local certificate authority {files.ca} (SHA-256"
+            f" {fingerprint(files.ca)}); trust it once on each phone (steps below)",
+            file=sys.stderr,
+        )
+    elif files.made:
+        print(f"istaka serve: made a certificate for {', '.join(addresses)}", file=sys.stderr)
+    return {"ssl_certfile": str(files.cert), "ssl_keyfile": str(files.key)}
+
+
+def _phone_banner(host: str, port: int, https: bool) -> str:
+    """The phone's address as text and a QR code; how to trust the authority (HTTPS)."""
+    from service.https import lan_addresses, phone_url, qr_terminal, trust_steps
+    from service.routers.pages import PHONE_ENV
+
+    addresses = lan_addresses() if host in ("0.0.0.0", "::") else [host]
+    if not addresses:
+        return "No network address found: a phone cannot reach this machine."
+    scheme = "https" if https else "http"
+    url = phone_url(scheme, addresses[0], port)
+    os.environ[PHONE_ENV] = url
+    start = phone_url(scheme, addresses[0], port, "/")
+    lines = [f"On a phone on the same network, open {url}  (start page: {start})", qr_terminal(url)]
+    others = [phone_url(scheme, a, port) for a in addresses[1:]]
+    if others:
+        lines.append("Other addresses of this machine: " + "  ".join(others))
+    if https:
+        lines.append(trust_steps())
+    else:
+        lines.append(
+            "Plain HTTP: a phone's browser gives the live camera only to HTTPS pages; the camera"
+            " page takes photos instead.  istaka serve --https gives the live camera."
+        )
+    return "\n".join(lines)
 
 
 def _check_store(url: str, workers: int) -> str | None:

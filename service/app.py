@@ -14,11 +14,10 @@ from pathlib import Path
 
 import anyio
 from fastapi import FastAPI
-from fastapi.responses import FileResponse, RedirectResponse
 from fastapi.staticfiles import StaticFiles
 
 from service import errors
-from service.routers import engine, overlay, scan, stream
+from service.routers import engine, overlay, pages, scan, stream
 from service.runner import PipelineRunner
 from service.security import SecurityMiddleware
 from service.settings import Settings
@@ -67,6 +66,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         version="0.1.0",
         summary="Read an Okey rack from a photo, referee hands, advise the discard.",
         lifespan=lifespan,
+        # /docs and /redoc come from service.routers.pages, with their assets installed locally.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.engine_limiter = anyio.CapacityLimiter(settings.engine_threads)
@@ -82,18 +84,6 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     for module in (engine, scan, stream, overlay):
         app.include_router(module.router, prefix="/api/v1")
+    app.include_router(pages.router)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-
-    @app.get("/", include_in_schema=False)
-    async def index() -> RedirectResponse:
-        return RedirectResponse("/camera")
-
-    @app.get("/camera", include_in_schema=False)
-    async def camera_page() -> FileResponse:
-        return FileResponse(STATIC / "camera.html")
-
-    @app.get("/overlay", include_in_schema=False)
-    async def overlay_page() -> FileResponse:
-        return FileResponse(STATIC / "overlay.html")
-
     return app

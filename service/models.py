@@ -239,6 +239,12 @@ class FlagOut(BaseModel):
     alternatives: list[AlternativeOut]
 
 
+class IndicatorSuggestionOut(BaseModel):
+    tile: str
+    confidence: float = Field(description="the reading's probability x the detector's confidence")
+    id: int = Field(description="the tile's id among the table tiles")
+
+
 Row = list[list[TileOut]]  # groups, left to right
 
 
@@ -248,8 +254,26 @@ class ScanOut(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     rules: str
-    indicator: str | None = Field(description="given, or read from the lone tile off the rack")
-    indicator_source: str | None = Field(description='"given", "table" or null')
+    indicator: str | None = Field(
+        description="the indicator in use: typed, or read from the lone tile off the rack"
+    )
+    indicator_source: Literal["typed", "photo"] | None = Field(
+        description='"typed" (given with the request), "photo" (the lone tile off the rack, read'
+        " at or above the floor; not confirmed) or null (no indicator in use)"
+    )
+    indicator_confidence: float | None = Field(
+        default=None, description="how sure the reading of a photo indicator is (0-1)"
+    )
+    indicator_confirmed: bool = Field(
+        default=False,
+        description="true only for a typed indicator; a win read with another holds only if the"
+        " photo's indicator is right",
+    )
+    indicator_suggestion: IndicatorSuggestionOut | None = Field(
+        default=None,
+        description="the tile off the rack read too unsurely to be used: confirm it by sending it"
+        " as the indicator",
+    )
     okey: str | None
     rows: list[Row] = Field(description="rows top to bottom; each row its groups left to right")
     hand: list[str] = Field(description="the rack's tiles in reading order")

@@ -40,6 +40,16 @@ FLAGS = (
 )
 
 
+DOCS_IMG = Path(__file__).resolve().parent.parent / "docs" / "img"
+
+
+def shot(name: str, tmp_path: Path) -> Path:
+    """Where a screenshot goes: docs/img with ISTAKA_SCREENSHOTS=1 (to refresh the docs), else a
+    temporary folder (so an ordinary test run leaves the repository untouched)."""
+    folder = DOCS_IMG if os.environ.get("ISTAKA_SCREENSHOTS") == "1" else tmp_path
+    return folder / name
+
+
 def chromium_path() -> str | None:
     return shutil.which("chromium") or shutil.which("chromium-browser")
 
@@ -64,6 +74,7 @@ class Page:
         )
         self._ids = itertools.count(1)
         self.console: list[str] = []
+        self.events: list[dict[str, Any]] = []  # every event (Network.*, Security.*, ...) seen
 
     def send(self, method: str, params: dict[str, Any] | None = None, timeout: float = 60) -> Any:
         ident = next(self._ids)
@@ -71,6 +82,8 @@ class Page:
         deadline = time.monotonic() + timeout
         while True:
             message = json.loads(self._ws.recv(timeout=max(0.1, deadline - time.monotonic())))
+            if "method" in message:
+                self.events.append(message)
             if message.get("method") == "Runtime.consoleAPICalled":
                 args = message["params"].get("args", [])
                 self.console.append(
@@ -123,22 +136,34 @@ class Page:
 
 @contextmanager
 def chromium(
-    video: Path | None = None, width: int = 1000, height: int = 900
+    video: Path | None = None,
+    width: int = 1000,
+    height: int = 900,
+    *,
+    args: tuple[str, ...] = (),
+    home: Path | None = None,
+    mobile: bool = False,
 ) -> Iterator[tuple[Page, subprocess.Popen[bytes]]]:
-    """A headless Chromium (fake camera fed from ``video``, a .y4m file) and one open page."""
+    """A headless Chromium (fake camera fed from ``video``, a .y4m file) and one open page.
+
+    ``args``: more command-line flags (``--host-resolver-rules=...``); ``home``: the ``HOME`` it
+    runs with (its ``.pki/nssdb`` holds the authorities it trusts: ``trust_authority``);
+    ``mobile``: a phone's screen (touch, device pixel ratio 2)."""
     path = require_chromium()
     # Chromium's helper processes can still write to the profile for a moment after the browser
     # exits; they are ended with it (own process group) and a late file does not fail the test.
     profile_dir = tempfile.TemporaryDirectory(prefix="istaka-chromium-", ignore_cleanup_errors=True)
     with profile_dir as profile:
-        args = [path, *FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}"]
+        argv = [path, *FLAGS, f"--user-data-dir={profile}", f"--window-size={width},{height}"]
         if video is not None:
-            args.append(f"--use-file-for-fake-video-capture={video}")
+            argv.append(f"--use-file-for-fake-video-capture={video}")
+        env = {**os.environ, "HOME": str(home)} if home is not None else None
         process = subprocess.Popen(
-            [*args, "about:blank"],
+            [*argv, *args, "about:blank"],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
+            env=env,
         )
         try:
             port = _devtools_port(Path(profile), process)
@@ -147,14 +172,38 @@ def chromium(
             page.send("Runtime.enable")
             page.send(
                 "Emulation.setDeviceMetricsOverride",
-                {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+                {
+                    "width": width,
+                    "height": height,
+                    "deviceScaleFactor": 2 if mobile else 1,
+                    "mobile": mobile,
+                },
             )
+            if mobile:
+                page.send("Emulation.setTouchEmulationEnabled", {"enabled": True})
             try:
                 yield page, process
             finally:
                 page.close()
         finally:
             _end_process_group(process)
+
+
+def trust_authority(home: Path, ca_pem: Path) -> None:
+    """Make ``home/.pki/nssdb`` trust ``ca_pem`` for web sites, as a user who installed it would
+    (Chromium on Linux reads its authorities there); needs ``certutil`` (libnss3-tools)."""
+    certutil = shutil.which("certutil")
+    if certutil is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("certutil is missing in CI; scripts/setup.sh should install libnss3-tools")
+        pytest.skip("certutil is not installed (apt-get install libnss3-tools)")
+    db = home / ".pki" / "nssdb"
+    db.mkdir(parents=True, exist_ok=True)
+    subprocess.run([certutil, "-d", f"sql:{db}", "-N", "--empty-password"], check=True)
+    subprocess.run(
+        [certutil, "-d", f"sql:{db}", "-A", "-t", "C,,", "-n", "istaka", "-i", str(ca_pem)],
+        check=True,
+    )
 
 
 def _end_process_group(process: subprocess.Popen[bytes]) -> None:

@@ -213,7 +213,7 @@ def test_scan_options_annotate_indicator_and_corrections(
     body = http.post(
         "/api/v1/scan", params={"annotate": "true", "indicator": "K4"}, content=data
     ).json()
-    assert body["indicator"] == "K4" and body["indicator_source"] == "given"
+    assert body["indicator"] == "K4" and body["indicator_source"] == "typed"
     assert body["okey"] == "K5"
     jpeg = base64.b64decode(body["annotated_jpeg"])
     assert jpeg.startswith(b"\xff\xd8\xff")

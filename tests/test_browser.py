@@ -5,12 +5,11 @@ screenshots in ``docs/img/`` come from here."""
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import httpx
 import pytest
-from cdp_browser import chromium, require_chromium
+from cdp_browser import chromium, require_chromium, shot
 from conftest_service import REPO, LiveServer, live_server, require_model
 
 from service.settings import Settings
@@ -31,13 +30,6 @@ HAND_TILES = "[...document.querySelectorAll('#hand .tile')].map(e => e.dataset.t
 @pytest.fixture(scope="module", autouse=True)
 def browser_present() -> None:
     require_chromium()
-
-
-def shot(name: str, tmp_path: Path) -> Path:
-    """Where a screenshot goes: docs/img with ISTAKA_SCREENSHOTS=1 (to refresh the docs), else a
-    temporary folder (so an ordinary test run leaves the repository untouched)."""
-    folder = DOCS_IMG if os.environ.get("ISTAKA_SCREENSHOTS") == "1" else tmp_path
-    return folder / name
 
 
 def push(server: LiveServer, table: str, rows: list[list[str]] = ROWS) -> dict:

@@ -107,7 +107,7 @@ def test_corrections_override_readings_by_id(pipeline: Pipeline) -> None:
 def test_a_lone_table_tile_is_taken_as_the_indicator(pipeline: Pipeline) -> None:
     result = pipeline.read(rack(["R1 R2 R3"], table="K7"))
     assert result.indicator == Tile.parse("K7")
-    assert result.indicator_source == "table"
+    assert result.indicator_source == "photo"
     assert result.okey == Tile.parse("K8")
     assert result.to_dict()["table"][0]["role"] == "indicator"
 

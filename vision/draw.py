@@ -1,4 +1,6 @@
-"""Draw a scan result on its photo: boxes, readings, confidence, group brackets, the discard.
+"""Draw a scan result on its photo: boxes, readings, confidence, group brackets, the discard, and
+a header (the indicator and where it came from, the hand, the verdict, the advice) drawn over the
+photo's top-left corner or, for a video, in a band above the picture (``header_band``).
 
 >>> import numpy as np
 >>> from okey import Rules, Tile
@@ -31,10 +33,15 @@ DISCARD = (255, 0, 255)
 TABLE = (160, 160, 160)
 BRACKET = (80, 220, 80)
 FONT = cv2.FONT_HERSHEY_SIMPLEX
+BAND_LINES = 4  # lines of the header band above a video frame (a fixed height for the writer)
+BAND = (24, 24, 24)
 
 
-def annotate(image_bgr: np.ndarray, result: ScanResult, *, fps: float | None = None) -> np.ndarray:
-    """A copy of the image with the scan drawn on it (text scaled to the tile size)."""
+def annotate(
+    image_bgr: np.ndarray, result: ScanResult, *, fps: float | None = None, band: bool = False
+) -> np.ndarray:
+    """A copy of the image with the scan drawn on it (text scaled to the tile size).  With
+    ``band`` the header goes in a band above the picture (``header_band``), else over it."""
     out = image_bgr.copy()
     tiles = [p for g in result.groups for p in g] + list(result.table)
     scale = _text_scale(tiles, out.shape)
@@ -50,8 +57,27 @@ def annotate(image_bgr: np.ndarray, result: ScanResult, *, fps: float | None = N
         if placed.corrected:
             colour = CORRECTED
         _tile(out, placed, scale, colour, discard=discard is not None and placed.id == discard.id)
+    if band:
+        return header_band(out, _summary(result, fps))
     _header(out, _summary(result, fps), scale)
     return out
+
+
+def header_band(image_bgr: np.ndarray, lines: list[str]) -> np.ndarray:
+    """The image with a dark band of ``BAND_LINES`` text lines on top, so nothing of the picture is
+    hidden; the band's height depends only on the image's width (a video keeps one frame size)."""
+    width = image_bgr.shape[1]
+    scale = float(np.clip(width / 1400.0, 0.4, 1.0))
+    thickness = max(1, round(scale * 2))
+    (_, h), base = cv2.getTextSize("Ag", FONT, scale, thickness)
+    step = h + base + 8
+    band = np.full((step * BAND_LINES + 6, width, 3), BAND, np.uint8)
+    for k, line in enumerate(lines[:BAND_LINES]):
+        (w, _), _ = cv2.getTextSize(line, FONT, scale, thickness)
+        fitted = scale * min(1.0, (width - 16) / max(w, 1))
+        y = 4 + step * k + h + 2
+        cv2.putText(band, line, (8, y), FONT, fitted, (235, 235, 235), thickness, cv2.LINE_AA)
+    return np.vstack([band, image_bgr])
 
 
 def _text_scale(tiles: list[PlacedTile], shape: tuple[int, ...]) -> float:
@@ -131,9 +157,7 @@ def _bracket(image: np.ndarray, group: list[PlacedTile], scale: float) -> None:
 def _summary(result: ScanResult, fps: float | None) -> list[str]:
     lines = []
     hand = " ".join(str(t) for t in result.hand)
-    head = f"{len(result.hand)} tiles"
-    if result.indicator is not None:
-        head += f"  indicator {result.indicator}  okey {result.okey}"
+    head = f"{len(result.hand)} tiles  {_indicator_words(result)}"
     if fps is not None:
         head += f"  {fps:.1f} fps"
     lines.append(head)
@@ -146,6 +170,20 @@ def _summary(result: ScanResult, fps: float | None) -> list[str]:
         lines.append(result.advice.sentence)
     lines.extend(result.hints[:2])
     return lines
+
+
+def _indicator_words(result: ScanResult) -> str:
+    """The indicator and its source, short: "indicator R5 (typed) okey R6"."""
+    if result.indicator is None:
+        suggestion = result.indicator_suggestion
+        if suggestion is None:
+            return "no indicator"
+        return f"no indicator (maybe {suggestion.tile}, {suggestion.confidence:.0%}: type it)"
+    if result.indicator_source == "typed":
+        source = "typed"
+    else:
+        source = f"from photo {result.indicator_confidence:.0%}, not confirmed"
+    return f"indicator {result.indicator} ({source})  okey {result.okey}"
 
 
 def _verdict_line(verdict: RefereeVerdict | None) -> str:

@@ -50,8 +50,11 @@ ENGINE_CACHE_SIZE = 64
 HINT_TILES = 3
 HINT_ALTERNATIVES = 2
 HINT_MIN_PROBABILITY = 0.05
-
-
+# A tile off the rack read with less confidence than this (reading x detection) is only offered as
+# a suggestion for the indicator, never used: measured on rendered and real photos by
+# ``benchmarks/indicator_floor.py`` (docs/pipeline.md, "The indicator").
+INDICATOR_FLOOR = 0.80
+INDICATOR_SOURCES = ("typed", "photo")  # ``ScanResult.indicator_source``, or None
 
 
 def load_image(path: str | Path) -> np.ndarray:
@@ -142,6 +145,18 @@ class Flag:
         return f"{self.tile} ({self.probability:.0%}; {self.reason}; or {others})"
 
 
+@dataclass(frozen=True)
+class IndicatorReading:
+    """The lone tile off the rack read as the indicator: its reading, how sure, and its id."""
+
+    tile: Tile
+    confidence: float  # the reading's probability x the detector's confidence
+    id: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"tile": str(self.tile), "confidence": round(self.confidence, 3), "id": self.id}
+
+
 @dataclass
 class ScanResult:
     """Everything read from one frame.  ``to_dict()`` is the ``--json`` and API object."""
@@ -150,13 +165,18 @@ class ScanResult:
     table: list[PlacedTile]
     flagged: list[Flag]
     rules: Rules
-    indicator: Tile | None
-    indicator_source: str | None  # "given", "table" (the one tile off the rack) or None
+    indicator: Tile | None  # the indicator in use
+    # "typed" (the player gave it), "photo" (the lone tile off the rack, read at or above the
+    # floor) or None (no indicator in use).
+    indicator_source: str | None
     verdict: RefereeVerdict | None = None  # the referee on the groups as laid out
     # Ranked discards (15 tiles) or the waits (14); a 22-tile 101 rack: ``okey.okey101``'s ranking.
     advice: Advice | None = None
     hints: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    # The tile off the rack read as the indicator: the one in use ("photo"), or a suggestion read
+    # below the floor (then ``indicator`` is None).
+    indicator_read: IndicatorReading | None = None
     image_size: tuple[int, int] = (0, 0)
     timings_ms: dict[str, float] = field(default_factory=dict)
 
@@ -168,6 +188,38 @@ class ScanResult:
     def hand(self) -> list[Tile]:
         """The rack's tiles in reading order (top row first, left to right)."""
         return [p.tile for group in self.groups for p in group]
+
+    @property
+    def indicator_confidence(self) -> float | None:
+        """How sure the reading of an indicator from the photo is (None when typed or none)."""
+        if self.indicator_source == "photo" and self.indicator_read is not None:
+            return self.indicator_read.confidence
+        return None
+
+    @property
+    def indicator_suggestion(self) -> IndicatorReading | None:
+        """A tile off the rack read too unsurely to be used as the indicator."""
+        return self.indicator_read if self.indicator_source != "photo" else None
+
+    @property
+    def indicator_text(self) -> str:
+        """Which indicator is in use and where it came from, as one line."""
+        if self.indicator is None:
+            suggestion = self.indicator_suggestion
+            if suggestion is None:
+                return "Indicator: none (type it for a verdict and advice)"
+            return (
+                f"Indicator: none; the tile off the rack may be {suggestion.tile} "
+                f"({suggestion.confidence:.0%}, below the {INDICATOR_FLOOR:.0%} floor): "
+                "type it to use it"
+            )
+        okey = f"okey {self.okey}"
+        if self.indicator_source == "typed":
+            return f"Indicator {self.indicator} (typed), {okey}"
+        return (
+            f"Indicator {self.indicator} (read from the photo, {self.indicator_confidence:.0%}, "
+            f"not confirmed), {okey}"
+        )
 
     @property
     def okey(self) -> Tile | None:
@@ -188,6 +240,13 @@ class ScanResult:
             "rules": self.rules.name,
             "indicator": str(self.indicator) if self.indicator else None,
             "indicator_source": self.indicator_source,
+            "indicator_confidence": (
+                None if self.indicator_confidence is None else round(self.indicator_confidence, 3)
+            ),
+            "indicator_confirmed": self.indicator_source == "typed",
+            "indicator_suggestion": (
+                self.indicator_suggestion.to_dict() if self.indicator_suggestion else None
+            ),
             "okey": str(self.okey) if self.okey else None,
             "rows": [[[p.to_dict() for p in group] for group in row] for row in self.rows],
             "hand": [str(t) for t in self.hand],
@@ -220,8 +279,10 @@ class Pipeline:
         max_rows: int = 2,
         gap_fraction: float | None = None,
         background_engine: bool = False,
+        indicator_floor: float = INDICATOR_FLOOR,
     ) -> None:
         self.recognizer = recognizer
+        self.indicator_floor = indicator_floor
         self.max_rows = max_rows
         self.gap_fraction = gap_fraction
         self._engine_cache: OrderedDict[tuple, tuple[Any, ...]] = OrderedDict()
@@ -310,15 +371,18 @@ class Pipeline:
                 f"found {len(readings)} tile(s) but no rack row (two or more tiles side by side)"
             )
         t1 = time.perf_counter()
-        decoded, indicator_tile, source = _decode_frame(
-            readings, layout, given, rules, seen_tiles, fixed, rule_aware
+        decoded, read, used = _decode_frame(
+            readings, layout, given, rules, seen_tiles, fixed, rule_aware, ids, self.indicator_floor
         )
         t2 = time.perf_counter()
+        indicator_tile = given if given is not None else (read.tile if used and read else None)
+        source = "typed" if given is not None else ("photo" if indicator_tile else None)
         result = _assemble(readings, ids, layout, decoded, fixed, rules, indicator_tile, source)
+        result.indicator_read = read if given is None else None
         result.image_size = recognition.image_size
         too_many = _check_rack_size(result)
         if result.indicator is None:
-            result.warnings.append("no indicator: give one (--indicator) for a verdict and advice")
+            result.warnings.append(_no_indicator_note(result.indicator_suggestion))
         elif not too_many:
             verdict, advice, notes = self._engine(result, declare, seen_tiles, decoded, layout)
             result.verdict, result.advice = verdict, advice
@@ -326,6 +390,11 @@ class Pipeline:
                 result.warnings.extend(notes)
             else:
                 result.hints.extend(notes)
+            if result.indicator_source == "photo" and _wins(verdict, advice):
+                result.warnings.append(
+                    f"the win counts on the indicator {result.indicator} read from the photo "
+                    f"({result.indicator_confidence:.0%}), not confirmed: type it to confirm"
+                )
         t3 = time.perf_counter()
         timings.update(
             {"layout": (t1 - t0) * 1000, "decode": (t2 - t1) * 1000, "engine": (t3 - t2) * 1000}
@@ -393,6 +462,23 @@ def _judge(
     return verdict, advice, judge.hints(lists, indicator, rules, declare, verdict, uncertain)
 
 
+def _wins(verdict: RefereeVerdict | None, advice: Advice | None) -> bool:
+    """Whether the answer says the hand wins (a valid declaration, or a discard that wins)."""
+    if verdict is not None and verdict.valid:
+        return True
+    return advice is not None and advice.distance == 0
+
+
+def _no_indicator_note(suggestion: IndicatorReading | None) -> str:
+    if suggestion is None:
+        return "no indicator: give one (--indicator) for a verdict and advice"
+    return (
+        f"no indicator in use: the tile off the rack reads {suggestion.tile} at "
+        f"{suggestion.confidence:.0%}, below the {INDICATOR_FLOOR:.0%} needed to use it; "
+        "type the indicator (--indicator) for a verdict and advice"
+    )
+
+
 def _corrections_by_position(
     corrections: Mapping[int | str, Tile | str] | None, ids: list[int]
 ) -> dict[int, Tile]:
@@ -418,8 +504,11 @@ def _decode_frame(
     seen: list[Tile],
     fixed: dict[int, Tile],
     rule_aware: bool,
-) -> tuple[Decoded, Tile | None, str | None]:
-    """Decode all tiles; with no indicator given, a lone table tile is taken as the indicator."""
+    ids: list[int],
+    floor: float,
+) -> tuple[Decoded, IndicatorReading | None, bool]:
+    """Decode all tiles; with no indicator given, a lone table tile is read as the indicator:
+    used (True) when read at ``floor`` or above, else only returned as a suggestion."""
     probs = np.stack([np.asarray(r.probs, dtype=float) for r in readings])
     rack = set(layout.rack)
     on_rack = [i in rack for i in range(len(readings))]
@@ -433,10 +522,16 @@ def _decode_frame(
         rule_aware=rule_aware,
     )
     if given is not None:
-        return decoded, given, "given"
+        return decoded, None, False
     if len(layout.table) == 1 and not decoded.tiles[layout.table[0]].is_false_joker:
         position = layout.table[0]
         indicator = decoded.tiles[position]
+        sure = 1.0 if position in fixed else decoded.probabilities[position]
+        read = IndicatorReading(
+            indicator, float(sure * readings[position].detection_confidence), int(ids[position])
+        )
+        if read.confidence < floor:
+            return decoded, read, False
         try:
             decoded = decode(
                 probs,
@@ -448,9 +543,9 @@ def _decode_frame(
                 rule_aware=rule_aware,
             )
         except ImpossibleHandError:
-            return decoded, None, None
-        return decoded, indicator, "table"
-    return decoded, None, None
+            return decoded, None, False
+        return decoded, read, True
+    return decoded, None, False
 
 
 def _assemble(

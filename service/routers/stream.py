@@ -145,6 +145,8 @@ def empty_state(settings: StreamSettings, warning: str) -> dict[str, Any]:
     return {
         "rules": settings.rules.name,
         "indicator": str(indicator) if indicator else None,
+        "indicator_source": "typed" if indicator else None,
+        "indicator_confirmed": indicator is not None,
         "okey": str(okey_for(indicator)) if indicator else None,
         "rows": [],
         "hand": [],

@@ -1,26 +1,37 @@
-// The camera page: streams frames to /api/v1/stream, draws what the server read over the video,
-// and lets the player correct a tile by tapping it.
+// The camera page's core: the settings, the reading drawn over the picture and listed below it,
+// the indicator and where it came from, and the tile picker for corrections.  Where the pictures
+// come from is a "source": the live camera (camera-live.js) or a photo (camera-photo.js); the
+// source in use gets the settings and the corrections.  camera-start.js wires them up.
 "use strict";
 
-(() => {
+const Camera = (() => {
   const $ = (id) => document.getElementById(id);
-  const video = $("video");
-  const boxes = $("boxes");
-  const grab = document.createElement("canvas");
-  const MAX_WIDTH = 1280; // frames are scaled down to this width before sending
-  let ws = null;
-  let inFlight = false;
-  let inFlightSince = 0;
   let state = null;
+  let surface = null; // the element the boxes are drawn over: the video or the still photo
+  let source = null; // the source in use: {name, correct(id, tile), settingsChanged()}
   let picking = null; // the tile entry being corrected
-  const stateTimes = []; // arrival times of the last states, for the readings-per-second figure
 
   function message(text) { $("message").textContent = text; }
+
+  // A notice above the picture: ``parts`` are strings and {code: "..."} pieces (never HTML).
+  function notice(parts) {
+    const el = $("notice");
+    el.replaceChildren();
+    if (!parts) { el.hidden = true; return; }
+    for (const part of parts) {
+      if (typeof part === "string") el.append(part);
+      else {
+        const code = document.createElement("code");
+        code.textContent = part.code;
+        el.append(code);
+      }
+    }
+    el.hidden = false;
+  }
 
   function settings() {
     const table = $("table").value.trim();
     return {
-      type: "settings",
       indicator: $("indicator").value.trim() || null,
       rules: $("rules").value,
       seen: $("seen").value.trim(),
@@ -29,8 +40,13 @@
     };
   }
 
-  function sendSettings() {
-    if (ws && ws.readyState === WebSocket.OPEN) ws.send(JSON.stringify(settings()));
+  function use(newSource, newSurface) {
+    source = newSource;
+    surface = newSurface;
+    $("video").hidden = newSurface !== $("video");
+    $("still").hidden = newSurface !== $("still");
+    state = null;
+    render("");
   }
 
   function allTiles(s) {
@@ -41,11 +57,12 @@
   }
 
   function drawBoxes() {
+    const boxes = $("boxes");
     const ctx = boxes.getContext("2d");
-    const w = (boxes.width = video.clientWidth);
-    const h = (boxes.height = video.clientHeight);
+    const w = (boxes.width = surface ? surface.clientWidth : 0);
+    const h = (boxes.height = surface ? surface.clientHeight : 0);
     ctx.clearRect(0, 0, w, h);
-    if (!state || !state.image_size) return;
+    if (!state || !state.image_size || !w) return;
     const sx = w / state.image_size[0];
     const sy = h / state.image_size[1];
     const discard = Istaka.discardTarget(state.rows, Istaka.suggestedDiscard(state));
@@ -54,13 +71,9 @@
       if (!t.box) continue;
       const [x1, y1, x2, y2] = t.box;
       let colour = t.corrected ? "#00b0ff" : t.flagged ? "#ff9100" : "#00e676";
-      if (t.offRack) colour = "#bdbdbd";
-      if (discard && t.id === discard.id && !t.offRack) {
-        colour = "#ff1744";
-        ctx.lineWidth = 4;
-      } else {
-        ctx.lineWidth = 2;
-      }
+      if (t.offRack) colour = t.role === "indicator" ? "#ffb300" : "#bdbdbd";
+      ctx.lineWidth = discard && t.id === discard.id && !t.offRack ? 4 : 2;
+      if (ctx.lineWidth === 4) colour = "#ff1744";
       ctx.strokeStyle = colour;
       ctx.strokeRect(x1 * sx, y1 * sy, (x2 - x1) * sx, (y2 - y1) * sy);
       const label = t.tile + (t.corrected ? "✎" : "");
@@ -72,20 +85,45 @@
     }
   }
 
-  function render() {
+  function renderIndicator() {
+    const info = Istaka.indicatorInfo(state);
+    $("indicator-text").textContent = info.text;
+    $("indicator-status").className = info.source === "typed" ? "" : "unconfirmed";
+    $("indicator-status").dataset.source = info.source || "none";
+    const button = $("indicator-confirm");
+    const offer = info.suggestion && info.suggestion.tile;
+    button.hidden = !offer;
+    if (offer) {
+      button.textContent = `Use ${info.suggestion.tile}`;
+      button.dataset.tile = info.suggestion.tile;
+    }
+  }
+
+  // Show a reading (a state of the stream, or a /scan answer) with a line of figures.
+  function show(newState, stats) {
+    state = newState;
+    render(stats);
+    // For tests and debugging: the reading the page shows.
+    document.body.dataset.hand = ((newState && newState.hand) || []).join(" ");
+    document.body.dataset.source = source ? source.name : "";
+  }
+
+  function render(stats) {
     const hand = $("hand");
     hand.replaceChildren();
-    if (!state) return;
+    $("stats").textContent = stats || "";
+    renderIndicator();
+    if (!state) {
+      for (const id of ["advice", "verdict", "hints"]) $(id).textContent = "";
+      drawBoxes();
+      return;
+    }
     const discard = Istaka.suggestedDiscard(state);
     hand.appendChild(Istaka.rack(state.rows, { okey: state.okey, discard }));
-    $("advice").textContent = Istaka.adviceText(state.advice);
+    $("advice").textContent = Istaka.adviceText(state.advice, state);
     $("hints").textContent = [...(state.hints || []), ...(state.warnings || [])].join(" · ");
-    $("verdict").textContent = Istaka.verdictText(state.verdict);
+    $("verdict").textContent = Istaka.verdictText(state.verdict, state);
     $("verdict").className = Istaka.verdictClass(state.verdict);
-    const span = (stateTimes[stateTimes.length - 1] - stateTimes[0]) / 1000;
-    const rate = stateTimes.length > 1 && span > 0 ? ((stateTimes.length - 1) / span).toFixed(1) : "–";
-    $("stats").textContent =
-      `${rate} readings/s · frame ${state.frame} · received ${state.received} · dropped ${state.dropped}`;
     drawBoxes();
   }
 
@@ -100,8 +138,8 @@
   }
 
   function correct(tile) {
-    if (picking && ws && ws.readyState === WebSocket.OPEN) {
-      ws.send(JSON.stringify({ type: "correct", id: Number(picking.id), tile }));
+    if (picking && source) {
+      source.correct(Number(picking.id), tile);
       message(tile ? `Corrected ${picking.tile} to ${tile}.` : `Correction of ${picking.tile} undone.`);
     }
     picking = null;
@@ -125,9 +163,9 @@
   }
 
   function tileAt(x, y) {
-    if (!state || !state.image_size) return null;
-    const ix = (x / video.clientWidth) * state.image_size[0];
-    const iy = (y / video.clientHeight) * state.image_size[1];
+    if (!state || !state.image_size || !surface) return null;
+    const ix = (x / surface.clientWidth) * state.image_size[0];
+    const iy = (y / surface.clientHeight) * state.image_size[1];
     for (const t of allTiles(state)) {
       if (!t.box || t.offRack) continue;
       const [x1, y1, x2, y2] = t.box;
@@ -136,88 +174,29 @@
     return null;
   }
 
-  boxes.addEventListener("click", (event) => {
-    const rect = boxes.getBoundingClientRect();
-    const t = tileAt(event.clientX - rect.left, event.clientY - rect.top);
-    if (t) openPicker(t);
-  });
-  $("hand").addEventListener("click", (event) => {
-    const el = event.target.closest(".tile");
-    if (el) openPicker({ tile: el.dataset.tile, id: el.dataset.id });
-  });
-
-  function sendFrame() {
-    const now = performance.now();
-    // One frame in flight at a time: the server only ever reads the newest anyway, and this keeps
-    // a slow phone link from filling up with frames nobody will read.
-    if (!ws || ws.readyState !== WebSocket.OPEN || !video.videoWidth) return;
-    if (inFlight && now - inFlightSince < 2000) return;
-    const scale = Math.min(1, MAX_WIDTH / video.videoWidth);
-    grab.width = Math.round(video.videoWidth * scale);
-    grab.height = Math.round(video.videoHeight * scale);
-    grab.getContext("2d").drawImage(video, 0, 0, grab.width, grab.height);
-    inFlight = true;
-    inFlightSince = now;
-    grab.toBlob((blob) => {
-      if (blob && ws && ws.readyState === WebSocket.OPEN) blob.arrayBuffer().then((buf) => ws.send(buf));
-    }, "image/jpeg", 0.85);
+  function settingsChanged() {
+    if (source) source.settingsChanged();
   }
 
-  function connect() {
-    const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-    ws = new WebSocket(`${scheme}//${location.host}/api/v1/stream`);
-    ws.binaryType = "arraybuffer";
-    ws.onopen = () => { message("Connected."); inFlight = false; };
-    ws.onmessage = (event) => {
-      const m = JSON.parse(event.data);
-      if (m.type === "ready") sendSettings();
-      else if (m.type === "state") {
-        inFlight = false;
-        state = m;
-        stateTimes.push(performance.now());
-        if (stateTimes.length > 10) stateTimes.shift();
-        render();
-        // For tests and debugging: the reading the page shows, and how many states it got.
-        document.body.dataset.hand = (m.hand || []).join(" ");
-        document.body.dataset.frames = m.frame;
-      } else if (m.type === "error") {
-        inFlight = false;
-        message(`${m.code}: ${m.message}`);
-      }
-    };
-    ws.onclose = (event) => {
-      message(`Disconnected${event.reason ? " (" + event.reason + ")" : ""}; reconnecting…`);
-      setTimeout(connect, 1500);
-    };
-  }
-
-  async function start() {
+  function init() {
     buildPicker();
-    // /camera?indicator=R4&table=home prefills the settings (handy for a phone bookmark).
-    const params = new URLSearchParams(location.search);
-    for (const id of ["indicator", "seen", "table"]) if (params.has(id)) $(id).value = params.get(id);
-    if (params.get("declare") === "1") $("declare").checked = true;
-    try {
-      const rules = await (await fetch("/api/v1/rules")).json();
-      $("rules").replaceChildren(...rules.presets.map((p) => new Option(p.name, p.name)));
-      if (params.has("rules")) $("rules").value = params.get("rules");
-    } catch (err) {
-      message(`Could not load the rule presets: ${err}`);
-    }
-    for (const id of ["indicator", "rules", "seen", "table", "declare"]) $(id).addEventListener("change", sendSettings);
-    try {
-      video.srcObject = await navigator.mediaDevices.getUserMedia({
-        video: { facingMode: "environment", width: { ideal: 1280 } },
-        audio: false,
-      });
-    } catch (err) {
-      message(`No camera: ${err.name}: ${err.message}`);
-      return;
-    }
-    connect();
-    setInterval(sendFrame, 50);
+    $("boxes").addEventListener("click", (event) => {
+      const rect = $("boxes").getBoundingClientRect();
+      const t = tileAt(event.clientX - rect.left, event.clientY - rect.top);
+      if (t) openPicker(t);
+    });
+    $("hand").addEventListener("click", (event) => {
+      const el = event.target.closest(".tile");
+      if (el) openPicker({ tile: el.dataset.tile, id: el.dataset.id });
+    });
+    // Confirming the indicator read from the photo makes it typed: the reading then counts.
+    $("indicator-confirm").addEventListener("click", () => {
+      $("indicator").value = $("indicator-confirm").dataset.tile;
+      settingsChanged();
+    });
+    for (const id of ["indicator", "rules", "seen", "table", "declare"]) $(id).addEventListener("change", settingsChanged);
     window.addEventListener("resize", drawBoxes);
   }
 
-  start();
+  return { $, message, notice, settings, use, show, init, drawBoxes };
 })();

@@ -1,34 +1,71 @@
-// The OBS overlay: shows the latest state of one table and reconnects by itself.
+// The broadcast overlay: shows the latest state of one table and reconnects by itself.
+// Options (the address's query): table, scale (0.5-4), corner (tl tr bl br), theme (panel clear),
+// parts (rack,indicator,advice,verdict).  No correction marks: the audience sees the reading.
 "use strict";
 
 (() => {
+  const PARTS = ["rack", "indicator", "advice", "verdict"];
   const params = new URLSearchParams(location.search);
   const table = params.get("table") || "default";
-  const status = document.getElementById("status");
+  const $ = (id) => document.getElementById(id);
+  const status = $("status");
   let retryMs = 500;
+
+  function options() {
+    const scale = Math.min(4, Math.max(0.5, Number(params.get("scale")) || 1));
+    const corner = ["tl", "tr", "bl", "br"].includes(params.get("corner")) ? params.get("corner") : "bl";
+    const theme = params.get("theme") === "clear" ? "clear" : "panel";
+    const asked = (params.get("parts") || PARTS.join(",")).split(",").map((p) => p.trim());
+    const parts = PARTS.filter((p) => asked.includes(p));
+    document.documentElement.style.setProperty("--scale", String(scale));
+    document.body.classList.add(`corner-${corner}`, `theme-${theme}`);
+    for (const part of PARTS) if (!parts.includes(part)) document.body.classList.add(`hide-${part}`);
+  }
+
+  function tileOrDash(tile) {
+    if (!tile) {
+      const none = document.createElement("span");
+      none.className = "none";
+      none.textContent = "–";
+      return none;
+    }
+    return Istaka.face({ tile }, { plain: true });
+  }
 
   function render(snapshot) {
     const state = snapshot.state;
     document.body.dataset.version = snapshot.version;
-    const hand = document.getElementById("hand");
+    const hand = $("hand");
     hand.replaceChildren();
-    const advice = document.getElementById("advice");
-    const verdict = document.getElementById("verdict");
     if (!state) {
-      advice.textContent = "";
-      verdict.textContent = "";
+      $("waiting").textContent = `Waiting for table “${table}”: no reading yet.`;
+      for (const id of ["advice", "verdict", "indicator-source"]) $(id).textContent = "";
+      $("indicator-tile").replaceChildren(tileOrDash(null));
+      $("okey-tile").replaceChildren(tileOrDash(null));
       return;
     }
+    $("waiting").textContent = "";
+    const info = Istaka.indicatorInfo(state);
+    $("indicator-tile").replaceChildren(tileOrDash(state.indicator));
+    $("okey-tile").replaceChildren(tileOrDash(state.okey));
+    const source = $("indicator-source");
+    source.className = "note" + (info.source === "typed" ? "" : " unconfirmed");
+    source.dataset.source = info.source || "none";
+    if (info.source === "photo") source.textContent = "read from the camera, not confirmed";
+    else if (!info.source) source.textContent = info.suggestion ? `maybe ${info.suggestion.tile}, not confirmed` : "not given";
+    else source.textContent = "";
     const discard = Istaka.suggestedDiscard(state);
-    hand.appendChild(Istaka.rack(state.rows, { okey: state.okey, discard }));
-    advice.textContent = Istaka.adviceText(state.advice);
-    verdict.textContent = Istaka.verdictText(state.verdict);
-    verdict.className = "line " + Istaka.verdictClass(state.verdict);
+    hand.appendChild(Istaka.rack(state.rows, { okey: state.okey, discard, plain: true }));
+    $("advice").textContent = Istaka.adviceText(state.advice, state);
+    $("verdict").textContent = Istaka.verdictText(state.verdict, state);
+    $("verdict").className = "line part-verdict " + Istaka.verdictClass(state.verdict);
   }
 
   function connect() {
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-    const ws = new WebSocket(`${scheme}//${location.host}/api/v1/overlay/${encodeURIComponent(table)}`);
+    const key = params.get("key");
+    const query = key ? `?key=${encodeURIComponent(key)}` : "";
+    const ws = new WebSocket(`${scheme}//${location.host}/api/v1/overlay/${encodeURIComponent(table)}${query}`);
     ws.onopen = () => {
       retryMs = 500;
       status.textContent = "live";
@@ -47,5 +84,6 @@
     };
   }
 
+  options();
   connect();
 })();

@@ -1,4 +1,5 @@
-// Shared by the camera page and the overlay: tile faces and the text of a verdict or advice.
+// Shared by the camera page and the overlay: tile faces, the indicator and where it came from,
+// and the text of a verdict or advice.
 "use strict";
 
 const Istaka = (() => {
@@ -8,14 +9,15 @@ const Istaka = (() => {
   }
 
   // A tile face element for a tile dict of a state ({"tile": "R5", "corrected": true, ...}).
+  // ``opts.plain``: no correction or uncertainty marks (the broadcast overlay).
   function face(entry, opts = {}) {
     const el = document.createElement("div");
     const { colour, number } = parts(entry.tile);
     el.className = "tile " + colour;
     el.dataset.tile = entry.tile;
     if (entry.id !== undefined && entry.id !== null) el.dataset.id = entry.id;
-    if (entry.corrected) el.classList.add("corrected");
-    if (entry.flagged) el.classList.add("flagged");
+    if (entry.corrected && !opts.plain) el.classList.add("corrected");
+    if (entry.flagged && !opts.plain) el.classList.add("flagged");
     if (opts.okey && entry.tile === opts.okey) el.classList.add("okey");
     if (opts.discard) el.classList.add("discard");
     const num = document.createElement("span");
@@ -43,7 +45,9 @@ const Istaka = (() => {
         const groupEl = document.createElement("div");
         groupEl.className = "group";
         for (const entry of group) {
-          groupEl.appendChild(face(entry, { okey: opts.okey, discard: entry === target }));
+          groupEl.appendChild(
+            face(entry, { okey: opts.okey, discard: entry === target, plain: opts.plain }),
+          );
         }
         rowEl.appendChild(groupEl);
       }
@@ -74,19 +78,52 @@ const Istaka = (() => {
     return advice.options[0].discard;
   }
 
-  function adviceText(advice) {
+  function adviceText(advice, state) {
     if (!advice) return "";
+    let text = advice.sentence || "";
     if (advice.kind === "waits" && advice.waits && advice.waits.length) {
       const waits = advice.waits.slice(0, 8).map((w) => `${w.tile} (${w.unseen} left)`).join(", ");
-      return `${advice.sentence || ""} Waiting on ${waits}${advice.waits.length > 8 ? ", …" : ""}`.trim();
+      text = `${text} Waiting on ${waits}${advice.waits.length > 8 ? ", …" : ""}`.trim();
     }
-    return advice.sentence || "";
+    if (advice.distance === 0 && state && state.indicator_source === "photo") {
+      text += ` (if the indicator is ${state.indicator}: read from the photo, not confirmed)`;
+    }
+    return text;
   }
 
-  function verdictText(verdict) {
+  // The indicator in use and where it came from: {tile, source, text, suggestion}.  ``source`` is
+  // "typed", "photo" (read from the picture, not confirmed) or null (none; maybe a suggestion).
+  function indicatorInfo(state) {
+    if (!state) return { tile: null, source: null, text: "", suggestion: null };
+    const pct = (c) => `${Math.round(c * 100)}%`;
+    const suggestion = state.indicator_suggestion || null;
+    if (!state.indicator) {
+      const text = suggestion
+        ? `No indicator: the tile off the rack may be ${suggestion.tile} ` +
+          `(${pct(suggestion.confidence)}, too unsure to use). Confirm it or type the indicator.`
+        : "No indicator: type it for a verdict and advice.";
+      return { tile: null, source: null, text, suggestion };
+    }
+    const okey = state.okey ? `, okey ${state.okey}` : "";
+    if (state.indicator_source === "photo") {
+      const sure = state.indicator_confidence != null ? `, ${pct(state.indicator_confidence)}` : "";
+      return {
+        tile: state.indicator,
+        source: "photo",
+        text: `Indicator ${state.indicator} (read from the photo${sure}, not confirmed)${okey}`,
+        suggestion: { tile: state.indicator, confidence: state.indicator_confidence },
+      };
+    }
+    return { tile: state.indicator, source: "typed", text: `Indicator ${state.indicator} (typed)${okey}`, suggestion: null };
+  }
+
+  function verdictText(verdict, state) {
     if (!verdict) return "";
-    if (verdict.sentence) return verdict.sentence;
-    return verdict.valid ? "Valid win" : "Not a win" + (verdict.reason ? ": " + verdict.reason : "");
+    let text = verdict.sentence || (verdict.valid ? "Valid win" : "Not a win" + (verdict.reason ? ": " + verdict.reason : ""));
+    if (verdict.valid && state && state.indicator_source === "photo") {
+      text += ` Only if the indicator is ${state.indicator}: read from the photo, not confirmed.`;
+    }
+    return text;
   }
 
   function verdictClass(verdict) {
@@ -94,5 +131,7 @@ const Istaka = (() => {
     return verdict.valid ? "win" : "nowin";
   }
 
-  return { face, rack, discardTarget, suggestedDiscard, adviceText, verdictText, verdictClass };
+  return {
+    face, rack, discardTarget, suggestedDiscard, adviceText, indicatorInfo, verdictText, verdictClass,
+  };
 })();
