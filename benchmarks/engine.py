@@ -3,11 +3,16 @@
     .venv/bin/python benchmarks/engine.py                      # 10,000 hands, 100 for advise
     .venv/bin/python benchmarks/engine.py --advise-hands 1000  # more 15-tile hands for advise
     .venv/bin/python benchmarks/engine.py --hands 2000 --advise-hands 20 --seed 7
+    .venv/bin/python benchmarks/engine.py --random-deals        # the targets of docs/engine.md
 
 Hands are dealt from a shuffled 106-tile set: an indicator (never a false joker) and the next 14
 tiles (15 for ``advise``).  Each call is timed twice over: wall-clock, and the process's CPU time
 (which leaves out waiting for a core on a shared machine).  The engine's caches warm up over the
 run as they would in a long-lived process.  Prints one line per function and clock.
+
+``--random-deals`` times the calls the public peers are compared on, each against its target:
+``check_win`` and ``distance_to_win`` on 14-tile deals, ``best_opening`` (101 rules) on 22-tile
+deals, ``advise`` on 15-tile deals (CPU time).
 """
 
 from __future__ import annotations
@@ -20,6 +25,15 @@ import time
 from collections.abc import Callable
 
 from okey import FULL_SET, Rules, Tile, advise, check_win, distance_to_win
+from okey.okey101 import best_opening
+
+# (median, p95) targets in microseconds of ``--random-deals`` (None: no target).
+TARGETS = {
+    "check_win": (30, None),
+    "distance_to_win": (100, 500),
+    "best_opening (22)": (100, 300),
+    "advise (15)": (10_000, None),
+}
 
 
 def deal(rng: random.Random, size: int) -> tuple[list[Tile], Tile]:
@@ -54,7 +68,13 @@ def main() -> None:
     parser.add_argument("--advise-hands", type=int, default=100, help="15-tile hands for advise")
     parser.add_argument("--seed", type=int, default=2026)
     parser.add_argument("--rules", default="classic", choices=["classic", "okey101"])
+    parser.add_argument(
+        "--random-deals", action="store_true", help="the peers' comparison, against the targets"
+    )
     args = parser.parse_args()
+    if args.random_deals:
+        random_deals(args)
+        return
     rules = Rules.preset(args.rules)
     rng = random.Random(args.seed)
     size = rules.hand_size
@@ -81,6 +101,39 @@ def main() -> None:
         print(summary(f"advise ({size + 1})", advise_times, clock))
     spread = {d: distances.count(d) for d in sorted(set(distances))}
     print(f"distance of the first {len(distances)} hands: {spread}")
+
+
+def random_deals(args: argparse.Namespace) -> None:
+    classic, okey101 = Rules.classic(), Rules.okey101()
+    rng = random.Random(args.seed)
+    hands = [deal(rng, 14) for _ in range(args.hands)]
+    deals22 = [deal(rng, 22) for _ in range(min(args.hands, 2000))]
+    fifteen = [deal(rng, 15) for _ in range(args.advise_hands)]
+    runs = {
+        "check_win": [timed(lambda h=h, i=i: check_win(h, i, classic)) for h, i in hands],
+        "distance_to_win": [
+            timed(lambda h=h, i=i: distance_to_win(h, i, classic)) for h, i in hands
+        ],
+        "best_opening (22)": [
+            timed(lambda h=h, i=i: best_opening(h, i, okey101)) for h, i in deals22
+        ],
+        "advise (15)": [timed(lambda h=h, i=i: advise(h, i, classic)) for h, i in fifteen],
+    }
+    print(f"random deals, seed {args.seed}, load average {os.getloadavg()[0]:.1f}")
+    for name, times in runs.items():
+        ordered = sorted(t[1] for t in times)
+        median = statistics.median(ordered) * 1e6
+        p95 = ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))] * 1e6
+        target_median, target_p95 = TARGETS[name]
+        verdict = "met" if median <= target_median else f"missed x{median / target_median:.1f}"
+        line = (
+            f"{name:18s} cpu n={len(ordered):6d}  median {median:9.1f} us (target "
+            f"{target_median}: {verdict})  p95 {p95:9.1f} us"
+        )
+        if target_p95 is not None:
+            state = "met" if p95 <= target_p95 else f"missed x{p95 / target_p95:.1f}"
+            line += f" (target {target_p95}: {state})"
+        print(line)
 
 
 if __name__ == "__main__":

@@ -87,6 +87,32 @@ def test_colour_finish_only_where_the_rules_have_it():
     assert not judge(unordered, rules=turkish, indicator=indicator).valid
 
 
+def test_ordered_colour_finish_means_every_number_from_1_to_13():
+    """docs/rules.md, "Ordered colour finish": one colour with all of 1..13 (one number twice),
+    an okey counted as the tile it stands for; a one-colour win missing a number is unordered."""
+    turkish = replace(CLASSIC, colour_finish="turkish_003")
+    ordered = judge(
+        "R1 R2 R3 R4 | R4 R5 R6 R7 | R8 R9 R10 | R11 R12 R13",
+        rules=turkish,
+        indicator=Tile.parse("K9"),
+    )
+    assert ordered.finish == "colour_ordered" and ordered.ends_game
+    # K10 is the okey and plays as R5: still every number from 1 to 13.
+    with_okey = judge(
+        "R1 R2 R3 R4 | R4 K10 R6 R7 | R8 R9 R10 | R11 R12 R13",
+        rules=turkish,
+        indicator=Tile.parse("K9"),
+    )
+    assert with_okey.finish == "colour_ordered"
+    # No 10: one colour, but not in order from 1 to 13.
+    missing = judge(
+        "R1 R2 R3 R4 | R4 R5 R6 | R7 R8 R9 | R11 R12 R13 R1",
+        rules=turkish,
+        indicator=Tile.parse("K9"),
+    )
+    assert missing.finish == "colour" and not missing.ends_game
+
+
 def test_unordered_colour_finish_scores_8_in_seed003():
     text = "R1 R2 R3 R4 | R4 R5 R6 | R7 R8 R9 | R11 R12 R13 R1"
     turkish = replace(CLASSIC, colour_finish="turkish_003")
