@@ -187,8 +187,105 @@ def test_live_writes_an_annotated_video(capsys: pytest.CaptureFixture[str], tmp_
         if not ok:
             break
         written += 1
-        assert frame.shape[:2] == (240, 320)
+        # The header is a band above the picture: the whole picture is there below it.
+        assert frame.shape[1] == 320 and frame.shape[0] > 240
+        band = frame.shape[0] - 240
+        assert frame[: band - 4, :, :].mean() < 80  # the dark band
+        assert np.abs(frame[band:].astype(int) - frames[written - 1].astype(int)).mean() < 40
     assert written == 6
+
+
+@needs_model
+def test_live_writes_webm_that_browsers_play(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from vision.training.synth import render_video, write_video
+
+    frames, truths = render_video(seed=3, n_frames=3, size=(320, 240))
+    source = tmp_path / "rack.mp4"
+    write_video(source, frames, fps=10)
+    out = tmp_path / "live.webm"
+    code, _, err = run(["live", "--video", str(source), "--out", str(out)], capsys)
+    assert code == 0 and "browsers do not play" not in err
+    capture = cv2.VideoCapture(str(out))
+    fourcc = int(capture.get(cv2.CAP_PROP_FOURCC)).to_bytes(4, "little").decode()
+    assert fourcc in ("VP90", "VP80")
+    code, _, err = run(["live", "--video", str(source), "--out", str(tmp_path / "x.gif")], capsys)
+    assert code == 2 and ".webm" in err
+
+
+def test_version(capsys: pytest.CaptureFixture[str]) -> None:
+    from importlib.metadata import version
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    assert stop.value.code == 0
+    assert capsys.readouterr().out == f"istaka {version('istaka')}\n"
+
+
+@needs_model
+def test_scan_of_a_folder_and_a_glob_prints_one_json_line_per_photo(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folder = tmp_path / "shots"
+    folder.mkdir()
+    for name in ("b.jpg", "a.jpg"):
+        (folder / name).write_bytes(EXAMPLE.read_bytes())
+    (folder / "c.png").write_bytes(b"not a photo")
+    (folder / "notes.txt").write_text("ignored: not an image name")
+    code, out, _ = run(["scan", str(folder), "--json", "--indicator", "K4"], capsys)
+    assert code == 2  # the worst photo: c.png is not an image
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [Path(x["photo"]).name for x in lines] == ["a.jpg", "b.jpg", "c.png"]
+    assert lines[0]["hand"] == [t for row in readme_hand() for t in row]
+    assert lines[0]["indicator_source"] == "typed" and lines[0]["indicator_confirmed"]
+    assert lines[2]["error"]["code"] == "bad_input"
+    code, out, _ = run(
+        ["scan", str(folder / "*.jpg"), "--annotate", str(tmp_path / "drawn")], capsys
+    )
+    assert code == 0
+    assert [x for x in out.splitlines() if x.startswith("== ")] == [
+        f"== {folder / 'a.jpg'}",
+        f"== {folder / 'b.jpg'}",
+    ]
+    assert sorted(p.name for p in (tmp_path / "drawn").iterdir()) == ["a.png", "b.png"]
+    code, _, err = run(["scan", str(folder / "*.gif")], capsys)
+    assert code == 2 and "no photos match" in err
+
+
+@needs_model
+def test_scan_into_a_closed_pipe_ends_quietly(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    folder = tmp_path / "shots"
+    folder.mkdir()
+    for k in range(3):
+        (folder / f"{k}.jpg").write_bytes(EXAMPLE.read_bytes())
+    command = f"{sys.executable} -m istaka scan {folder} | head -n 1"
+    done = subprocess.run(command, shell=True, capture_output=True, text=True, cwd=REPO)
+    assert done.stdout.startswith("== ") and done.stdout.count("\n") == 1
+    assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr
+
+
+@needs_model
+def test_classic_and_101_answers_share_one_schema(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    from vision.training.synth import render_sample
+
+    image, truth = render_sample(5, 3, rules="okey101")
+    photo = tmp_path / "rack101.png"
+    cv2.imwrite(str(photo), image)
+    answers = {}
+    for rules in ("classic", "okey101"):
+        argv = ["scan", str(photo), "--rules", rules, "--indicator", truth["indicator"], "--json"]
+        code, out, _ = run(argv, capsys)
+        assert code == 0
+        answers[rules] = json.loads(out)
+    assert set(answers["classic"]) == set(answers["okey101"])
+    for name in ("rows", "table", "flagged"):
+        assert type(answers["classic"][name]) is type(answers["okey101"][name])
 
 
 def test_live_without_a_camera_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
