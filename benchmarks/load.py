@@ -16,6 +16,7 @@ whose version the store no longer has, and pages that did not end on the table's
     .venv/bin/python benchmarks/load.py                       # both setups, 8 clients, 20 s
     .venv/bin/python benchmarks/load.py --setups redis --fault --seconds 30
     .venv/bin/python benchmarks/load.py --no-model --mix hand,put,health --seconds 5
+    .venv/bin/python benchmarks/load.py --probes              # /health during each abuse probe
 
 Only loopback is ever targeted: this is a load generator.
 """
@@ -289,6 +290,141 @@ async def run_load(
     return record, elapsed, log, final
 
 
+# --- the abuse probes -------------------------------------------------------------------------
+
+
+def blank_png(width: int, height: int) -> bytes:
+    """A blank PNG: small on the wire, ``3 * width * height`` bytes once decoded."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        crc = struct.pack(">I", zlib.crc32(kind + body))
+        return struct.pack(">I", len(body)) + kind + body + crc
+
+    compressor = zlib.compressobj(9)
+    row = b"\x00" + bytes(3 * width)
+    data = b"".join(compressor.compress(row) for _ in range(height)) + compressor.flush()
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data) + chunk(b"IEND", b"")
+    )
+
+
+async def send_head(url: str, path: str, length: int) -> str:
+    """POST ``length`` bytes of JSON the way a client streams it, and return the status the
+    server answers once it has the headers and the first 64 kB (the rest is never sent: a server
+    that waited for it would not answer)."""
+    host, port = url.removeprefix("http://").split(":")
+    reader, writer = await asyncio.open_connection(host, int(port))
+    head = (
+        f"POST {path} HTTP/1.1\r\nhost: {host}:{port}\r\ncontent-type: application/json\r\n"
+        f"content-length: {length}\r\n\r\n"
+    )
+    writer.write(head.encode() + b'{"groups": ["' + b"R1 " * 20_000)
+    try:
+        await writer.drain()
+        status = (await asyncio.wait_for(reader.readline(), timeout=60)).split()[1].decode()
+    except (OSError, IndexError, TimeoutError) as exc:
+        status = type(exc).__name__
+    writer.close()
+    return status
+
+
+async def probe_statuses(url: str, name: str) -> Counter[str]:
+    """One abuse probe of issue 22; the statuses (or close codes) it got."""
+    statuses: Counter[str] = Counter()
+    ws_url = url.replace("http://", "ws://")
+    timeout = httpx.Timeout(120, connect=10)
+    async with httpx.AsyncClient(base_url=url, timeout=timeout) as http:
+
+        async def call(method: str, path: str, **kwargs: object) -> None:
+            try:
+                response = await http.request(method, path, **kwargs)
+                statuses[str(response.status_code)] += 1
+            except httpx.HTTPError as exc:
+                statuses[type(exc).__name__] += 1
+
+        if name == "foreign origin":
+            body = {"rows": ROWS, "indicator": "R5"}
+            await call(
+                "PUT", "/api/v1/tables/finals", json=body, headers={"origin": "https://evil"}
+            )
+            await call("GET", "/api/v1/health", headers={"host": "evil.example"})
+        elif name == "1,000 junk tables":
+            for _ in range(100):  # ten at a time, as a script would
+                await asyncio.gather(*(call("POST", "/api/v1/tables", json={}) for _ in range(10)))
+        elif name == "10 MB /referee bodies":
+            for answer in await asyncio.gather(
+                *(send_head(url, "/api/v1/referee", 10_000_000) for _ in range(2))
+            ):
+                statuses[answer] += 1
+        elif name == "90 MB JSON body":
+            statuses[await send_head(url, "/api/v1/hand", 90_000_000)] += 1
+        elif name == "20 x 40 MP PNGs":
+            photo = blank_png(6400, 6200)
+            await asyncio.gather(*(call("POST", "/api/v1/scan", content=photo) for _ in range(20)))
+        elif name == "nested JSON in /scan":
+            nested = "[" * 1000 + "]" * 1000
+            await call("POST", "/api/v1/scan", params={"rules": nested}, content=photos()[0])
+        elif name in ("15 MB seen on the stream", "200,000 corrections"):
+            try:
+                async with connect(f"{ws_url}/api/v1/stream", max_size=2**24) as ws:
+                    await ws.recv()
+                    if name.startswith("15 MB"):
+                        await ws.send(json.dumps({"type": "settings", "seen": "K3 " * 5_000_000}))
+                    else:
+                        for track in range(200_000):
+                            await ws.send(f'{{"type": "correct", "id": {track}, "tile": "R1"}}')
+                    while True:
+                        message = json.loads(await asyncio.wait_for(ws.recv(), timeout=5))
+                        statuses[message.get("code") or message["type"]] += 1
+            except TimeoutError:
+                pass
+            except Exception as exc:  # the socket closed: the close code says why
+                statuses[
+                    f"closed {getattr(getattr(exc, 'rcvd', None), 'code', type(exc).__name__)}"
+                ] += 1
+    return statuses
+
+
+PROBES = (
+    "foreign origin",
+    "1,000 junk tables",
+    "10 MB /referee bodies",
+    "90 MB JSON body",
+    "20 x 40 MP PNGs",
+    "nested JSON in /scan",
+    "15 MB seen on the stream",
+    "200,000 corrections",
+)
+
+
+async def poll_health(url: str, done: asyncio.Event, latencies: list[float]) -> None:
+    async with httpx.AsyncClient(base_url=url, timeout=30) as http:
+        while not done.is_set():
+            started = time.perf_counter()
+            await http.get("/api/v1/health")
+            latencies.append((time.perf_counter() - started) * 1000)
+            await asyncio.sleep(0.05)
+
+
+async def run_probes(url: str) -> None:
+    print(f"{'probe':<26} {'health n':>8} {'p95 ms':>7} {'max ms':>7}  answers")
+    for name in PROBES:
+        latencies: list[float] = []
+        done = asyncio.Event()
+        poller = asyncio.create_task(poll_health(url, done, latencies))
+        statuses = await probe_statuses(url, name)
+        done.set()
+        await poller
+        answers = ", ".join(f"{code}: {count}" for code, count in sorted(statuses.items()))
+        print(
+            f"{name:<26} {len(latencies):>8} {percentile(latencies, 95):>7.1f}"
+            f" {max(latencies):>7.1f}  {answers}"
+        )
+
+
 # --- the report -------------------------------------------------------------------------------
 
 
@@ -367,6 +503,11 @@ def main() -> None:
     )
     parser.add_argument("--fault", action="store_true", help="restart Redis, kill a worker")
     parser.add_argument("--no-model", action="store_true", help="serve without the model")
+    parser.add_argument(
+        "--probes",
+        action="store_true",
+        help="instead of the load: issue 22's abuse probes on 1 worker, /health timed during each",
+    )
     args = parser.parse_args()
     if not (1 <= args.clients <= 100 and 0 < args.seconds <= 300 and 1 <= args.workers <= 8):
         raise SystemExit("--clients 1-100, --seconds up to 300, --workers 1-8: the run is bounded")
@@ -376,6 +517,12 @@ def main() -> None:
     setups = [s.strip() for s in args.setups.split(",") if s.strip()]
     if not setups or set(setups) - {"memory", "redis"}:
         raise SystemExit("--setups takes memory and redis")
+    if args.probes:
+        print(f"abuse probes, 1 worker, load average {os.getloadavg()[0]:.1f} before")
+        with serving(1, "memory", args.no_model) as (url, _):
+            asyncio.run(run_probes(url))
+        print(f"load average {os.getloadavg()[0]:.1f} after")
+        return
     print(
         f"{args.clients} clients, mix {'/'.join(mix)}, {args.tables} tables x {args.pages} pages,"
         f" {len(photos())} photos, load average {os.getloadavg()[0]:.1f} before"
