@@ -142,7 +142,7 @@ def test_json_round_trip_101_with_tiles():
     )
     summary = Round101(players, "A", Tile.parse("R5"))
     match = play(Match(Rules.okey101(), ["A", "B"]), summary)
-    assert match.scores == {"A": -101, "B": 3 + 101}  # R6 is the okey: 101 in hand
+    assert match.scores == {"A": -101, "B": 6 + 3 + 101}  # the okey R6 held: 6, then 101
     assert Match.from_json(match.to_json()).scores == match.scores
 
 
