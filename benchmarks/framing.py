@@ -86,8 +86,8 @@ TURNS = (0, 15, 30, 45, 60, 75, 90)
 ASPECTS = {"16:9": 16 / 9, "4:3": 4 / 3, "9:16": 9 / 16}
 CLOSEUPS = ("tiers2_frontal", "tiers2_oblique", "tiers3_frontal", "tiers3_oblique")
 RENDER_SEED = 18000  # close-ups of variant s are rendered with seed RENDER_SEED + s
-RENDERED = 60  # held-out renders used for zoom, rotation and aspect (of 200)
-CLOSEUP_N = 30  # close-up renders per bin
+RENDERED = 40  # held-out renders used for zoom, rotation and aspect (of 200)
+CLOSEUP_N = 25  # close-up renders per bin
 LANDSCAPE, PORTRAIT = (640, 480), (480, 640)
 IGNORE_OVERLAP = 0.5  # a box with this much of itself on (or this IoU with) an ignored tile
 # targets of issue 18, deliverable 4

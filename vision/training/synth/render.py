@@ -475,18 +475,27 @@ def _draw_tier_rack(
     return records
 
 
-def _visible_quad(idmap: np.ndarray, tid: int, box: list[float] | None) -> np.ndarray | None:
-    """The smallest turned rectangle around the pixels that show tile ``tid``'s face."""
+def _visible_part(
+    idmap: np.ndarray, tid: int, box: list[float] | None
+) -> tuple[list[float], np.ndarray] | None:
+    """The box and the smallest turned rectangle of the part of tile ``tid``'s face the picture
+    shows, without the slivers a tile in front leaves visible (its rounded corners uncover the
+    corners of the face behind it): the face's pixels opened by a twelfth of the box's width."""
     if box is None:
         return None
     x0, y0, x1, y1 = (int(v) for v in box)
-    ys, xs = np.nonzero(idmap[y0:y1, x0:x1] == tid)
+    mask = (idmap[y0:y1, x0:x1] == tid).astype(np.uint8)
+    size = max(3, int(round(min(x1 - x0, y1 - y0) / 12)) | 1)
+    mask = cv2.morphologyEx(mask, cv2.MORPH_OPEN, np.ones((size, size), np.uint8))
+    ys, xs = np.nonzero(mask)
     if len(xs) < 3:
         return None
     points = np.stack([xs + x0, ys + y0], axis=1).astype(np.float32)
     # pixel (i, j) covers [i, i + 1): the rectangle around the pixel centres grows by half a pixel
     (cx, cy), (w, h), angle = cv2.minAreaRect(points + 0.5)
-    return cv2.boxPoints(((cx, cy), (w + 1, h + 1), angle))
+    shown = [float(xs.min() + x0), float(ys.min() + y0), float(xs.max() + x0 + 1)]
+    shown.append(float(ys.max() + y0 + 1))
+    return shown, cv2.boxPoints(((cx, cy), (w + 1, h + 1), angle))
 
 
 def _sidecar(scene: Scene, records: dict[int, dict], idmap: np.ndarray) -> dict:
@@ -513,9 +522,11 @@ def _sidecar(scene: Scene, records: dict[int, dict], idmap: np.ndarray) -> dict:
         if tiered:
             # a tier in front hides the feet of the tiles behind: their labels box only what the
             # picture shows, and ``readable`` says which tiles a reader can be asked to read
-            shown_quad = _visible_quad(idmap, tid, box)
+            part = _visible_part(idmap, tid, box)
+            if part is not None:
+                box = part[0]
             extra = {
-                "visible_quad": _quad_list(shown_quad),
+                "visible_quad": _quad_list(None if part is None else part[1]),
                 "readable": bool(
                     labelled
                     and visible_frac >= READABLE_VISIBLE

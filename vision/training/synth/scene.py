@@ -35,9 +35,9 @@ MIN_VISIBLE = (
     0.4  # a tile with less than 40 % of its face visible (finger, frame edge) is unlabelled
 )
 # tiered close-ups: a labelled tile counts as readable (what the framing benchmark scores) when
-# at least half its face and its whole number (95 % of the number's ink box) are in the picture
+# at least half its face and its number (90 % of the number's ink box) are in the picture
 READABLE_VISIBLE = 0.5
-READABLE_NUMBER = 0.95
+READABLE_NUMBER = 0.9
 TABLE_PX_PER_CM = 5.0
 SCHEMA_VERSION = 1
 
