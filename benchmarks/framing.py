@@ -208,10 +208,20 @@ def photo_rng(seed: int, axis: str, value: str, name: str) -> np.random.Generato
     return np.random.default_rng([seed, zlib.crc32(key)])
 
 
+def _outlines(photo: Photo) -> list[Polygon]:
+    """The tiles' outlines, or the whole photo's when it shows no tile."""
+    if photo.tiles:
+        return [p for _, p in photo.tiles]
+    h, w = photo.image.shape[:2]
+    return [_rect([0.0, 0.0, float(w), float(h)])]
+
+
 def zoom_view(photo: Photo, share: float, rng: np.random.Generator) -> View:
     """The window of ``photo`` whose tiles' median width is ``share`` of the frame's width: around
     all the tiles when it holds them, else around one tile, at a seeded offset."""
     h, w = photo.image.shape[:2]
+    if not photo.tiles:  # a photo without tiles (the table alone): framed as it is
+        return window((w / 2, h / 2), float(w), 0.0, (w, h))
     polygons = [p for _, p in photo.tiles]
     crop_w = float(np.median([tile_width(p) for p in polygons])) / share
     crop = np.float64([crop_w, crop_w * h / w])
@@ -233,7 +243,7 @@ def turn_view(
     by up to a quarter so that more of them fit), the window at a seeded offset."""
     h, w = photo.image.shape[:2]
     natural = max(frame) / max(w, h)
-    lo, hi = turned_extent([p for _, p in photo.tiles], degrees)
+    lo, hi = turned_extent(_outlines(photo), degrees)
     extent = np.maximum(hi - lo, 1.0)
     fit = 0.92 * min(frame[0] / extent[0], frame[1] / extent[1])
     scale = min(natural, max(fit, 0.75 * natural))
@@ -251,7 +261,7 @@ def aspect_view(photo: Photo, aspect: float, rng: np.random.Generator) -> View:
     seeded offset, kept inside the photo; long side 640."""
     h, w = photo.image.shape[:2]
     crop_w, crop_h = (h * aspect, float(h)) if w / h > aspect else (float(w), w / aspect)
-    points = np.vstack([p for _, p in photo.tiles])
+    points = np.vstack(_outlines(photo))
     centre = (points.min(axis=0) + points.max(axis=0)) / 2
     centre = centre + rng.uniform(-0.1, 0.1, 2) * np.float64([crop_w, crop_h])
     centre = np.clip(centre, [crop_w / 2, crop_h / 2], [w - crop_w / 2, h - crop_h / 2])
