@@ -76,12 +76,13 @@ def test_the_okey_is_never_the_advised_101_discard(engine: httpx.Client) -> None
     assert "best opening" in best["sentence"]
 
 
-def test_hand_of_21_keeps_the_waits(engine: httpx.Client) -> None:
+def test_hand_of_21_gets_the_101_waits(engine: httpx.Client) -> None:
+    """21 tiles in 101 (a draw is due): the 101 adviser's waits, the engine's own answer."""
     tiles = HAND_22.split()[:-1]
     advice = _hand(engine, " ".join(tiles))["advice"]
     assert advice["kind"] == "waits"
-    assert "adviser" not in advice
-    expected = okey.advise(parse_tiles(tiles), Tile.parse("B2"), Rules.okey101()).to_dict()
+    assert advice["adviser"] == "okey101"
+    expected = okey.advise_hand(parse_tiles(tiles), Tile.parse("B2"), Rules.okey101()).to_dict()
     assert advice == expected
 
 
