@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 import pytest
@@ -176,3 +177,47 @@ def test_camera_reads_a_real_rack(real_rack_video: Path, tmp_path: Path) -> None
         assert seen["shown"] == truth, seen
         assert " ".join(seen["shown"]) == seen["hand"]
         page.screenshot(shot("camera.png", tmp_path))
+
+
+def test_api_docs_render_with_the_network_off() -> None:
+    """/docs and /redoc load their scripts and styles from this server (installed with the
+    fastapi-offline package), so they render with every other host unreachable."""
+    offline = ("--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",)
+    with (
+        live_server(Settings(load_pipeline=False)) as server,
+        chromium(width=1000, height=900, args=offline) as (page, _),
+    ):
+        page.send("Network.enable")
+        page.navigate(f"{server.url}/docs")
+        page.wait_for("document.querySelectorAll('.swagger-ui .opblock').length > 5", 60)
+        page.navigate(f"{server.url}/redoc")
+        page.wait_for("document.body.innerText.includes('Read a rack from a photo')", 60)
+        asked = {
+            urlsplit(event["params"]["request"]["url"]).hostname
+            for event in page.events
+            if event["method"] == "Network.requestWillBeSent"
+        }
+        assert asked <= {"127.0.0.1", None}, asked  # None: data: and blob: addresses
+
+
+def test_start_page_links_the_pages(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The start page as ``istaka serve --https`` leaves it: the phone's address and QR code, and
+    how to trust the local authority."""
+    from service.https import ensure_certificates
+    from service.routers.pages import CA_ENV, PHONE_ENV
+
+    monkeypatch.setenv(PHONE_ENV, "https://192.168.1.20:8000/camera")
+    monkeypatch.setenv(CA_ENV, str(ensure_certificates(tmp_path / "tls").ca))
+    with (
+        live_server(Settings(load_pipeline=False)) as server,
+        chromium(width=412, height=900, mobile=True) as (page, _),
+    ):
+        page.navigate(f"{server.url}/")
+        page.wait_for("document.querySelectorAll('nav a').length === 4")
+        links = page.evaluate("[...document.querySelectorAll('nav a')].map(a => a.textContent)")
+        assert links == ["Camera", "Overlay", "API docs", "API reference"]
+        assert page.evaluate("document.querySelectorAll('.qr svg').length") == 1
+        assert page.evaluate("document.getElementById('phone-url').href") == (
+            "https://192.168.1.20:8000/camera"
+        )
+        page.screenshot(shot("start_page.png", tmp_path))

@@ -132,7 +132,7 @@ def render_start_page(phone: str | None, has_authority: bool) -> str:
         steps = "".join(f"<li>{esc(line.strip())}</li>" for line in TRUST_STEPS[1:])
         trust = (
             "<h2>Trust this server once</h2>"
-            f'<p>{esc(TRUST_STEPS[0])} Download: <a href="/ca.pem">ca.pem</a>.</p>'
+            f'<p>{esc(TRUST_STEPS[0])} <a href="/ca.pem">Download ca.pem</a></p>'
             f"<ul>{steps}</ul>"
         )
     return f"""<!doctype html>
