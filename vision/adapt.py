@@ -1,0 +1,383 @@
+"""Reading that adapts to the photo: what the recogniser's first pass tells it to do next.
+
+The recogniser (``vision.recognizer.Recognizer``) runs its detector once on the whole photo.
+That first pass says how large the tiles are and which way they stand, and the functions here
+turn that into the next steps, each switched on by its own option in ``models/recognizer.yaml``
+(``docs/recognition.md`` gives the rule that switched each on):
+
+- **a second look** (:func:`plan_views`): when the tiles are far smaller than the detector reads
+  best, or turned far from upright, the detector looks again at a *view*: the photo cut around
+  the tiles, scaled so that a tile comes out at the size it reads best and turned so that the
+  tiles stand upright.  A view is one similarity map (scale, turn, shift) into a detector-sized
+  square; when the tiles at that scale do not fit one square, the region is cut into several
+  overlapping squares (sliced inference, a whole table seen from above).  The boxes found in the
+  views go back to the photo through the inverse map (:func:`map_back`).
+- **the tiles' up direction decided per photo** (:func:`unify_angles`): tiles lying across the
+  photo (turned near 90 degrees) can be stood up either way; all the tiles of one rack share it, so
+  the photo's tiles are read both ways and the surer way is kept for all.
+- **colour decided within the photo** (:func:`ink_features`, :func:`colour_model`): a tile the
+  classifier is unsure of between two colours is compared with the photo's own sure tiles of
+  those colours (its ink's colour relative to its face), and only its colour share moves.
+- **one box per tile** (:func:`duplicates`) and **unreadable tiles flagged** (:func:`cut_share`,
+  :func:`ink_share`): a tile cut by the frame's edge, or lying face down (no ink), is reported
+  with its box and ``TileReading.unreadable`` set instead of a guess.
+
+Everything here is numpy and OpenCV on the first pass's outputs; nothing here runs a network.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from vision.crops import upright_rect
+
+# the four colours' class blocks: index = colour * 13 + (number - 1), colours R, Y, B, K
+COLOURS = 4
+PER_COLOUR = 13
+
+
+@dataclass(frozen=True)
+class View:
+    """One second look: ``matrix`` (2 x 3) maps photo pixels into a ``size`` x ``size`` square."""
+
+    matrix: np.ndarray
+    size: int
+    reason: str  # "small", "turned" or "slice"
+
+
+def tile_length(turned: np.ndarray) -> float:
+    """The median long side of turned boxes ``(cx, cy, w, h, degrees)``, in their pixels."""
+    if not len(turned):
+        return 0.0
+    return float(np.median(np.maximum(turned[:, 2], turned[:, 3])))
+
+
+def photo_angle(turned: np.ndarray) -> tuple[float, float]:
+    """The tiles' dominant turn from upright, ``-90 < angle <= 90`` degrees (the turn that
+    stands their long sides up, ``vision.crops.upright_rect``), and how consistent the tiles are
+    about it (0 scattered .. 1 all alike): the mean of the doubled angles, so that a tile stood
+    at 89 and one at -89 agree.
+
+    >>> angle, agree = photo_angle(np.float32([[0, 0, 10, 20, 40], [0, 0, 10, 20, 44]]))
+    >>> round(angle), round(agree, 2)
+    (42, 1.0)
+    """
+    if not len(turned):
+        return 0.0, 0.0
+    angles = np.radians([upright_rect(tuple(r))[4] for r in turned]) * 2
+    weights = np.maximum(turned[:, 2], turned[:, 3]).astype(np.float64)
+    c, s = float(np.sum(weights * np.cos(angles))), float(np.sum(weights * np.sin(angles)))
+    agree = math.hypot(c, s) / max(float(weights.sum()), 1e-9)
+    angle = math.degrees(math.atan2(s, c)) / 2
+    if angle <= -90:
+        angle += 180
+    return angle, agree
+
+
+def _corners(turned: np.ndarray) -> np.ndarray:
+    import cv2
+
+    return np.stack(
+        [cv2.boxPoints(((r[0], r[1]), (r[2], r[3]), r[4])) for r in turned.astype(np.float64)]
+    ).reshape(-1, 2)
+
+
+def plan_views(
+    turned: np.ndarray,
+    image_size: tuple[int, int],
+    det_size: int,
+    *,
+    det_scale: float,
+    small_below: float = 0.0,
+    target: float = 100.0,
+    turned_from: float = 90.0,
+    turned_to: float = 90.0,
+    max_slices: int = 1,
+    min_tiles: int = 2,
+) -> list[View]:
+    """The views of a second look, or none when the first pass's tiles read as they are.
+
+    ``turned`` are the first pass's boxes in photo pixels, ``det_scale`` the first pass's scale
+    from photo to detector pixels.  A second look is due when the median tile's long side in the
+    detector was under ``small_below`` pixels (scaled to ``target`` in the views), or when the
+    tiles' dominant turn (:func:`photo_angle`, consistent tiles only) is at least ``turned_from``
+    and at most ``turned_to`` degrees from upright (turned back upright in the views).  The
+    region is the tiles' hull plus one tile on every side; when it does not fit one square at
+    the view's scale, it is cut into overlapping squares, at most ``max_slices`` (fewer would
+    not fit: the scale then comes down until they do).
+    """
+    if len(turned) < min_tiles:
+        return []
+    length = tile_length(turned)
+    angle, agree = photo_angle(turned)
+    small = small_below > 0 and length * det_scale < small_below
+    turn = agree >= 0.8 and turned_from <= abs(angle) <= turned_to
+    if not small and not turn:
+        return []
+    import cv2
+
+    scale = (target / length) if small else det_scale  # photo px -> view px
+    phi = angle if turn else 0.0  # turning the photo by -phi stands the tiles up
+    # the region, in coordinates turned upright (about the origin), grown by one tile per side
+    rot = cv2.getRotationMatrix2D((0.0, 0.0), phi, 1.0)
+    pts = _corners(turned) @ rot[:, :2].T
+    lo, hi = pts.min(axis=0) - length, pts.max(axis=0) + length
+    extent = (hi - lo) * scale  # view pixels
+    overlap = 1.5 * length * scale
+    step = det_size - overlap
+    if step <= 0:
+        return []
+    grid = [max(1, math.ceil((e - overlap) / step)) for e in extent]
+    while grid[0] * grid[1] > max_slices:  # too many squares: come down in scale
+        scale *= 0.9
+        extent, overlap = (hi - lo) * scale, 1.5 * length * scale
+        step = det_size - overlap
+        grid = [max(1, math.ceil((e - overlap) / step)) for e in extent]
+    reason = "small" if small else "turned"
+    views = []
+    for gx in range(grid[0]):
+        for gy in range(grid[1]):
+            # the square's centre in upright coordinates
+            ox = _slice_centre(lo[0], hi[0], scale, det_size, grid[0], gx)
+            oy = _slice_centre(lo[1], hi[1], scale, det_size, grid[1], gy)
+            # photo -> upright (rot), -> scaled about the square's centre into the square
+            m = np.vstack([rot, [0, 0, 1]])
+            s = np.float64(
+                [
+                    [scale, 0, det_size / 2 - scale * ox],
+                    [0, scale, det_size / 2 - scale * oy],
+                    [0, 0, 1],
+                ]
+            )
+            matrix = (s @ m)[:2]
+            views.append(View(matrix, det_size, "slice" if grid[0] * grid[1] > 1 else reason))
+    return views
+
+
+def _slice_centre(lo: float, hi: float, scale: float, size: int, n: int, k: int) -> float:
+    """Centre (upright photo coordinates) of square ``k`` of ``n`` spread evenly over [lo, hi]."""
+    half = size / 2 / scale
+    if n == 1 or (hi - lo) <= 2 * half:
+        return (lo + hi) / 2
+    first, last = lo + half, hi - half
+    return first + (last - first) * k / (n - 1)
+
+
+def map_back(turned: np.ndarray, matrix: np.ndarray) -> np.ndarray:
+    """Turned boxes found in a view, in photo pixels (``matrix`` maps photo to view)."""
+    import cv2
+
+    if not len(turned):
+        return np.zeros((0, 5), np.float32)
+    inverse = cv2.invertAffineTransform(np.asarray(matrix, np.float64))
+    out = []
+    for r in turned.astype(np.float64):
+        pts = cv2.boxPoints(((r[0], r[1]), (r[2], r[3]), r[4])) @ inverse[:, :2].T + inverse[:, 2]
+        (cx, cy), (w, h), a = cv2.minAreaRect(pts.astype(np.float32))
+        out.append((cx, cy, w, h, a))
+    return np.float32(out).reshape(-1, 5)
+
+
+def inside(turned: np.ndarray, views: list[View]) -> np.ndarray:
+    """Which boxes' centres some view's square covers (their second look replaces them)."""
+    hit = np.zeros(len(turned), bool)
+    for view in views:
+        centres = turned[:, :2].astype(np.float64) @ view.matrix[:, :2].T + view.matrix[:, 2]
+        hit |= np.all((centres >= 0) & (centres <= view.size), axis=1)
+    return hit
+
+
+def hulls(turned: np.ndarray, image_size: tuple[int, int]) -> np.ndarray:
+    """The upright hulls (x1, y1, x2, y2) of turned boxes, clipped to the photo (w, h)."""
+    if not len(turned):
+        return np.zeros((0, 4), np.float32)
+    corners = _corners(turned).reshape(-1, 4, 2)
+    boxes = np.concatenate([corners.min(axis=1), corners.max(axis=1)], axis=1)
+    w, h = image_size
+    boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, w)
+    boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, h)
+    return boxes.astype(np.float32)
+
+
+def nms_turned(turned: np.ndarray, scores: np.ndarray, iou: float) -> np.ndarray:
+    """Indices kept by rotated NMS (OpenCV), surest first."""
+    import cv2
+
+    if not len(turned):
+        return np.zeros(0, int)
+    rects = [((float(r[0]), float(r[1])), (float(r[2]), float(r[3])), float(r[4])) for r in turned]
+    idx = cv2.dnn.NMSBoxesRotated(rects, [float(s) for s in scores], 0.0, iou)
+    return np.asarray(idx, dtype=int).reshape(-1)
+
+
+# the up direction ------------------------------------------------------------------------------
+
+
+def unify_angles(turned: np.ndarray, angle: float) -> np.ndarray:
+    """The boxes described so that turning by their angle stands each the way the photo's
+    dominant turn ``angle`` stands it (``straight_crop(..., turn="given")``): the long side
+    down the crop, the turn within 90 degrees of ``angle``.
+
+    >>> unify_angles(np.float32([[0, 0, 10, 20, -88]]), 89.0)[0, 4].item()
+    92.0
+    """
+    out = []
+    for r in turned:
+        cx, cy, w, h, a = upright_rect(tuple(r))
+        a += 180.0 * round((angle - a) / 180.0)
+        out.append((cx, cy, w, h, a))
+    return np.float32(out).reshape(-1, 5)
+
+
+# colour within the photo ------------------------------------------------------------------------
+
+# the middle of a crop where the number stands (rows, columns as shares of the crop)
+INK_ROWS = (0.12, 0.72)
+INK_COLS = (0.15, 0.85)
+LUMA = np.float32([0.114, 0.587, 0.299])
+
+
+def ink_features(crop: np.ndarray) -> np.ndarray | None:
+    """The colour of a tile's ink relative to its face, from an upright crop: ``(log B/G,
+    log R/G, log darkness)`` of the ink's mean over the face's, or None when the crop shows
+    too little ink.  Dividing by the face cancels the light's colour."""
+    h, w = crop.shape[:2]
+    mid = crop[
+        int(h * INK_ROWS[0]) : int(h * INK_ROWS[1]), int(w * INK_COLS[0]) : int(w * INK_COLS[1])
+    ]
+    px = mid.reshape(-1, 3).astype(np.float32) + 1.0
+    luma = px @ LUMA
+    face = np.median(px[luma >= np.percentile(luma, 60)], axis=0)
+    rel = px / face
+    # ink: darker than the face, or of a clearly other hue than the face
+    chroma = np.abs(np.log(rel[:, 0] / rel[:, 1])) + np.abs(np.log(rel[:, 2] / rel[:, 1]))
+    ink = (luma < 0.7 * float(face @ LUMA)) | (chroma > 0.35)
+    if ink.sum() < max(8, 0.02 * len(px)):
+        return None
+    mean = rel[ink].mean(axis=0)
+    return np.float32(
+        [np.log(mean[0] / mean[1]), np.log(mean[2] / mean[1]), np.log(float(mean @ LUMA))]
+    )
+
+
+def ink_share(crop: np.ndarray) -> float:
+    """The share of a crop's middle that is ink (darker than the face by a third, or of
+    another hue): near 0 for a blank face (a tile lying face down)."""
+    h, w = crop.shape[:2]
+    mid = crop[
+        int(h * INK_ROWS[0]) : int(h * INK_ROWS[1]), int(w * INK_COLS[0]) : int(w * INK_COLS[1])
+    ]
+    px = mid.reshape(-1, 3).astype(np.float32) + 1.0
+    luma = px @ LUMA
+    face = np.median(px[luma >= np.percentile(luma, 60)], axis=0)
+    rel = px / face
+    chroma = np.abs(np.log(rel[:, 0] / rel[:, 1])) + np.abs(np.log(rel[:, 2] / rel[:, 1]))
+    return float(np.mean((luma < 0.67 * float(face @ LUMA)) | (chroma > 0.35)))
+
+
+def colour_marginals(probs: np.ndarray) -> np.ndarray:
+    """Each row's probability of each colour R, Y, B, K (the false joker left out)."""
+    return probs[:, : COLOURS * PER_COLOUR].reshape(-1, COLOURS, PER_COLOUR).sum(axis=2)
+
+
+def colour_model(
+    probs: np.ndarray,
+    features: list[np.ndarray | None],
+    *,
+    sure: float = 0.97,
+    unsure: float = 0.9,
+    min_sure: int = 2,
+    floor: float = 0.05,
+) -> tuple[np.ndarray, list[int]]:
+    """The probabilities with the colour of unsure tiles decided within the photo.
+
+    Tiles whose colour the classifier gives at least ``sure`` are the photo's colour chart: each
+    colour with ``min_sure`` such tiles gets the mean of their ink features, and a spread shared
+    by all colours (at least ``floor`` per feature).  A tile whose surest colour is under
+    ``unsure``, between two charted colours, has its share of those two colours reweighed by how
+    well its ink matches each (Gaussian likelihoods); within a colour the numbers keep their
+    proportions, and the two colours together keep their total.  Returns the new
+    probabilities and the rows changed."""
+    out = np.array(probs, np.float64, copy=True)
+    marg = colour_marginals(out)
+    ok = np.array([f is not None for f in features])
+    chart: dict[int, np.ndarray] = {}
+    devs = []
+    for c in range(COLOURS):
+        rows = np.flatnonzero(ok & (marg[:, c] >= sure))
+        if len(rows) >= min_sure:
+            feats = np.stack([features[i] for i in rows])
+            chart[c] = feats.mean(axis=0)
+            devs.append(feats - chart[c])
+    if len(chart) < 2:
+        return out.astype(np.float32), []
+    spread = np.maximum(np.concatenate(devs).std(axis=0), floor) if devs else np.full(3, floor)
+    changed = []
+    for i in np.flatnonzero(ok & (marg.max(axis=1) < unsure)):
+        a, b = np.argsort(-marg[i])[:2]
+        if a not in chart or b not in chart:
+            continue
+        f = features[i]
+        loglik = {c: -0.5 * float(np.sum(((f - chart[c]) / spread) ** 2)) for c in (a, b)}
+        total = marg[i, a] + marg[i, b]
+        la = math.log(max(marg[i, a], 1e-9)) + loglik[a]
+        lb = math.log(max(marg[i, b], 1e-9)) + loglik[b]
+        pa = total / (1.0 + math.exp(lb - la))
+        for c, new in ((a, pa), (b, total - pa)):
+            block = slice(c * PER_COLOUR, (c + 1) * PER_COLOUR)
+            if marg[i, c] > 0:
+                out[i, block] *= new / marg[i, c]
+        changed.append(int(i))
+    out /= out.sum(axis=1, keepdims=True)
+    return out.astype(np.float32), changed
+
+
+# one box per tile, and tiles that cannot be read ---------------------------------------------
+
+
+def duplicates(turned: np.ndarray, scores: np.ndarray, overlap: float) -> np.ndarray:
+    """Which boxes to drop as a second box on one tile: a box of which ``overlap`` of the
+    smaller box's area is shared with a surer box of similar size (within a factor 1.6), so
+    that two boxes on one tile merge, while tiles touching in a row keep theirs.  True = drop."""
+    import cv2
+
+    drop = np.zeros(len(turned), bool)
+    if overlap >= 1.0 or len(turned) < 2:
+        return drop
+    rects = [((float(r[0]), float(r[1])), (float(r[2]), float(r[3])), float(r[4])) for r in turned]
+    area = turned[:, 2] * turned[:, 3]
+    kept: list[int] = []
+    for i in np.argsort(-scores, kind="stable"):
+        for j in kept:
+            ratio = area[i] / max(area[j], 1e-9)
+            if not 1 / 1.6 <= ratio <= 1.6:
+                continue
+            found, pts = cv2.rotatedRectangleIntersection(rects[i], rects[j])
+            if found == cv2.INTERSECT_NONE or pts is None or len(pts) < 3:
+                continue
+            shared = float(cv2.contourArea(cv2.convexHull(pts)))
+            if shared >= overlap * min(area[i], area[j]):
+                drop[i] = True
+                break
+        if not drop[i]:
+            kept.append(int(i))
+    return drop
+
+
+def cut_share(rect: np.ndarray | tuple[float, ...], image_size: tuple[int, int]) -> float:
+    """The share of a turned box's area outside the photo (w, h): a tile cut by the frame."""
+    import cv2
+
+    cx, cy, w, h, a = (float(v) for v in rect)
+    area = w * h
+    if area <= 0:
+        return 0.0
+    W, H = image_size
+    frame = ((W / 2, H / 2), (float(W), float(H)), 0.0)
+    found, pts = cv2.rotatedRectangleIntersection(((cx, cy), (w, h), a), frame)
+    if found == cv2.INTERSECT_NONE or pts is None or len(pts) < 3:
+        return 1.0
+    return max(0.0, 1.0 - float(cv2.contourArea(cv2.convexHull(pts))) / area)
