@@ -35,6 +35,21 @@ from typing import Any
 import numpy as np
 
 from okey import Tile
+from vision.adapt import (
+    View,
+    colour_model,
+    cut_share,
+    duplicates,
+    hulls,
+    ink_features,
+    ink_share,
+    inside,
+    map_back,
+    nms_turned,
+    photo_angle,
+    plan_views,
+    unify_angles,
+)
 from vision.colour import balance, cast_gains, cast_strength, face_colour
 from vision.crops import CROP_PAD, crop_tile, level_rect, straight_crop
 from vision.types import Recognition, TileReading
@@ -72,6 +87,30 @@ class RecognizerSpec:
     rebalance_above: float = 0.0
     # and read from the balanced photo (every photo's crops), or from the photo as taken
     read_balanced: bool = False
+    # Reading that adapts to the photo (``vision.adapt``; obb only; every one off by default).
+    # a second look when the first pass's median tile is shorter than this (its long side, in
+    # detector pixels; 0: never), at a view that brings it to ``second_look_target`` pixels
+    second_look_small: float = 0.0
+    second_look_target: float = 100.0
+    # a second look when the tiles' dominant turn from upright lies in [from, to] degrees (the
+    # view turns them upright); None: never
+    second_look_turned: tuple[float, float] | None = None
+    # the most squares one second look may cut its region into (sliced inference); 1: one view
+    second_look_slices: int = 1
+    # the tiles' up direction decided for the whole photo when their dominant turn is at least
+    # this many degrees (they are read both ways, the surer way kept for all); None: per tile
+    up_vote_from: float | None = None
+    # colour decided within the photo (``vision.adapt.colour_model``)
+    colour_model: bool = False
+    # a box sharing this share of the smaller box's area with a surer box of like size is a
+    # second box on one tile and dropped; 1.0: off
+    merge_duplicates: float = 1.0
+    # a tile with at least this share of its box outside the frame is flagged unreadable
+    # ("cut"); 1.0: off
+    unreadable_cut: float = 1.0
+    # a box the detector is sure of (>= 0.5) whose face shows under this share of ink is a tile
+    # lying face down, flagged unreadable ("face down"); 0: off
+    unreadable_ink: float = 0.0
 
     @classmethod
     def load(cls, path: Path = MANIFEST) -> RecognizerSpec:
@@ -100,7 +139,28 @@ class RecognizerSpec:
             white_balance=tuple(float(v) for v in balance_to) if balance_to else None,
             rebalance_above=float(raw.get("rebalance_above", 0.0)),
             read_balanced=bool(raw.get("read_balanced", False)),
+            second_look_small=float(raw.get("second_look_small", 0.0)),
+            second_look_target=float(raw.get("second_look_target", 100.0)),
+            second_look_turned=_pair(raw.get("second_look_turned")),
+            second_look_slices=int(raw.get("second_look_slices", 1)),
+            up_vote_from=_optional(raw.get("up_vote_from")),
+            colour_model=bool(raw.get("colour_model", False)),
+            merge_duplicates=float(raw.get("merge_duplicates", 1.0)),
+            unreadable_cut=float(raw.get("unreadable_cut", 1.0)),
+            unreadable_ink=float(raw.get("unreadable_ink", 0.0)),
         )
+
+
+def _optional(value: Any) -> float | None:
+    return None if value is None else float(value)
+
+
+def _pair(value: Any) -> tuple[float, float] | None:
+    if value is None:
+        return None
+    if not isinstance(value, (list, tuple)) or len(value) != 2:
+        raise ValueError(f"a range needs two numbers [from, to], got {value!r}")
+    return float(value[0]), float(value[1])
 
 
 def wide(rect: np.ndarray | tuple[float, ...]) -> bool:
@@ -335,12 +395,39 @@ class Recognizer:
         ``read_both_ways``, a box wider than tall once levelled (a tile on its side, or a
         standing tile squashed by a camera high above the rack: its box alone cannot tell) is
         also read levelled, and the reading whose most probable identity is surer is kept."""
+        return self._read(image_bgr, boxes, turned)[0]
+
+    def _read(
+        self,
+        image_bgr: np.ndarray,
+        boxes: np.ndarray,
+        turned: np.ndarray | None = None,
+        up: float | None = None,
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
+        """``classify`` and the crops it read.  With ``up`` (a photo's dominant turn, manifest
+        ``up_vote_from``) every tile is stood the same way and read both ways up; the way the
+        photo's tiles are surer of is kept for all."""
         if not len(boxes):
-            return np.zeros((0, NUM_CLASSES), np.float32)
+            return np.zeros((0, NUM_CLASSES), np.float32), []
         size = self.spec.classifier_imgsz
         if turned is None:
             crops = [crop_tile(image_bgr, tuple(b), size, CROP_PAD) for b in boxes]
             both: list[int] = []
+        elif up is not None:
+            ways = [unify_angles(turned, up), unify_angles(turned, up + 180.0)]
+            crops = [
+                straight_crop(image_bgr, tuple(r), size, CROP_PAD, "given")
+                for way in ways
+                for r in way
+            ]
+            probs = self.classifier(to_tensor(crops))
+            probs = probs / probs.sum(axis=1, keepdims=True)
+            n = len(boxes)
+            sure = [
+                float(np.log(np.maximum(p.max(axis=1), 1e-6)).sum()) for p in (probs[:n], probs[n:])
+            ]
+            k = int(sure[1] > sure[0])
+            return probs[k * n : (k + 1) * n], crops[k * n : (k + 1) * n]
         else:
             crops = [straight_crop(image_bgr, tuple(r), size, CROP_PAD) for r in turned]
             both = [i for i, r in enumerate(turned) if self.spec.read_both_ways and wide(r)]
@@ -350,10 +437,64 @@ class Recognizer:
         probs = self.classifier(to_tensor(crops))
         probs = probs / probs.sum(axis=1, keepdims=True)
         main, levelled = probs[: len(boxes)], probs[len(boxes) :]
-        for i, other in zip(both, levelled, strict=True):
+        shown = crops[: len(boxes)]
+        for i, other, crop in zip(both, levelled, crops[len(boxes) :], strict=True):
             if other.max() > main[i].max():
                 main[i] = other
-        return main
+                shown[i] = crop
+        return main, shown
+
+    def _second_look(
+        self, image_bgr: np.ndarray, scores: np.ndarray, turned: np.ndarray, det_scale: float
+    ) -> tuple[np.ndarray, np.ndarray, list[View]]:
+        """The first pass's boxes with those a second look covers replaced by what it finds
+        (``vision.adapt.plan_views``); unchanged when no second look is due."""
+        import cv2
+
+        spec = self.spec
+        lo, hi = spec.second_look_turned or (90.0, 90.0)
+        h, w = image_bgr.shape[:2]
+        views = plan_views(
+            turned,
+            (w, h),
+            spec.detector_imgsz,
+            det_scale=det_scale,
+            small_below=spec.second_look_small,
+            target=spec.second_look_target,
+            turned_from=lo if spec.second_look_turned else 91.0,
+            turned_to=hi,
+            max_slices=spec.second_look_slices,
+        )
+        if not views:
+            return scores, turned, []
+        found_scores, found_turned = [], []
+        for view in views:
+            pixels = cv2.warpAffine(
+                image_bgr,
+                view.matrix,
+                (view.size, view.size),
+                flags=cv2.INTER_LINEAR
+                if view.matrix[0, 0] ** 2 + view.matrix[0, 1] ** 2 >= 1
+                else cv2.INTER_AREA,
+                borderMode=cv2.BORDER_CONSTANT,
+                borderValue=(114, 114, 114),
+            )
+            _, sc, tu = self._detect(pixels)
+            if tu is None or not len(tu):
+                continue
+            # a box cut by the view's edge is left to the neighbouring view or the first pass
+            margin = 2.0
+            hull = hulls(tu, (10**6, 10**6))
+            whole = np.all((hull[:, :2] > margin) & (hull[:, 2:] < view.size - margin), axis=1)
+            whole |= len(views) == 1
+            found_scores.append(sc[whole])
+            found_turned.append(map_back(tu[whole], view.matrix))
+        keep = ~inside(turned, views)
+        all_scores = np.concatenate([scores[keep], *found_scores])
+        all_turned = np.concatenate([turned[keep], *found_turned]).astype(np.float32)
+        best = all_scores.max(axis=1) if len(all_scores) else np.zeros(0, np.float32)
+        idx = nms_turned(all_turned, best, spec.iou)
+        return all_scores[idx], all_turned[idx], views
 
     def recognize(self, image_bgr: np.ndarray) -> Recognition:
         """Every tile found in a BGR image, left to right, top to bottom by box centre."""
@@ -373,23 +514,49 @@ class Recognizer:
                     image_bgr = balanced
             else:
                 gains = None  # the photo is used as taken
+        h, w = image_bgr.shape[:2]
+        views: list[View] = []
+        if turned is not None and (self.spec.second_look_small > 0 or self.spec.second_look_turned):
+            det_scale = min(self.spec.detector_imgsz / h, self.spec.detector_imgsz / w)
+            scores, turned, views = self._second_look(image_bgr, scores, turned, det_scale)
+            if views:
+                boxes = hulls(turned, (w, h))
         t1 = time.perf_counter()
         det_conf = scores.max(axis=1) if len(scores) else np.zeros(0, np.float32)
+        flags: list[str | None] = [None] * len(boxes)
         if self.classifier is not None:
-            probs = self.classify(image_bgr, boxes, turned)
+            up = None
+            if turned is not None and self.spec.up_vote_from is not None and len(turned) >= 2:
+                angle, agree = photo_angle(turned)
+                if agree >= 0.8 and abs(angle) >= self.spec.up_vote_from:
+                    up = angle
+            probs, crops = self._read(image_bgr, boxes, turned, up)
+            flags = self._unreadable(crops, turned, det_conf, (w, h))
             if probs.shape[1] > NUM_CLASSES:  # the classifier's "not a tile": drop those boxes
-                tile = probs.argmax(axis=1) < NUM_CLASSES
+                tile = (probs.argmax(axis=1) < NUM_CLASSES) | np.array(
+                    [f == "face down" for f in flags], bool
+                )
                 boxes, det_conf, probs = boxes[tile], det_conf[tile], probs[tile, :NUM_CLASSES]
                 probs = probs / probs.sum(axis=1, keepdims=True)
                 turned = turned[tile] if turned is not None else None
-            if turned is not None and self.spec.max_covered < 1.0:
+                crops = [c for c, t in zip(crops, tile, strict=True) if t]
+                flags = [f for f, t in zip(flags, tile, strict=True) if t]
+            if turned is not None and (
+                self.spec.max_covered < 1.0 or self.spec.merge_duplicates < 1.0
+            ):
                 keep = ~covered_boxes(turned, det_conf, self.spec.max_covered)
+                keep &= ~duplicates(turned, det_conf, self.spec.merge_duplicates)
                 boxes, det_conf, probs = boxes[keep], det_conf[keep], probs[keep]
+                turned = turned[keep]
+                crops = [c for c, k in zip(crops, keep, strict=True) if k]
+                flags = [f for f, k in zip(flags, keep, strict=True) if k]
+            if self.spec.colour_model and len(crops):
+                probs, _ = colour_model(probs, [ink_features(c) for c in crops])
         else:  # the detector's own class scores, normalised into a distribution
             probs = scores / np.maximum(scores.sum(axis=1, keepdims=True), 1e-9)
         t2 = time.perf_counter()
         tiles = []
-        for box, dc, p in zip(boxes, det_conf, probs, strict=True):
+        for box, dc, p, flag in zip(boxes, det_conf, probs, flags, strict=True):
             best = int(p.argmax())
             tiles.append(
                 TileReading(
@@ -398,14 +565,41 @@ class Recognizer:
                     confidence=float(p[best] * dc),
                     probs=p.astype(np.float32),
                     detection_confidence=float(dc),
+                    unreadable=flag,
                 )
             )
         tiles.sort(key=lambda t: (round(t.centre[1] / max(t.height, 1.0)), t.centre[0]))
-        h, w = image_bgr.shape[:2]
         timings = {"detect": (t1 - t0) * 1000, "classify": (t2 - t1) * 1000}
         timings["total"] = (t2 - t0) * 1000
         used = tuple(float(g) for g in gains) if gains is not None else None
-        return Recognition(tiles=tiles, image_size=(w, h), timings_ms=timings, balanced=used)
+        looks = tuple(v.reason for v in views)
+        return Recognition(
+            tiles=tiles, image_size=(w, h), timings_ms=timings, balanced=used, second_look=looks
+        )
+
+    def _unreadable(
+        self,
+        crops: list[np.ndarray],
+        turned: np.ndarray | None,
+        det_conf: np.ndarray,
+        image_size: tuple[int, int],
+    ) -> list[str | None]:
+        """Per box: "cut" (manifest ``unreadable_cut`` of it outside the frame), "face down"
+        (a sure box with under ``unreadable_ink`` ink on its face) or None."""
+        flags: list[str | None] = [None] * len(crops)
+        spec = self.spec
+        if turned is None or (spec.unreadable_cut >= 1.0 and spec.unreadable_ink <= 0.0):
+            return flags
+        for i, (crop, rect) in enumerate(zip(crops, turned, strict=True)):
+            if spec.unreadable_cut < 1.0 and cut_share(rect, image_size) >= spec.unreadable_cut:
+                flags[i] = "cut"
+            elif (
+                spec.unreadable_ink > 0
+                and det_conf[i] >= 0.5
+                and ink_share(crop) < spec.unreadable_ink
+            ):
+                flags[i] = "face down"
+        return flags
 
     def _gains(self, image_bgr: np.ndarray, boxes: np.ndarray) -> np.ndarray | None:
         """The gains that balance the found faces to the manifest's ``white_balance``; None when

@@ -42,6 +42,9 @@ class TileReading:
     probs: np.ndarray  # shape (53,): probability of each identity (index = Tile.index), sums to 1
     detection_confidence: float = 1.0  # the detector's score that a tile is there
     upside_down: bool = False
+    # why the tile cannot be read, when it cannot: "cut" (by the frame's edge) or "face down";
+    # its ``tile`` and ``probs`` are then only a guess, which the pipeline and decoding skip
+    unreadable: str | None = None
 
     @property
     def width(self) -> float:
@@ -67,3 +70,6 @@ class Recognition:
     # under a colour cast, or with ``read_balanced`` to read them; manifest ``white_balance``),
     # or None when the photo was used as taken
     balanced: tuple[float, float, float] | None = None
+    # the second looks the recogniser took (``vision.adapt``: "small", "turned", "slice" per
+    # view), empty when the first pass read the photo as it was
+    second_look: tuple[str, ...] = ()
