@@ -126,6 +126,27 @@ def test_example_photo_text_shows_rows_and_groups(capsys: pytest.CaptureFixture[
         assert line.replace("[", "").replace("]", "").replace("?", "").split()[2:] == row
 
 
+FULL_EXAMPLE = REPO / "examples" / "rack_full.jpg"
+
+
+@needs_model
+def test_full_rack_example_gets_a_verdict_and_advice(capsys: pytest.CaptureFixture[str]) -> None:
+    """The README's full rack: 14 tiles as laid out, the indicator typed, a verdict and advice;
+    without it, the tile on the table is only suggested."""
+    lines = FULL_EXAMPLE.with_suffix(".txt").read_text().splitlines()
+    truth = [line.split() for line in lines if line.strip() and not line.startswith("#")]
+    code, out, _ = run(["scan", str(FULL_EXAMPLE), "--indicator", "R3", "--json"], capsys)
+    assert code == 0
+    result = json.loads(out)
+    assert [[t["tile"] for g in row for t in g] for row in result["rows"]] == truth
+    assert result["verdict"] is not None and result["verdict"]["other_arrangement_wins"]
+    assert result["advice"]["distance"] == 0 and result["indicator_source"] == "typed"
+    code, out, _ = run(["scan", str(FULL_EXAMPLE), "--json"], capsys)
+    result = json.loads(out)
+    assert result["indicator"] is None and result["verdict"] is None
+    assert result["indicator_suggestion"]["tile"] == "R3"
+
+
 # Rendered 101 racks of 22 tiles (seed, index) that the shipped model reads in full.
 RACKS_101 = [(5, 3), (1, 1)]
 
@@ -251,6 +272,24 @@ def test_scan_of_a_folder_and_a_glob_prints_one_json_line_per_photo(
     assert sorted(p.name for p in (tmp_path / "drawn").iterdir()) == ["a.png", "b.png"]
     code, _, err = run(["scan", str(folder / "*.gif")], capsys)
     assert code == 2 and "no photos match" in err
+
+
+@needs_model
+def test_scan_of_several_photos_draws_a_progress_bar_on_a_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import sys
+
+    for name in ("a.jpg", "b.jpg"):
+        (tmp_path / name).write_bytes(EXAMPLE.read_bytes())
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    code, out, err = run(["scan", str(tmp_path), "--json"], capsys)
+    assert code == 0 and len(out.splitlines()) == 2
+    assert "[" + "-" * 30 + "] 0/2 a.jpg" in err and "] 1/2 b.jpg" in err
+    assert err.endswith("2 photos read\n")
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: False)
+    code, _, err = run(["scan", str(tmp_path), "--json"], capsys)
+    assert code == 0 and err == ""  # no bar in a pipe or a log
 
 
 @needs_model

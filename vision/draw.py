@@ -67,7 +67,7 @@ def header_band(image_bgr: np.ndarray, lines: list[str]) -> np.ndarray:
     """The image with a dark band of ``BAND_LINES`` text lines on top, so nothing of the picture is
     hidden; the band's height depends only on the image's width (a video keeps one frame size)."""
     width = image_bgr.shape[1]
-    scale = float(np.clip(width / 1400.0, 0.4, 1.0))
+    scale = float(np.clip(width / 1000.0, 0.45, 1.0))
     thickness = max(1, round(scale * 2))
     (_, h), base = cv2.getTextSize("Ag", FONT, scale, thickness)
     step = h + base + 8
