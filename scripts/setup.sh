@@ -18,6 +18,8 @@ if [ "$want" = all ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; the
   need=()
   command -v chromium >/dev/null 2>&1 || need+=(chromium fonts-dejavu-core)
   command -v redis-server >/dev/null 2>&1 || need+=(redis-server)
+  # certutil: the HTTPS browser test trusts the generated local authority through an NSS database
+  command -v certutil >/dev/null 2>&1 || need+=(libnss3-tools)
   if [ ${#need[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     apt-get update -qq >/dev/null
