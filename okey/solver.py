@@ -86,17 +86,89 @@ def check_win(tiles: Sequence[Tile], indicator: Tile, rules: Rules | None = None
         raise ValueError(
             f"a win check takes {rules.hand_size} tiles ({rules.name}); got {len(tiles)}"
         )
-    check_possible(tiles, indicator, rules)
-    okey = okey_for(indicator)
-    faces, okeys = faces_and_okeys(tiles, okey)
-    melds = find_melds(faces, okeys, rules)
-    if melds is not None:
-        return WinResult(True, "melds", tuple(_assign(melds, tiles, okey)))
-    if rules.seven_pairs and len(tiles) % 2 == 0:
+    counted = _usual_counts(tiles, indicator, rules)
+    if counted is None:
+        check_possible(tiles, indicator, rules)
+        okey = okey_for(indicator)
+        faces, okeys = faces_and_okeys(tiles, okey)
+    else:
+        okey, faces, okeys = counted
+    if _melds_possible(faces, okeys, rules.wrap_13_1):
+        melds = find_melds(faces, okeys, rules)
+        if melds is not None:
+            return WinResult(True, "melds", tuple(_assign(melds, tiles, okey)))
+    if rules.seven_pairs and len(tiles) % 2 == 0 and sum(n & 1 for n in faces) <= okeys:
         pairs = find_pairs(faces, okeys, rules)
         if pairs is not None:
             return WinResult(True, "pairs", tuple(_assign(pairs, tiles, okey)))
     return WinResult(False)
+
+
+def _usual_counts(
+    tiles: list[Tile], indicator: Tile, rules: Rules
+) -> tuple[Tile, list[int], int] | None:
+    """(okey, ``faces_and_okeys``) of a hand that ``check_possible`` accepts, counted once; None
+    for anything unusual (which then goes through ``check_possible`` for its error)."""
+    held = [0] * (FALSE_JOKER_INDEX + 1)
+    try:
+        for tile in tiles:
+            held[tile.index] += 1
+        at = indicator.index
+        if (
+            at == FALSE_JOKER_INDEX
+            or type(indicator) is not Tile
+            or max(held) > 2
+            or held[at] > 1
+            or len(tiles) > rules.max_rack_tiles
+        ):
+            return None
+    except (AttributeError, TypeError, IndexError):
+        return None
+    o = at - 12 if at % 13 == 12 else at + 1  # okey_for
+    okeys = held[o]
+    held[o] = held.pop()  # false jokers play as the okey's face
+    return Tile(o), held, okeys
+
+
+def _partners(face: int, reach: int, wrap: bool) -> tuple[int, ...]:
+    """The faces that may share a group with ``face`` when at most ``reach - 1`` okeys stand
+    between them in a run: its number in the other colours, and its colour within ``reach``
+    numbers (with ``wrap``, a 1 is next to 13 as well as to 2)."""
+    colour, number = divmod(face, 13)
+    found = [c * 13 + number for c in range(4) if c != colour]
+    for other in range(13):
+        gap = abs(other - number)
+        if wrap and 0 in (other, number):
+            gap = min(gap, 13 - max(other, number))  # the 1 played high, after 13
+        if other != number and gap <= reach:
+            found.append(colour * 13 + other)
+    return tuple(found)
+
+
+_PARTNERS = {
+    wrap: [[_partners(face, reach, wrap) for face in range(NUMBERED_KINDS)] for reach in range(15)]
+    for wrap in (False, True)
+}
+
+
+def _melds_possible(faces: list[int], okeys: int, wrap: bool) -> bool:
+    """False when the faces cannot all go into runs and sets (a quick necessary condition,
+    never False for a hand ``find_melds`` splits): a face with no held face it could share a
+    group with (``_partners``, as far as the okeys reach) needs a group of its own with two
+    okeys."""
+    partners = _PARTNERS[wrap][min(okeys + 1, 14)]
+    lone = 0
+    for face in range(NUMBERED_KINDS):
+        n = faces[face]
+        if n:
+            for other in partners[face]:
+                if faces[other]:
+                    break
+            else:
+                lone += n
+                if 2 * lone > okeys:
+                    return False
+    return True
 
 
 # A planned group: kind and the faces it plays as, with None for an okey.

@@ -110,3 +110,40 @@ def test_to_dict_is_json_ready():
     data = win("R4 R4 K2 K2 B9 B9 Y5 Y5 R13 R13 K7 K7 B4 B4").to_dict()
     assert data["winning"] is True and data["kind"] == "pairs"
     assert data["groups"][0]["tiles"] == data["groups"][0]["stands_for"]
+
+
+@pytest.mark.parametrize("wrap", [True, False])
+def test_quick_filters_never_reject_a_hand_the_full_search_splits(wrap):
+    """``check_win`` skips the meld search when a face has no possible group partner and too few
+    okeys; on hands crowded into a few colours and numbers (many wins) it agrees with the full
+    search of melds and pairs."""
+    import random
+
+    from okey import solver
+
+    rules = replace(CLASSIC, wrap_13_1=wrap)
+    rng = random.Random(23 + wrap)
+    wins = 0
+    for _ in range(1500):
+        indicator = Tile(rng.randrange(52))
+        okey = indicator.next()
+        colours = rng.sample(range(4), rng.randint(1, 3))
+        low = rng.randint(0, 9)
+        kinds = [c * 13 + n for c in colours for n in range(low, min(13, low + rng.randint(3, 8)))]
+        pool = [*kinds, *kinds, 0, 12, 52, 52, okey.index, okey.index]
+        rng.shuffle(pool)
+        held: list[int] = []
+        for k in pool:
+            if held.count(k) < (1 if k == indicator.index else 2):
+                held.append(k)
+        if len(held) < 14:
+            continue
+        hand = [Tile(k) for k in held[:14]]
+        faces, okeys = solver.faces_and_okeys(hand, okey)
+        expected = (
+            solver.find_melds(faces, okeys, rules) is not None
+            or solver.find_pairs(faces, okeys, rules) is not None
+        )
+        assert check_win(hand, indicator, rules).winning == expected, [str(t) for t in hand]
+        wins += expected
+    assert wins > 50
