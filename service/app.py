@@ -17,7 +17,7 @@ from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
 from service import errors
-from service.routers import engine, overlay, pages, scan, stream
+from service.routers import engine, overlay, pages, profiles, scan, stream
 from service.runner import PipelineRunner
 from service.security import SecurityMiddleware
 from service.settings import Settings
@@ -82,8 +82,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         allowed_origins=settings.allowed_origins,
         max_body_bytes=settings.max_json_bytes,
     )
-    for module in (engine, scan, stream, overlay):
+    for module in (engine, scan, stream, overlay, profiles):
         app.include_router(module.router, prefix="/api/v1")
     app.include_router(pages.router)
+    app.include_router(profiles.pages)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app

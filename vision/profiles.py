@@ -202,14 +202,27 @@ def tile_features(image: np.ndarray, boxes: Any, probs: np.ndarray) -> np.ndarra
 # --------------------------------------------------------------------------- the reader
 
 
+def marginal_logs(shipped: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Log-probabilities of each colour (R, Y, B, K, false joker) and each number (1-13, false
+    joker) under the shipped logits: a tile whose colour a profile corrects keeps the number the
+    shipped reader saw, and the other way round."""
+    z = shipped - shipped.max(axis=1, keepdims=True)
+    p = np.exp(z)
+    p /= p.sum(axis=1, keepdims=True)
+    by_colour = np.log(p @ np.eye(5)[COLOUR_OF] + 1e-9)
+    by_number = np.log(p @ np.eye(14)[NUMBER_OF] + 1e-9)
+    return by_colour, by_number
+
+
 @dataclass
 class Reader:
     """A factorised linear correction of the shipped logits over standardised features ``x``:
 
-    ``logit[k] = scale * shipped[k] + colour_term[colour(k)] + number_term[number(k)] +
-    identity_term[k]``, each term ``x @ W + b`` of its own.  Colour terms learn a set's inks
-    from all 13 tiles of each colour, number terms its numerals from all four colours, the
-    identity term (kept small) what neither can say alone."""
+    ``logit[k] = scale * shipped[k] + m_c * log P(colour(k)) + m_n * log P(number(k)) +
+    colour_term[colour(k)] + number_term[number(k)] + identity_term[k]``, the probabilities
+    the shipped reader's marginals, each term ``x @ W + b`` of its own.  Colour terms learn a
+    set's inks from all 13 tiles of each colour, number terms its numerals from all four
+    colours, the identity term (kept small) what neither can say alone."""
 
     mean: np.ndarray
     std: np.ndarray
@@ -221,13 +234,23 @@ class Reader:
     w_identity: np.ndarray  # (F, 53)
     b_identity: np.ndarray
 
+    marginals: np.ndarray = field(default_factory=lambda: np.zeros(2, np.float32))
+
     def logits(self, features: np.ndarray) -> np.ndarray:
         x = (features - self.mean) / self.std
         shipped = features[:, :NUM_CLASSES]
         colour = x @ self.w_colour + self.b_colour
         number = x @ self.w_number + self.b_number
         ident = x @ self.w_identity + self.b_identity
-        return self.scale * shipped + colour[:, COLOUR_OF] + number[:, NUMBER_OF] + ident
+        by_colour, by_number = marginal_logs(shipped)
+        return (
+            self.scale * shipped
+            + self.marginals[0] * by_colour[:, COLOUR_OF]
+            + self.marginals[1] * by_number[:, NUMBER_OF]
+            + colour[:, COLOUR_OF]
+            + number[:, NUMBER_OF]
+            + ident
+        )
 
     def probs(self, features: np.ndarray) -> np.ndarray:
         z = self.logits(features)
@@ -240,7 +263,7 @@ class Reader:
 
     @classmethod
     def from_arrays(cls, arrays: Any) -> Reader:
-        values = {k: np.asarray(arrays[k]) for k in cls.__dataclass_fields__}
+        values = {k: np.asarray(arrays[k]) for k in cls.__dataclass_fields__ if k in arrays}
         values["scale"] = float(values["scale"])
         return cls(**values)
 
@@ -432,7 +455,7 @@ def _rows_of(centres: np.ndarray, heights: np.ndarray) -> list[list[int]]:
     return [sorted(r, key=lambda k: turned[k, 0]) for r in rows]
 
 
-def _align(logp: np.ndarray, skip_tile: float = 6.0, skip_slot: float = 1.0) -> list[int | None]:
+def _align(logp: np.ndarray, skip_tile: float = 12.0, skip_slot: float = 1.0) -> list[int | None]:
     """Monotone alignment of a row's tiles (``logp``: ``(n, 13)`` log-probabilities of each
     number) to the numbers 1-13: each tile gets a number or None (an extra tile), numbers may
     stay empty (a missing tile), order kept.  Dynamic programming, maximising the summed
@@ -495,9 +518,13 @@ def label_layout(recognition: Recognition, max_problems: int = 4) -> LayoutReadi
     # false jokers: a short row mostly read as FJ, or FJ readings at a row's ends
     row_colours: list[str] = []
     colour_rows: list[int] = []
+    # a short row of its own is the false jokers' when the reader sees them there, or when it
+    # is the one row beside four long ones (an unseen joker picture reads as anything)
+    long_rows = sum(len(m) >= 7 for m in rows)
     for r, members in enumerate(rows):
         fj_share = float(np.mean([colour_p[i, 4] for i in members]))
-        if len(members) <= 4 and fj_share >= 0.5:
+        short = len(members) <= 4
+        if short and (fj_share >= 0.5 or (len(rows) == 5 and long_rows == 4)):
             row_colours.append("FJ")
         else:
             row_colours.append("?")

@@ -15,6 +15,7 @@ from service.deps import get_runner, get_settings
 from service.errors import ApiError
 from service.images import check_image, decode_image, encode_jpeg, image_size
 from service.models import ERRORS, ScanOut
+from service.routers import profiles
 from service.routers.engine import rules_of, tile_of, tiles_of
 from service.rules_model import RulesOverrides
 from service.runner import PipelineRunner
@@ -99,6 +100,12 @@ async def scan(
     corrections: Annotated[
         str | None, Query(max_length=2000, description='{"3": "R5"}: tile id 3 is really R5')
     ] = None,
+    profile: Annotated[
+        str | None, Query(max_length=48, description="read with a calibrated per-set profile")
+    ] = None,
+    keep: Annotated[
+        bool, Query(description="consent: keep the corrected tiles in the local data folder")
+    ] = False,
 ) -> ScanOut:
     """Send the photo as the multipart field ``image`` or as the raw body (JPEG or PNG).  The
     format is read from the bytes, not from the file name or the content type."""
@@ -116,6 +123,7 @@ async def scan(
         "declare": declare,
         "corrections": fixes or None,
     }
+    reader = profiles.load_profile(profile) if profile else None
     async with runner.admit(width * height):  # counted against the queue before it is decoded
         # Decoded off the event loop, and before asking for the model: bad input is a 4xx either
         # way.
@@ -123,7 +131,8 @@ async def scan(
             partial(decode_image, data, max_pixels=settings.max_pixels)
         )
         runner.require()  # after the request's checks: bad input is a 4xx with or without model
-        result, drawn = await runner.run(partial(_scan, image, scan_options, annotate))
+        job = partial(_scan, image, scan_options, annotate, reader, (keep and bool(fixes), profile))
+        result, drawn = await runner.run(job)
     return ScanOut.from_result(
         result,
         annotated_jpeg=base64.b64encode(drawn).decode() if drawn else None,
@@ -131,13 +140,22 @@ async def scan(
 
 
 def _scan(
-    image: Any, options: dict[str, Any], annotate: bool, pipeline: Any
+    image: Any,
+    options: dict[str, Any],
+    annotate: bool,
+    reader: Any,
+    keep: tuple[bool, str | None],
+    pipeline: Any,
 ) -> tuple[dict[str, Any], bytes | None]:
-    """One scan on the inference thread: the result as JSON values and the annotated JPEG."""
+    """One scan on the inference thread (through a profile ``reader`` if any; ``keep``: the
+    user's consent to keep the corrected tiles, and the profile's name): the result as JSON
+    values and the annotated JPEG."""
     from vision.pipeline import NoRackError, NothingFoundError
 
     try:
-        result = pipeline.scan(image, **options)
+        result = profiles.scan_with_profile(pipeline, image, options, reader)
+        if keep[0]:
+            profiles.keep_corrected(image, result, keep[1])
     except NothingFoundError as exc:
         code = "no_rack" if isinstance(exc, NoRackError) else "no_tiles"
         raise ApiError(422, code, str(exc)) from exc

@@ -38,6 +38,9 @@ const CameraPhoto = (() => {
     if (s.indicator) params.set("indicator", s.indicator);
     if (s.seen) params.set("seen", s.seen);
     if (Object.keys(corrections).length) params.set("corrections", JSON.stringify(corrections));
+    const set = Profiles.choice(); // the calibrated set and the consent to keep (profiles.js)
+    if (set.profile) params.set("profile", set.profile);
+    if (set.keep && Object.keys(corrections).length) params.set("keep", "true");
     return params;
   }
 

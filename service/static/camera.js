@@ -194,7 +194,7 @@ const Camera = (() => {
       $("indicator").value = $("indicator-confirm").dataset.tile;
       settingsChanged();
     });
-    for (const id of ["indicator", "rules", "seen", "table", "declare"]) $(id).addEventListener("change", settingsChanged);
+    for (const id of ["indicator", "rules", "seen", "table", "declare", "profile"]) $(id).addEventListener("change", settingsChanged);
     window.addEventListener("resize", drawBoxes);
   }
 

@@ -35,6 +35,7 @@ from vision.profiles import (
     Reader,
     classifier_digest,
     label_layout,
+    marginal_logs,
     tile_features,
 )
 from vision.types import Recognition
@@ -57,12 +58,14 @@ def fit_reader(
     steps: int = 300,
     lr: float = 0.05,
     columns: np.ndarray | None = None,
+    learn_scale: bool = False,
 ) -> Reader:
     """Fit the factorised correction (``vision.profiles.Reader``) to labelled features by
     full-batch Adam on the cross-entropy plus L2 (``l2``: colour, number, identity terms; the
     identity term, with one or two examples a class, is held hardest; ``columns``: the feature
-    columns the terms may use, the others are ignored).  Every term starts at
-    zero and the shipped logits' scale at one: with no evidence the profile reads as shipped."""
+    columns the terms may use, the others are ignored; ``learn_scale``: also fit the shipped
+    logits' scale).  Every term starts at zero and the shipped logits' scale at one: with no
+    evidence the profile reads as shipped."""
     x_raw = np.asarray(features, np.float64)
     y = np.asarray(labels, int)
     n, f = x_raw.shape
@@ -77,9 +80,12 @@ def fit_reader(
         x[:, ~keep] = 0.0
         std[~keep] = 1e9
     shipped = x_raw[:, :NUM_CLASSES]
+    by_colour, by_number = marginal_logs(shipped)
+    by_colour, by_number = by_colour[:, COLOUR_OF], by_number[:, NUMBER_OF]
     onehot = np.eye(NUM_CLASSES)[y]
     params = {
         "scale": np.ones(1),
+        "marginals": np.zeros(2),
         "w_colour": np.zeros((f, 5)),
         "b_colour": np.zeros(5),
         "w_number": np.zeros((f, 14)),
@@ -96,11 +102,14 @@ def fit_reader(
         colour = x @ params["w_colour"] + params["b_colour"]
         number = x @ params["w_number"] + params["b_number"]
         ident = x @ params["w_identity"] + params["b_identity"]
-        z = params["scale"][0] * shipped + colour[:, COLOUR_OF] + number[:, NUMBER_OF] + ident
+        m_c, m_n = params["marginals"]
+        z = params["scale"][0] * shipped + m_c * by_colour + m_n * by_number
+        z = z + colour[:, COLOUR_OF] + number[:, NUMBER_OF] + ident
         g = (_softmax(z) - onehot) * w_s[:, None]  # d loss / d z
         gc, gn = g @ colour_sum, g @ number_sum
         grads = {
-            "scale": np.array([(g * shipped).sum()]),
+            "scale": np.array([(g * shipped).sum()]) if learn_scale else np.zeros(1),
+            "marginals": np.array([(g * by_colour).sum(), (g * by_number).sum()]),
             "w_colour": x.T @ gc,
             "b_colour": gc.sum(axis=0),
             "w_number": x.T @ gn,
@@ -142,11 +151,16 @@ def restyle(scene, style):  # noqa: ANN001, ANN201 - synth types imported lazily
 
 
 def heldout_style(index: int, pool_name: str = "heldout"):  # noqa: ANN201
-    """Set style number ``index`` of a pool (drawn from its own seed)."""
+    """Set style number ``index`` of a pool (drawn from its own seed; typeface and false-joker
+    mark taken in turn, so a few styles cover them all)."""
     from vision.training.synth.face import sample_set_style
+    from vision.training.synth.styles import pool
 
     rng = np.random.default_rng(np.random.SeedSequence([19, 7, int(index)]))
-    return sample_set_style(rng, pool_name)
+    style = sample_set_style(rng, pool_name)
+    # every typeface and false-joker mark of the pool in turn, the rest drawn
+    fonts, marks = pool(pool_name).fonts, pool(pool_name).joker_marks
+    return replace(style, font=fonts[index % len(fonts)], joker_mark=marks[index % len(marks)])
 
 
 def render_rack(style, seed: int, index: int, size: tuple[int, int] = (640, 480)):  # noqa: ANN001, ANN201
@@ -339,9 +353,10 @@ def make_profile(
     seed: int = 0,
     fit: Any = None,
 ) -> tuple[Profile, dict[str, Any]]:
-    """Fit a profile from calibration photos and kept tiles, check it on the photos (refused,
+    """Fit a profile from calibration photos and kept tiles, check it on them (refused,
     ``ProfileError``, if it reads them worse than the shipped model) and return it (unsaved)
-    with a report (tiles, seconds, both identities)."""
+    with a report (tiles, seconds, both identities).  ``fit``: another fitting function
+    ``(features, labels) -> Reader`` (tests)."""
     t0 = time.perf_counter()
     rng = np.random.default_rng(seed)
     feats, labels = [], []
@@ -355,24 +370,28 @@ def make_profile(
             fa, ya = augmented_examples(recognizer, photo.image, boxes, y, copies, rng)
             feats.append(fa)
             labels.append(ya)
-    check_x, check_y = (
-        np.concatenate(feats[:: 2 if copies else 1]),
-        np.concatenate(labels[:: 2 if copies else 1]),
-    )
+    plain = slice(None, None, 2 if copies else 1)  # the photos as taken, not their copies
+    check_x, check_y = feats[plain], labels[plain]
     n_kept = 0
     if kept:
         fk, yk = kept_examples(recognizer, kept)
         feats.append(fk)
         labels.append(yk)
+        check_x, check_y = [*check_x, fk], [*check_y, yk]
         n_kept = len(yk)
+    if not feats:
+        raise ProfileError("nothing to learn from: no calibration photo and no kept tiles")
     x, y = np.concatenate(feats), np.concatenate(labels)
-    fit = fit or (lambda a, b: fit_reader(a, b, l2=READER_L2, columns=READER_COLUMNS))
+    check_x, check_y = np.concatenate(check_x), np.concatenate(check_y)
+    fit = fit or (
+        lambda a, b: fit_reader(a, b, l2=READER_L2, columns=READER_COLUMNS, learn_scale=True)
+    )
     reader = fit(x, y)
     check = check_profile(reader, check_x, check_y)
     seconds = time.perf_counter() - t0
     report = {
         "photos": len(photos),
-        "tiles": int(len(check_y)),
+        "tiles": int(len(check_y) - n_kept),
         "kept": n_kept,
         "seconds": round(seconds, 2),
         **{k: round(v, 4) for k, v in check.items()},

@@ -1,0 +1,275 @@
+"""Does calibrating on a player's own set help?  Before/after figures per unseen style, and on real
+photos.
+
+**Held-out rendered styles.**  For each of ``--styles`` set styles drawn from the held-out pool
+(typefaces, inks and false-joker marks the shipped model never trained on): render two
+calibration photos of the layout (``vision.training.calibrate.render_layout``: four rows of 1-13
+and the false jokers, face up on the table) and ``--racks`` ordinary rack photos of the same set
+(``render_rack``); make a profile from the two calibration photos exactly as ``istaka calibrate``
+does (``make_profile``, timed), then read the rack photos with the shipped recogniser and with
+the profile applied to the same recognitions.  Printed per style and in total: identity of the
+found tiles, identity of the tiles fully visible with their number shown whole, and exact racks
+(every labelled tile found and read right, nothing extra: ``vision.training.evaluate``).
+
+**Real photos** (``--real``): the real Rummikub photos are one set.  A profile is made from the
+labelled tiles of ``--real-photos`` training-split photos (as if they were kept corrections;
+``datasets/real_val.txt`` lists the validation sources, never used to calibrate), then the
+validation photos are read before and after.
+
+Renders and recognitions are cached under ``datasets/build/calibration`` (git-ignored).
+
+    OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/calibration.py [--styles 8] [--racks 30]
+        [--real] [--real-photos 12] [--json runs/calibration.json]
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # small matrices; threads only contend
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import cv2  # noqa: E402
+import numpy as np  # noqa: E402
+
+from okey import Tile  # noqa: E402
+from vision.recognizer import Recognizer  # noqa: E402
+from vision.training.calibrate import (  # noqa: E402
+    CalibrationPhoto,
+    heldout_style,
+    make_profile,
+    render_layout,
+    render_rack,
+)
+from vision.training.evaluate import EvalReport, Sample, score_image  # noqa: E402
+from vision.types import Recognition, TileReading  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+CACHE = REPO / "datasets" / "build" / "calibration"
+NUMBER_WHOLE = 0.95
+
+
+def _save_recognition(path: Path, recognition: Recognition) -> None:
+    tiles = recognition.tiles
+    np.savez(
+        path,
+        boxes=np.float32([t.box for t in tiles]).reshape(-1, 4),
+        probs=np.float32([t.probs for t in tiles]).reshape(-1, 53),
+        det=np.float32([t.detection_confidence for t in tiles]),
+        size=np.int32(recognition.image_size),
+    )
+
+
+def _load_recognition(path: Path) -> Recognition:
+    with np.load(path) as z:
+        tiles = [
+            TileReading(
+                box=tuple(float(v) for v in b),
+                tile=Tile(int(p.argmax())),
+                confidence=float(p.max() * d),
+                probs=p,
+                detection_confidence=float(d),
+            )
+            for b, p, d in zip(z["boxes"], z["probs"], z["det"], strict=True)
+        ]
+        return Recognition(tiles=tiles, image_size=tuple(int(v) for v in z["size"]))
+
+
+def cached(recognizer: Recognizer, name: str, render) -> tuple[np.ndarray, dict, Recognition]:  # noqa: ANN001
+    """(image, sidecar, the shipped recognition) of one render, cached on disk."""
+    image_path, truth_path, rec_path = (CACHE / f"{name}{s}" for s in (".png", ".json", ".npz"))
+    if image_path.is_file() and truth_path.is_file() and rec_path.is_file():
+        image = cv2.imread(str(image_path))
+        return image, json.loads(truth_path.read_text()), _load_recognition(rec_path)
+    image, truth = render()
+    recognition = recognizer.recognize(image)
+    CACHE.mkdir(parents=True, exist_ok=True)
+    cv2.imwrite(str(image_path), image)
+    truth_path.write_text(json.dumps(truth))
+    _save_recognition(rec_path, recognition)
+    return image, truth, recognition
+
+
+def sample_of(name: str, truth: dict) -> Sample:
+    tiles = [t for t in truth["tiles"] if t["labelled"]]
+    return Sample(
+        Path(name),
+        [(t["class"], tuple(t["box"])) for t in tiles],
+        [
+            float(t["number_visible"]) if t["visible"] >= 0.999 and not t["upside_down"] else 0.0
+            for t in tiles
+        ],
+    )
+
+
+def figures(report: EvalReport) -> dict[str, float | int]:
+    s = report.summary()
+    return {
+        "images": report.images,
+        "tiles": report.truth_tiles,
+        "recall": round(s["recall"], 4),
+        "identity": round(s["identity_accuracy"], 4),
+        "identity_whole": round(report.shown_correct / max(report.shown_matched, 1), 4),
+        "exact": report.exact_images,
+    }
+
+
+def line(label: str, before: dict, after: dict) -> str:
+    return (
+        f"{label:26s} identity {before['identity']:7.2%} -> {after['identity']:7.2%}   "
+        f"whole faces {before['identity_whole']:7.2%} -> {after['identity_whole']:7.2%}   "
+        f"exact {before['exact']:3d} -> {after['exact']:3d} of {before['images']}"
+    )
+
+
+def run_style(recognizer: Recognizer, index: int, racks: int) -> dict:
+    style = heldout_style(index)
+    photos = []
+    for k in range(2):
+        image, _, recognition = cached(
+            recognizer, f"style{index}_layout{k}", lambda k=k: render_layout(style, index * 100 + k)
+        )
+        from vision.profiles import label_layout
+
+        photos.append(CalibrationPhoto(f"layout{k}", image, recognition, label_layout(recognition)))
+    t0 = time.perf_counter()
+    profile, report = make_profile(f"style{index}", recognizer, photos)
+    seconds = time.perf_counter() - t0
+    before, after = EvalReport(), EvalReport()
+    for k in range(racks):
+        name = f"style{index}_rack{k}"
+        image, truth, recognition = cached(
+            recognizer, name, lambda k=k: render_rack(style, 1900 + index, k)
+        )
+        sample = sample_of(name, truth)
+        if not sample.truth:
+            continue
+        score_image(before, sample, recognition)
+        score_image(after, sample, profile.apply(image, recognition))
+    return {
+        "style": index,
+        "font": style.font,
+        "joker_mark": style.joker_mark,
+        "calibration_tiles": report["tiles"],
+        "calibrate_seconds": round(seconds, 2),
+        "before": figures(before),
+        "after": figures(after),
+        "_reports": (before, after),
+    }
+
+
+def run_real(recognizer: Recognizer, n_photos: int) -> dict:
+    """Profile from the labelled tiles of ``n_photos`` training-split photos, measured on the
+    validation photos."""
+    from vision.training.data_real import (
+        DEFAULT_SRC,
+        read_upstream_labels,
+        read_val_list,
+        source_of,
+    )
+
+    val_sources = {source_of(n) for n in read_val_list()}
+    images = sorted((DEFAULT_SRC / "images").glob("*.jpg"))
+    val = [p for p in images if source_of(p.name) in val_sources]
+    train = [p for p in images if source_of(p.name) not in val_sources]
+
+    def labelled(path: Path) -> list[tuple[int, tuple[float, ...]]]:
+        label = DEFAULT_SRC / "labels" / f"{path.stem}.txt"
+        image = cv2.imread(str(path))
+        h, w = image.shape[:2]
+        out = []
+        for lab in read_upstream_labels(label):
+            cx, cy, bw, bh = lab.box
+            box = ((cx - bw / 2) * w, (cy - bh / 2) * h, (cx + bw / 2) * w, (cy + bh / 2) * h)
+            out.append((lab.index, box))
+        return out
+
+    # one copy of each training source, the ones with the most tiles, every series in turn
+    by_source: dict[str, Path] = {}
+    for p in train:
+        by_source.setdefault(source_of(p.name), p)
+    ranked = sorted(by_source.values(), key=lambda p: (-len(labelled(p)), p.name))
+    picked = ranked[:n_photos]
+    kept = []
+    for p in picked:
+        image = cv2.imread(str(p))
+        for cls, box in labelled(p):
+            kept.append((image, {"box": list(box), "label": str(Tile(cls)), "source": "import"}))
+    t0 = time.perf_counter()
+    profile, report = make_profile("real", recognizer, [], kept=kept)
+    seconds = time.perf_counter() - t0
+    before, after = EvalReport(), EvalReport()
+    for p in val:
+        image = cv2.imread(str(p))
+        sample = Sample(p, labelled(p))
+        recognition = recognizer.recognize(image)
+        score_image(before, sample, recognition)
+        score_image(after, sample, profile.apply(image, recognition))
+    return {
+        "calibration_photos": [p.name for p in picked],
+        "calibration_tiles": len(kept),
+        "calibrate_seconds": round(seconds, 2),
+        "before": figures(before),
+        "after": figures(after),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--styles", type=int, default=8, help="held-out styles to try")
+    parser.add_argument("--first-style", type=int, default=0)
+    parser.add_argument("--racks", type=int, default=30, help="rack photos per style")
+    parser.add_argument("--real", action="store_true", help="also the real photos")
+    parser.add_argument("--real-photos", type=int, default=12)
+    parser.add_argument("--json", type=Path, help="write the figures here")
+    args = parser.parse_args()
+
+    recognizer = Recognizer.default()
+    results = []
+    total_before, total_after = EvalReport(), EvalReport()
+    for index in range(args.first_style, args.first_style + args.styles):
+        result = run_style(recognizer, index, args.racks)
+        before, after = result.pop("_reports")
+        for total, part in ((total_before, before), (total_after, after)):
+            total.images += part.images
+            total.truth_tiles += part.truth_tiles
+            total.predicted_tiles += part.predicted_tiles
+            total.matched += part.matched
+            total.correct += part.correct
+            total.exact_images += part.exact_images
+            total.shown_matched += part.shown_matched
+            total.shown_correct += part.shown_correct
+        results.append(result)
+        label = f"style {index} ({result['font'].split('.')[0]})"
+        print(line(label, result["before"], result["after"]), flush=True)
+        print(
+            f"{'':26s} calibrated from {result['calibration_tiles']} tiles in "
+            f"{result['calibrate_seconds']:.1f} s",
+            flush=True,
+        )
+    out: dict = {"styles": results}
+    if results:
+        out["total"] = {"before": figures(total_before), "after": figures(total_after)}
+        print(line("all held-out styles", out["total"]["before"], out["total"]["after"]))
+        slowest = max(r["calibrate_seconds"] for r in results)
+        print(f"time to calibrate: at most {slowest:.1f} s (two photos, this machine)")
+    if args.real:
+        real = run_real(recognizer, args.real_photos)
+        out["real"] = real
+        print(line("real validation photos", real["before"], real["after"]))
+        print(
+            f"{'':26s} calibrated from {real['calibration_tiles']} labelled tiles of "
+            f"{len(real['calibration_photos'])} training photos in "
+            f"{real['calibrate_seconds']:.1f} s"
+        )
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps(out, indent=2))
+
+
+if __name__ == "__main__":
+    main()
