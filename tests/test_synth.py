@@ -332,10 +332,27 @@ def test_committed_heldout_eval_set_is_consistent() -> None:
 
 def test_every_sidecar_key_is_documented() -> None:
     doc = (Path(__file__).resolve().parents[1] / "docs" / "synth.md").read_text()
-    _, truth = render_sample(2, 0)
-    keys = set(truth) | {k for t in truth["tiles"] for k in t}
+    keys: set[str] = set()
+    for kind in ("rack", "tiers2_frontal", "real_reframe"):
+        _, truth = render_sample(2, 0, scene_kind=kind)
+        keys |= set(truth) | {k for t in truth["tiles"] for k in t}
     missing = sorted(k for k in keys if f'"{k}"' not in doc)
     assert not missing, f"undocumented sidecar keys: {missing}"
+
+
+def test_framing_pool_keeps_the_heldout_styles_out() -> None:
+    """The pool for the framing training adds navy and teal blues, mustard yellows and rings
+    under the number, and still shares no typeface or false-joker mark with ``heldout``."""
+    from vision.training.synth.styles import POOLS
+
+    framing, held = POOLS["framing"], POOLS["heldout"]
+    assert not set(framing.fonts) & (set(held.fonts) | _HELDOUT_RELATIVES)
+    assert "flower" not in framing.joker_marks and framing.random_marks > 0
+    assert "ring" in framing.suits
+    blues = [r.hue for r in framing.inks["B"]]
+    assert any(lo >= 105 for lo, _ in blues) and any(hi <= 100 and lo >= 80 for lo, hi in blues)
+    _, truth = render_sample(6, 0, "framing", scene_kind="tiers")
+    assert truth["style_pool"] == "framing"
 
 
 def test_table_scenes_lay_groups_on_the_table_at_any_angle() -> None:
