@@ -157,6 +157,7 @@ def test_start_page_shows_the_phone_address_and_how_to_trust(
         assert c.get("/ca.pem").content == tls.ca.read_bytes()
 
 
+@pytest.mark.slow
 def test_serve_https_prints_the_phone_address_and_a_qr_code(tmp_path: Path) -> None:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
