@@ -80,7 +80,8 @@ def test_a_sure_reading_is_used_but_a_win_with_it_says_it_is_not_confirmed(
     assert any("not confirmed" in w and "R5" in w for w in out["warnings"])
     text = format_result(result)
     assert re.search(r"Indicator R5 \(read from the photo, \d+%, not confirmed\), okey R6", text)
-    assert "from photo" in _summary(result, None)[0] and "not confirmed" in _summary(result, None)[0]
+    header = _summary(result, None)[0]
+    assert "from photo" in header and "not confirmed" in header
 
 
 def test_a_typed_indicator_is_confirmed(pipeline: Pipeline) -> None:
