@@ -286,3 +286,36 @@ def test_phone_over_plain_http_is_offered_the_photo_fallback(tmp_path: Path) -> 
             timeout=120,
         )
         assert page.evaluate("Number(document.body.dataset.photos)") == 2
+
+
+@pytest.mark.slow
+def test_a_suggested_indicator_is_confirmed_with_one_tap(tmp_path: Path) -> None:
+    """The full rack with its indicator on the table: read too unsurely to be used, it is offered;
+    one tap makes it typed, and the verdict and advice follow."""
+    from cdp_browser import chromium, shot
+    from conftest_service import live_server, require_model
+
+    require_model()
+    with (
+        live_server(Settings()) as server,
+        chromium(None, 412, 915, mobile=True) as (page, _),
+    ):
+        page.navigate(f"{server.url}/camera")
+        page.wait_for("document.body && document.body.dataset.mode", 60)
+        document = page.send("DOM.getDocument")["root"]["nodeId"]
+        node = page.send("DOM.querySelector", {"nodeId": document, "selector": "#photo"})["nodeId"]
+        photo = REPO / "examples" / "rack_full.jpg"
+        page.send("DOM.setFileInputFiles", {"nodeId": node, "files": [str(photo)]})
+        page.wait_for("document.querySelectorAll('#hand .tile').length === 14", 120)
+        status = "document.getElementById('indicator-status').dataset.source"
+        assert page.evaluate(status) == "none"
+        assert page.evaluate("document.getElementById('indicator-confirm').textContent") == (
+            "Use R3"
+        )
+        assert page.evaluate("document.getElementById('verdict').textContent") == ""
+        page.screenshot(shot("camera_suggestion.png", tmp_path))
+        page.evaluate("document.getElementById('indicator-confirm').click()")
+        page.wait_for(f"{status} === 'typed'", 120)
+        page.wait_for("document.getElementById('advice').textContent.includes('wins')", 120)
+        assert page.evaluate("document.getElementById('indicator').value") == "R3"
+        assert page.evaluate("document.getElementById('indicator-confirm').hidden") is True

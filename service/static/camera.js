@@ -66,10 +66,12 @@ const Camera = (() => {
     const sx = w / state.image_size[0];
     const sy = h / state.image_size[1];
     const discard = Istaka.discardTarget(state.rows, Istaka.suggestedDiscard(state));
-    ctx.font = "bold 15px DejaVu Sans, Arial, sans-serif";
     for (const t of allTiles(state)) {
       if (!t.box) continue;
       const [x1, y1, x2, y2] = t.box;
+      // Labels no wider than their tile, so neighbours' labels do not cover each other.
+      const size = Math.max(8, Math.min(15, ((x2 - x1) * sx) / 2));
+      ctx.font = `bold ${size}px DejaVu Sans, Arial, sans-serif`;
       let colour = t.corrected ? "#00b0ff" : t.flagged ? "#ff9100" : "#00e676";
       if (t.offRack) colour = t.role === "indicator" ? "#ffb300" : "#bdbdbd";
       ctx.lineWidth = discard && t.id === discard.id && !t.offRack ? 4 : 2;
@@ -79,9 +81,9 @@ const Camera = (() => {
       const label = t.tile + (t.corrected ? "✎" : "");
       const tw = ctx.measureText(label).width + 6;
       ctx.fillStyle = colour;
-      ctx.fillRect(x1 * sx, y1 * sy - 18, tw, 18);
+      ctx.fillRect(x1 * sx, y1 * sy - size - 3, tw, size + 3);
       ctx.fillStyle = "#000";
-      ctx.fillText(label, x1 * sx + 3, y1 * sy - 4);
+      ctx.fillText(label, x1 * sx + 3, y1 * sy - 3);
     }
   }
 
@@ -121,7 +123,9 @@ const Camera = (() => {
     const discard = Istaka.suggestedDiscard(state);
     hand.appendChild(Istaka.rack(state.rows, { okey: state.okey, discard }));
     $("advice").textContent = Istaka.adviceText(state.advice, state);
-    $("hints").textContent = [...(state.hints || []), ...(state.warnings || [])].join(" · ");
+    // The indicator's own notes are in the indicator line above.
+    const warnings = (state.warnings || []).filter((w) => !w.startsWith("no indicator"));
+    $("hints").textContent = [...(state.hints || []), ...warnings].join(" · ");
     $("verdict").textContent = Istaka.verdictText(state.verdict, state);
     $("verdict").className = Istaka.verdictClass(state.verdict);
     drawBoxes();
