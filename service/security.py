@@ -39,8 +39,9 @@ Receive = Callable[[], Awaitable[Message]]
 Send = Callable[[Message], Awaitable[None]]
 ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
-UPLOAD_PATHS = frozenset({"/api/v1/scan"})  # capped by max_upload_bytes in service.uploads
-PAGES = frozenset({"/camera", "/overlay"})
+# capped by max_upload_bytes in service.uploads (/calibrate: two photos, service.routers.profiles)
+UPLOAD_PATHS = frozenset({"/api/v1/scan", "/api/v1/calibrate"})
+PAGES = frozenset({"/camera", "/overlay", "/calibrate"})
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 CLOSE_POLICY = 1008  # WebSocket close code: policy violation
 

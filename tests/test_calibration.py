@@ -299,7 +299,7 @@ def test_calibrate_scan_and_serve_end_to_end(
     from service.app import create_app
     from service.settings import Settings
 
-    with TestClient(create_app(Settings())) as client:
+    with TestClient(create_app(Settings()), base_url="http://127.0.0.1") as client:
         listed = client.get("/api/v1/profiles").json()
         assert [p["name"] for p in listed] == ["set-a"]
         answer = client.post(
