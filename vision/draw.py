@@ -198,4 +198,4 @@ def _header(image: np.ndarray, lines: list[str], scale: float) -> None:
     for line in lines:
         (_, h), base = cv2.getTextSize(line, FONT, text_scale, 1)
         y += h + base + 6
-        _label(image, line, (4, y), text_scale, (30, 30, 30))
+        _label(image, line, (4, y), text_scale, (30, 30, 30), max_width=image.shape[1] - 12)
