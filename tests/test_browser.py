@@ -50,7 +50,7 @@ def tiles_of(rows: list[list[str]]) -> list[str]:
 def test_overlay_updates_when_a_state_is_pushed(tmp_path: Path) -> None:
     with (
         live_server(Settings(load_pipeline=False)) as first,
-        chromium(width=900, height=330) as (
+        chromium(width=900, height=440) as (
             page,
             _,
         ),
@@ -74,7 +74,7 @@ def test_overlay_updates_when_a_state_is_pushed(tmp_path: Path) -> None:
 
 
 def test_overlay_page_reconnects_to_a_restarted_server() -> None:
-    with chromium(width=900, height=330) as (page, _):
+    with chromium(width=900, height=440) as (page, _):
         with live_server(Settings(load_pipeline=False)) as first:
             port = first.port
             page.navigate(f"{first.url}/overlay?table=again")
