@@ -57,6 +57,10 @@ def check_possible(
     """
     rules = rules or Rules.classic()
     limit = rules.max_rack_tiles if max_tiles is None else max_tiles
+    if not isinstance(others, (list, tuple)):
+        others = list(others)  # read twice below
+    if _plainly_possible(tiles, indicator, limit, others):
+        return
     if len(tiles) > limit:
         raise ImpossibleHandError(f"{len(tiles)} tiles: a {rules.name} rack holds at most {limit}")
     if indicator is not None and indicator.is_false_joker:
@@ -79,6 +83,28 @@ def check_possible(
                 f"{tile} is in the hand {tally[tile]} time(s) and seen {n} time(s): "
                 "a set has only two"
             )
+
+
+def _plainly_possible(
+    tiles: Sequence[Tile], indicator: Tile | None, limit: int, others: Iterable[Tile]
+) -> bool:
+    """True for a hand ``check_possible`` accepts, counted quickly; False where it may not (the
+    full checks then say why)."""
+    if len(tiles) > limit:
+        return False
+    held = [0] * NUM_KINDS
+    try:
+        for tile in tiles:
+            held[tile.index] += 1
+        for tile in others:
+            held[tile.index] += 1
+        if indicator is not None:
+            if type(indicator) is not Tile or indicator.index == FALSE_JOKER_INDEX:
+                return False
+            held[indicator.index] += 1
+    except (AttributeError, TypeError, IndexError):
+        return False
+    return max(held) <= 2
 
 
 HandStage = Literal["waits", "discard"]

@@ -118,16 +118,23 @@ def _profile_of_key(key: int, wrap: bool, size: int) -> Component:
     top = 13 if wrap else 12
     ones = line & 3
     splits = range(ones + 1) if wrap else range(1)
+    if not ones or not wrap:
+        # One split: the profile depends on the clusters' shapes only, which repeat across
+        # lines far more than whole lines do (cached by them).
+        clusters = tuple(_clusters_packed(line, avail, top))
+        shapes = (clusters, size)
+        component = _SHAPES_MEMO.get(shapes)
+        if component is None:
+            component = _profile_of_clusters(clusters, size)
+            if len(_SHAPES_MEMO) >= _RUNS_MEMO_LIMIT:
+                _SHAPES_MEMO.clear()
+            _SHAPES_MEMO[shapes] = component
+        return component
     kept_bits, excess_at, _, valid = _run_fields(size)
     found = 0
     for high in splits:
         split = line - high + (high << 26)
         clusters = _clusters_packed(split, avail, top)
-        if len(splits) == 1 and len(clusters) == 1:
-            # One cluster: its choices are already the useful ones (``useful_bits`` of a
-            # useful set of choices is the same set), all within ``size`` slots and with less
-            # excess than LONGEST_RUN (a run keeps at least one face).
-            return _component_of_packed(dict(_runs_packed(*clusters[0], size)))
         # The clusters' knapsack as bits (``_run_fields``), each choice of a cluster a shift;
         # the splits' totals ORed.
         # (The first cluster's bits are taken whole: choices another beats still lose to it
@@ -142,6 +149,28 @@ def _profile_of_key(key: int, wrap: bool, size: int) -> Component:
             table = new & valid
         found |= table
     return _component_of_packed(useful_bits(found, size))
+
+
+def _profile_of_clusters(clusters: tuple[tuple[int, int, int], ...], size: int) -> Component:
+    """The profile of a line of one split (``_profile_of_key``) from its clusters."""
+    if len(clusters) == 1:
+        # One cluster: its choices are already the useful ones (``useful_bits`` of a useful set
+        # of choices is the same set), all within ``size`` slots and with less excess than
+        # LONGEST_RUN (a run keeps at least one face).
+        return _component_of_packed(dict(_runs_packed(*clusters[0], size)))
+    kept_bits, excess_at, _, valid = _run_fields(size)
+    # (The first cluster's bits are taken whole: see ``_profile_of_key``.)
+    table = _runs_bits(*clusters[0], size) & valid if clusters else 1
+    for cluster in clusters[1:]:
+        new = 0
+        for k, kept in _runs_packed(*cluster, size):
+            new |= table << (kept + ((k & SLOTS_MASK) << kept_bits) + ((k >> SHIFT) << excess_at))
+        table = new & valid
+    return _component_of_packed(useful_bits(table, size))
+
+
+# Profiles of lines of one split by their clusters (``_profile_of_clusters``).
+_SHAPES_MEMO: dict[tuple, Component] = {}
 
 
 def _line_bits(key: int, wrap: bool) -> tuple[int, int]:
@@ -183,7 +212,24 @@ def _clusters_packed(line: int, avail: int, top: int) -> list[tuple[int, int, in
     """Split a colour's line (2 bits per position, 0..top) into clusters: each as its line and
     availability from up to 4 positions before its first face to up to 4 after its last (the
     room a run may draw in), and that length."""
-    held = [p for p in range(top + 1) if (line >> (2 * p)) & 3]
+    occupied = (line | (line >> 1)) & 0x5555555  # bit 2p: position p held
+    spans = _SPANS.get(occupied | (top << 28))
+    if spans is None:
+        spans = _SPANS[occupied | (top << 28)] = _spans(occupied, top)
+    return [
+        (
+            (line >> (2 * start)) & ((1 << (2 * length)) - 1),
+            (avail >> start) & ((1 << length) - 1),
+            length,
+        )
+        for start, length in spans
+    ]
+
+
+def _spans(occupied: int, top: int) -> tuple[tuple[int, int], ...]:
+    """The (start, length) of each cluster of ``_clusters_packed``, from the held positions
+    (bit 2p set where position p is held)."""
+    held = [p for p in range(top + 1) if (occupied >> (2 * p)) & 1]
     out = []
     i = 0
     while i < len(held):
@@ -192,16 +238,13 @@ def _clusters_packed(line: int, avail: int, top: int) -> list[tuple[int, int, in
             j += 1
         lo, hi = held[i], held[j]
         start = lo - min(MAX_OUTSIDE, lo)
-        length = hi + min(MAX_OUTSIDE, top - hi) - start + 1
-        out.append(
-            (
-                (line >> (2 * start)) & ((1 << (2 * length)) - 1),
-                (avail >> start) & ((1 << length) - 1),
-                length,
-            )
-        )
+        out.append((start, hi + min(MAX_OUTSIDE, top - hi) - start + 1))
         i = j + 1
-    return out
+    return tuple(out)
+
+
+# ``_spans`` by the held positions and the top position (at most 2^15 entries).
+_SPANS: dict[int, tuple[tuple[int, int], ...]] = {}
 
 
 # Results of ``_runs_packed`` shared by every cluster and hand of the process, keyed on the line
