@@ -113,16 +113,20 @@ def figures(report: EvalReport) -> dict[str, float | int]:
         "tiles": report.truth_tiles,
         "recall": round(s["recall"], 4),
         "identity": round(s["identity_accuracy"], 4),
-        "identity_whole": round(report.shown_correct / max(report.shown_matched, 1), 4),
+        "identity_whole": (
+            round(report.shown_correct / report.shown_matched, 4) if report.shown_matched else None
+        ),
         "exact": report.exact_images,
     }
 
 
 def line(label: str, before: dict, after: dict) -> str:
+    whole = ""
+    if before["identity_whole"] is not None:
+        whole = f"whole faces {before['identity_whole']:7.2%} -> {after['identity_whole']:7.2%}   "
     return (
         f"{label:26s} identity {before['identity']:7.2%} -> {after['identity']:7.2%}   "
-        f"whole faces {before['identity_whole']:7.2%} -> {after['identity_whole']:7.2%}   "
-        f"exact {before['exact']:3d} -> {after['exact']:3d} of {before['images']}"
+        f"{whole}exact {before['exact']:3d} -> {after['exact']:3d} of {before['images']}"
     )
 
 

@@ -58,6 +58,7 @@ class StreamSettings:
     declare: bool = False
     table: str | None = None  # overlay table this stream feeds, if any
     token: str | None = None  # that table's owner token
+    profile: str | None = None  # the player's calibrated set (vision.profiles), if any
 
 
 @dataclass

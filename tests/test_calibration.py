@@ -321,3 +321,24 @@ def test_calibrate_scan_and_serve_end_to_end(
         assert body["learned"] is False and body["photos"][0]["rows"][-1] == "FJ"
         assert not (profiles_dir() / "set-b").exists()
         assert client.get("/calibrate").status_code == 200
+
+
+def test_live_stream_settings_take_a_saved_profile(monkeypatch: pytest.MonkeyPatch) -> None:
+    from service.errors import ApiError
+    from service.routers.stream import apply_message
+    from service.stream import StreamSession
+    from vision.profiles import INK_DIM
+
+    session = StreamSession()
+    with pytest.raises(ApiError) as refused:
+        apply_message(session, '{"type": "settings", "profile": "nope"}')
+    assert refused.value.code == "no_profile"
+    features = np.zeros((1, 53 + INK_DIM), np.float32)
+    import vision.profiles as profiles
+
+    monkeypatch.setattr(profiles, "classifier_digest", lambda manifest=None: "d")  # no model
+    Profile("home", _reader(features), {"classifier": "d"}).save()
+    apply_message(session, '{"type": "settings", "profile": "home"}')
+    assert session.settings.profile == "home"
+    apply_message(session, '{"type": "settings"}')
+    assert session.settings.profile is None

@@ -37,6 +37,7 @@ from service.images import decode_image
 from service.limits import SeenTiles
 from service.routers.engine import rules_of, tile_of, tiles_of
 from service.routers.overlay import CLOSE_IDLE, TABLE_PATTERN, links
+from service.routers.profiles import load_profile
 from service.rules_model import RulesSpec
 from service.runner import PipelineRunner
 from service.settings import Settings
@@ -58,6 +59,7 @@ class SettingsMessage(BaseModel):
     declare: bool = False
     table: str | None = Field(default=None, pattern=TABLE_PATTERN)
     token: str | None = Field(default=None, max_length=100, description="the table's owner token")
+    profile: str | None = Field(default=None, max_length=48, description="a calibrated set")
 
 
 class CorrectMessage(BaseModel):
@@ -87,6 +89,8 @@ def apply_message(session: StreamSession, text: str, max_corrections: int = 64) 
                 declare=message.declare,
                 table=message.table,
                 token=message.token,
+                # a calibrated set: loaded here, so a wrong name is this message's 422
+                profile=message.profile and load_profile(message.profile).name,
             )
         elif kind == "correct":
             fix = CorrectMessage.model_validate(data)
@@ -123,6 +127,8 @@ def read_frame(
     image = decode_image(frame, max_pixels=max_pixels)
     height, width = image.shape[:2]
     recognition = pipeline.recognizer.recognize(image)
+    if settings.profile:  # the player's calibrated set: the same tiles, re-read
+        recognition = load_profile(settings.profile).apply(image, recognition)
     smoothed = session.tracker.update(recognition)
     try:
         result = pipeline.read(

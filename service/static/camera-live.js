@@ -25,7 +25,10 @@ const CameraLive = (() => {
   const source = {
     name: "live",
     correct(id, tile) { send({ type: "correct", id, tile }); },
-    settingsChanged() { send({ type: "settings", ...Camera.settings() }); },
+    settingsChanged() {
+      const set = Profiles.choice().profile; // the calibrated set (profiles.js), if one is chosen
+      send({ type: "settings", ...Camera.settings(), ...(set ? { profile: set } : {}) });
+    },
   };
 
   function sendFrame() {
