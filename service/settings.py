@@ -51,6 +51,7 @@ class Settings:
     max_frame_bytes: int = 2 * MB  # one JPEG frame on the camera stream
     max_frame_pixels: int = 8_000_000  # one frame (a 1080p video frame is 2e6)
     max_text_message_bytes: int = 16 * 1024  # one JSON message on a WebSocket
+    max_text_messages_per_second: float = 20.0  # per camera stream (a burst of twice that)
     # Work waiting: past these, 503 busy at once instead of a queue.
     max_pending_scans: int = 32  # scans waiting for the inference thread before 503
     max_queued_pixels: int = 120_000_000  # pixels of the scans admitted and not yet done

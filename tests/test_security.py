@@ -282,3 +282,18 @@ def test_a_15_mb_message_closes_only_its_socket() -> None:
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 1009  # too big
         health = httpx.get(f"{fresh.url}/api/v1/health", timeout=10)
         assert health.status_code == 200 and health.json()["streams"] in (0, 1)
+
+
+def test_a_message_flood_closes_only_its_socket(server: LiveServer, client: httpx.Client) -> None:
+    # 200,000 corrections on one stream were all kept, and read one after another.
+    with connect(f"{server.ws_url}/api/v1/stream") as ws:
+        assert json.loads(ws.recv(timeout=30))["type"] == "ready"
+        with pytest.raises(ConnectionClosed) as closed:
+            for track in range(1000):
+                ws.send(json.dumps({"type": "correct", "id": track, "tile": "R1"}))
+            while True:
+                message = json.loads(ws.recv(timeout=30))
+                assert message["code"] in ("too_many_corrections", "too_many_messages")
+    assert closed.value.rcvd is not None
+    assert (closed.value.rcvd.code, closed.value.rcvd.reason) == (1008, "too_many_messages")
+    alive(client)

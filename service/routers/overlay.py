@@ -294,5 +294,6 @@ async def _until_closed(websocket: WebSocket) -> None:
             message = await websocket.receive()
             if message["type"] == "websocket.disconnect":
                 return
+            await asyncio.sleep(0)  # a page that floods the socket does not hold the loop
     except (WebSocketDisconnect, RuntimeError, ConnectionError):
         return

@@ -36,7 +36,7 @@ from service.errors import ApiError
 from service.images import decode_image
 from service.limits import SeenTiles
 from service.routers.engine import rules_of, tile_of, tiles_of
-from service.routers.overlay import CLOSE_IDLE, TABLE_PATTERN, links
+from service.routers.overlay import CLOSE_IDLE, CLOSE_POLICY, TABLE_PATTERN, links
 from service.routers.profiles import load_profile
 from service.rules_model import RulesSpec
 from service.runner import PipelineRunner
@@ -178,6 +178,10 @@ async def _receive(
     tables: TableStore,
 ) -> None:
     last_frame = time.monotonic()
+    # Text messages are rationed (a token bucket): a player sends a few a second at most, and a
+    # flood of them would cost the worker's CPU however small each is.
+    rate = settings.max_text_messages_per_second
+    allowance, stamp = 2 * rate, last_frame
     while True:
         idle = last_frame + settings.stream_idle_seconds - time.monotonic()
         try:
@@ -196,6 +200,20 @@ async def _receive(
             last_frame = time.monotonic()
             slot.put(frame)
         elif message.get("text") is not None:
+            now = time.monotonic()
+            allowance, stamp = min(2 * rate, allowance + (now - stamp) * rate), now
+            if allowance < 1:
+                await _send_error(
+                    websocket,
+                    ApiError(
+                        429,
+                        "too_many_messages",
+                        f"more than {rate:g} text messages a second (max_text_messages_per_second)",
+                    ),
+                )
+                await websocket.close(code=CLOSE_POLICY, reason="too_many_messages")
+                return
+            allowance -= 1
             text = message["text"]
             try:
                 if len(text) > settings.max_text_message_bytes:
@@ -214,6 +232,9 @@ async def _receive(
                     await _join_table(websocket, session, tables)
             except ApiError as exc:
                 await _send_error(websocket, exc)
+        # A socket's messages may all be buffered already, and then neither reading nor
+        # answering would give way: let the other connections (and /health) run between two.
+        await asyncio.sleep(0)
 
 
 async def _join_table(websocket: WebSocket, session: StreamSession, tables: TableStore) -> None:
