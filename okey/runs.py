@@ -148,7 +148,7 @@ def _profile_of_key(key: int, wrap: bool, size: int) -> Component:
                 )
             table = new & valid
         found |= table
-    return _component_of_packed(useful_bits(found, size))
+    return _component_of_packed(_useful_items(found, size))
 
 
 def _profile_of_clusters(clusters: tuple[tuple[int, int, int], ...], size: int) -> Component:
@@ -157,7 +157,7 @@ def _profile_of_clusters(clusters: tuple[tuple[int, int, int], ...], size: int) 
         # One cluster: its choices are already the useful ones (``useful_bits`` of a useful set
         # of choices is the same set), all within ``size`` slots and with less excess than
         # LONGEST_RUN (a run keeps at least one face).
-        return _component_of_packed(dict(_runs_packed(*clusters[0], size)))
+        return _component_of_packed(_runs_packed(*clusters[0], size))
     kept_bits, excess_at, _, valid = _run_fields(size)
     # (The first cluster's bits are taken whole: see ``_profile_of_key``.)
     table = _runs_bits(*clusters[0], size) & valid if clusters else 1
@@ -166,7 +166,7 @@ def _profile_of_clusters(clusters: tuple[tuple[int, int, int], ...], size: int) 
         for k, kept in _runs_packed(*cluster, size):
             new |= table << (kept + ((k & SLOTS_MASK) << kept_bits) + ((k >> SHIFT) << excess_at))
         table = new & valid
-    return _component_of_packed(useful_bits(table, size))
+    return _component_of_packed(_useful_items(table, size))
 
 
 # Profiles of lines of one split by their clusters (``_profile_of_clusters``).
@@ -203,9 +203,37 @@ def _bits3(chunk: int) -> tuple[int, int]:
 _BITS3 = [_bits3(chunk) for chunk in range(512)]
 
 
-def _component_of_packed(found: dict[int, int]) -> Component:
-    entries = tuple(sorted((k & SLOTS_MASK, kept, k >> SHIFT) for k, kept in found.items()))
-    return Component.of_packed(entries, tuple((s + (x << SHIFT), k) for s, k, x in entries))
+def _component_of_packed(found: tuple[tuple[int, int], ...]) -> Component:
+    """The component of useful choices (packed, as ``useful_bits`` items): a few hundred
+    distinct ones serve every line, so they are cached."""
+    component = _COMPONENTS.get(found)
+    if component is None:
+        entries = tuple(sorted((k & SLOTS_MASK, kept, k >> SHIFT) for k, kept in found))
+        component = Component.of_packed(
+            entries, tuple((s + (x << SHIFT), k) for s, k, x in entries)
+        )
+        if len(_COMPONENTS) >= _RUNS_MEMO_LIMIT:
+            _COMPONENTS.clear()
+        _COMPONENTS[found] = component
+    return component
+
+
+_COMPONENTS: dict[tuple[tuple[int, int], ...], Component] = {}
+
+
+def _useful_items(bits: int, size: int) -> tuple[tuple[int, int], ...]:
+    """``useful_bits`` as items (cached: the same choices come from many clusters)."""
+    key = (bits, size)
+    found = _USEFUL.get(key)
+    if found is None:
+        found = tuple(useful_bits(bits, size).items())
+        if len(_USEFUL) >= _RUNS_MEMO_LIMIT:
+            _USEFUL.clear()
+        _USEFUL[key] = found
+    return found
+
+
+_USEFUL: dict[tuple[int, int], tuple[tuple[int, int], ...]] = {}
 
 
 def _clusters_packed(line: int, avail: int, top: int) -> list[tuple[int, int, int]]:
@@ -270,7 +298,7 @@ def _runs_packed(line: int, avail: int, length: int, size: int) -> tuple[tuple[i
     key = line | (avail << 32) | (length << 48) | (size << 56)
     cached = _PACKED_MEMO.get(key)
     if cached is None:
-        cached = tuple(useful_bits(_runs_bits(line, avail, length, size), size).items())
+        cached = _useful_items(_runs_bits(line, avail, length, size), size)
         if len(_PACKED_MEMO) >= _RUNS_MEMO_LIMIT:
             _PACKED_MEMO.clear()
         _PACKED_MEMO[key] = cached
