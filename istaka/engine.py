@@ -13,9 +13,9 @@ import json
 from typing import Any
 
 from istaka.cli import InputError
+from okey import okey101
 from okey.advice import advise
 from okey.distance import distance_to_win
-from okey.errors import OkeyError
 from okey.hand import check_possible, hand_stage, okey_for
 from okey.referee import RefereeVerdict, parse_groups, referee
 from okey.rules import PRESETS, Rules
@@ -68,15 +68,11 @@ def run_hand(args: argparse.Namespace) -> int:
     indicator = _indicator(args.indicator)
     tiles = parse_tiles(args.tiles)
     seen = parse_tiles(args.seen) if args.seen else []
-    if rules.game == "okey101":
-        report = _okey101_report(tiles, indicator, rules)
-        if report is not None:
-            return _print(args, *report)
     check_possible(tiles, indicator, rules, others=seen)
-    try:
-        hand_stage(len(tiles), rules)
-    except OkeyError as exc:
-        raise InputError(str(exc)) from exc
+    hand_stage(len(tiles), rules)  # both games: a hand in play has its size, or one more
+    if rules.game == "okey101":
+        report = okey101.describe_hand(tiles, indicator, rules)
+        return _print(args, report, okey101.format_hand_report(report))
     data, text = hand_report(tiles, indicator, rules, seen)
     return _print(args, data, text)
 
@@ -119,22 +115,6 @@ def hand_report(
         if len(advice.options) > 6:
             lines.append(f"  ({len(advice.options) - 6} more discards rank lower)")
     return data, "\n".join(lines)
-
-
-def _okey101_report(
-    tiles: list[Tile], indicator: Tile, rules: Rules
-) -> tuple[dict[str, Any], str] | None:
-    """The 101 hand report, where ``okey.okey101`` provides it (None otherwise)."""
-    try:
-        from okey import okey101
-    except ImportError:
-        return None
-    describe = getattr(okey101, "describe_hand", None)
-    fmt = getattr(okey101, "format_hand_report", None)
-    if describe is None or fmt is None:
-        return None
-    report = describe(tiles, indicator, rules)
-    return report, fmt(report)
 
 
 def run_referee(args: argparse.Namespace) -> int:

@@ -97,7 +97,17 @@ def test_bad_input_is_one_line_and_exit_2(args, message):
     assert len(run.stderr.strip().splitlines()) == 1
 
 
+HAND_101 = "R1 R2 R3 K7 Y7 B7 K1 K2 K3 B9 B10 B11 Y4 Y5 Y6 R10 R11 R12 K12 B12 Y12 R13"
+
+
 def test_okey101_hands_use_the_101_report():
-    run = istaka("hand", "R1 R2 R3 K7 Y7 B7 K1", "--indicator", "B13", "--rules", "okey101")
+    run = istaka("hand", HAND_101, "--indicator", "B13", "--rules", "okey101")
     assert run.returncode == 0, run.stderr
     assert "best opening" in run.stdout
+
+
+def test_okey101_hand_size_is_checked_like_the_classic_one():
+    run = istaka("hand", "R1 R2 R3 K7 Y7 B7 K1", "--indicator", "B13", "--rules", "okey101")
+    assert run.returncode == 2
+    assert "has 21 tiles, or 22 before a discard; got 7" in run.stderr
+    assert run.stdout == "" and "Traceback" not in run.stderr
