@@ -55,6 +55,10 @@ def distance_to_win(
     return HandState.checked(tiles, indicator, rules, seen).distance(rules)
 
 
+# A line key (``line_key``) with no face held and a copy of each left to draw.
+_ALL_DRAWABLE = sum(4 << (3 * p) for p in range(13))
+
+
 class HandState:
     """A hand as the distance search sees it: faces, okeys held, what can still be drawn."""
 
@@ -98,14 +102,16 @@ class HandState:
                 held[tile.index] += 1
             for tile in seen:
                 out[tile.index] += 1
-            out[indicator.index] += 1
+            at = indicator.index
+            out[at] += 1
             usual = (
                 len(tiles) in (rules.hand_size, rules.hand_size + 1)
                 and len(tiles) <= rules.max_rack_tiles
-                and not indicator.is_false_joker
+                and type(indicator) is Tile
+                and at != FALSE_JOKER_INDEX
                 and max(held) <= 2
                 and (
-                    held[indicator.index] <= 1  # nothing seen: only the indicator is out
+                    held[at] <= 1  # nothing seen: only the indicator is out
                     if not seen
                     else all(h + o <= 2 for h, o in zip(held, out, strict=True))
                 )
@@ -115,16 +121,29 @@ class HandState:
         if not usual:
             check_playing_hand(tiles, indicator, rules, seen)
             return cls.of(tiles, indicator, seen)
-        okey = indicator.next()  # okey_for: the indicator is no false joker here
-        o = okey.index
+        o = at - 12 if at % 13 == 12 else at + 1  # okey_for: the indicator is no false joker
         held[o], held[FALSE_JOKER_INDEX] = held[FALSE_JOKER_INDEX], held[o]
         out[o], out[FALSE_JOKER_INDEX] = out[FALSE_JOKER_INDEX], out[o]
         # (After the swap the okeys are counted at FALSE_JOKER_INDEX and the false jokers at the
         # okey's face, as ``faces_and_okeys`` counts them.)
         okeys = held.pop()
         out_okeys = out.pop()
-        avail = [max(0, 2 - h - x) for h, x in zip(held, out, strict=True)]
-        return cls(held, okeys, avail, max(0, 2 - okeys - out_okeys))
+        if seen:
+            avail = [max(0, 2 - h - x) for h, x in zip(held, out, strict=True)]
+        else:
+            # Only the indicator is out: no count goes below 0.
+            avail = [2 - h for h in held]
+            avail[at] -= 1
+        state = cls(held, okeys, avail, max(0, 2 - okeys - out_okeys))
+        # The line keys (``line_key``), from every face with all copies left to draw, changed
+        # at the faces held or out only.
+        keys = [_ALL_DRAWABLE] * 4
+        for face in {o, at, *(t.index for t in tiles), *(t.index for t in seen)}:
+            if face != FALSE_JOKER_INDEX:
+                colour, number = divmod(face, 13)
+                keys[colour] += (held[face] | (4 if avail[face] > 0 else 0)) - 4 << 3 * number
+        state._keys = keys
+        return state
 
     def with_face(self, face: int) -> HandState:
         """This hand plus one drawn tile of ``face`` (that copy leaves the unseen pool)."""
@@ -148,6 +167,18 @@ class HandState:
         size = rules.hand_size
         best = size
         if rules.seven_pairs and size % 2 == 0:
+            # At least this many pairs lack a tile (every pair not held whole or with a held
+            # okey: ``kept_in_pairs`` keeps at most pairs + full pairs + okeys).
+            full = 0
+            for n in self.faces:
+                if n >= 2:
+                    full += 1
+            floor = size - min(size, size // 2 + full + self.okeys)
+            if at_most is None:
+                melds = size - max_kept_in_melds(self, rules) - self.okeys
+                if melds <= floor:
+                    return max(0, melds)
+                return max(0, min(melds, size - kept_in_pairs(self, rules)))
             best = size - kept_in_pairs(self, rules)
         if at_most is not None and best <= at_most:
             return max(0, best)
