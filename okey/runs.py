@@ -400,25 +400,43 @@ def _runs_bits(line: int, avail: int, length: int, size: int) -> int:
     rest = line - (1 << (2 * first))
     found = _runs_bits(rest, avail, length, size)
     missing = ~avail
+    # One walk up the line from the first face, shared by every lead: each place a run through
+    # it may end, as (positions from the first face, kept span, drawn tiles after the last kept
+    # face, faces kept, excess past the first face, the rest of the line).  The drawn tiles
+    # outside the kept span depend on the lead only through the lead itself.
+    ends = []
+    left = rest
+    kept, since_kept, excess, pos = 1, 0, 0, first
+    while True:
+        reach = pos - first + 1
+        ends.append((reach, reach - since_kept, since_kept, kept, excess, left))
+        pos += 1
+        if pos > top or reach >= LONGEST_RUN:
+            break
+        if (left >> (2 * pos)) & 3:
+            left -= 1 << (2 * pos)
+            kept += 1
+            since_kept = 0
+        else:
+            excess += (missing >> pos) & 1
+            since_kept += 1
+            if since_kept > MAX_OUTSIDE:
+                break
+    subs: dict[int, int] = {0: 1}  # ``_runs_bits`` of each rest of the line met
     for lead in range(min(MAX_OUTSIDE, first) + 1):
-        start = first - lead
-        left = rest
-        excess = ((missing >> start) & ((1 << lead) - 1)).bit_count()
-        kept = 1
-        since_kept = 0
-        run = lead + 1
-        pos = first
-        sub_of = -1  # the ``left`` that ``sub`` is the rest of (a drawn tile leaves it as is)
-        while True:
+        lead_excess = ((missing >> (first - lead)) & ((1 << lead) - 1)).bit_count()
+        for reach, span, since_kept, kept, excess, left in ends:
+            run = lead + reach
+            if run > LONGEST_RUN:
+                break
             # Drawn tiles outside the kept span: at most what makes the run 3 long, plus 2.
-            outside = _OUTSIDE[run - lead - since_kept]
+            outside = _OUTSIDE[span]
             if lead > outside:
                 break  # the lead is too long for this run or any longer one
             if run >= 3 and lead + since_kept <= outside:
-                # The rest of the line: ``_runs_bits(left, ...)``, looked up here first.
-                if left == sub_of:
-                    pass
-                elif left:
+                sub = subs.get(left)
+                if sub is None:
+                    # ``_runs_bits(left, ...)``, its memo read here first.
                     low = ((left & -left).bit_length() - 1) >> 1
                     if low > MAX_OUTSIDE:
                         cut = low - MAX_OUTSIDE
@@ -433,24 +451,8 @@ def _runs_bits(line: int, avail: int, length: int, size: int) -> int:
                     sub = memo.get(key)
                     if sub is None:
                         sub = _runs_bits(left, avail, length, size)
-                    sub_of = left
-                else:
-                    sub = 1
-                    sub_of = 0
-                found |= sub << (kept + (run << kept_bits) + (excess << excess_at))
-            pos += 1
-            if pos > top or run >= LONGEST_RUN:
-                break
-            if (left >> (2 * pos)) & 3:
-                left -= 1 << (2 * pos)
-                kept += 1
-                since_kept = 0
-            else:
-                excess += (missing >> pos) & 1
-                since_kept += 1
-                if since_kept > MAX_OUTSIDE:
-                    break
-            run += 1
+                    subs[left] = sub
+                found |= sub << (kept + (run << kept_bits) + ((excess + lead_excess) << excess_at))
     found &= valid
     if len(memo) >= _RUNS_MEMO_LIMIT:
         memo.clear()
