@@ -144,3 +144,12 @@ def test_the_load_benchmark_runs_from_the_repository_alone() -> None:
     assert run.returncode == 0, run.stderr
     assert "photos" in run.stdout and "acknowledged versions the store lost: 0" in run.stdout
     assert "scan " in run.stdout  # the photos were sent (503 no_model here: no model served)
+
+
+def test_a_network_bind_says_what_it_exposes() -> None:
+    from istaka.serve import exposure
+    from service.settings import Settings
+
+    text = exposure("0.0.0.0", 8000, Settings(allowed_origins=("https://obs.example",)))
+    assert "0.0.0.0:8000" in text and "owner token" in text
+    assert "https://obs.example" in text and "viewer key" in text

@@ -1,7 +1,7 @@
 """``WS /api/v1/stream`` against a real uvicorn server with the shipped model, fed with a rendered
-rack video (``vision.training.synth.render_video``): states come back with tracked tiles, a burst of frames
-is read newest-first with the rest dropped, corrections stick to their track, bad messages get an
-error without ending the stream, and a vanished client leaves the server idle."""
+rack video (``vision.training.synth.render_video``): states come back with tracked tiles, a burst
+of frames is read newest-first with the rest dropped, corrections stick to their track, bad
+messages get an error without ending the stream, and a vanished client leaves the server idle."""
 
 from __future__ import annotations
 
