@@ -128,10 +128,11 @@ class RedisStore(TableStore):
 
     async def close(self) -> None:
         self._closed = True
-        if self._listener is not None:
-            self._listener.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._listener
+        for task in (self._listener, self._catching_up):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
         await self._drop_pubsub()
         await self._redis.aclose()
 
