@@ -95,6 +95,22 @@ class MeldSearchResult:
         }
 
 
+# ``1 << _shift`` of each numbered tile kind.
+_BIT = [1 << _shift(kind // 13, kind % 13 + 1) for kind in range(52)]
+
+
+def _index(tile: Tile) -> int:
+    return tile.index
+
+
+# Memos of ``MeldSearch._solve`` shared by every search with the same objective and run rules
+# (entries of a few hundred bytes: at most some hundred MB in all).
+_MEMOS: dict[tuple, dict[int, tuple[int, tuple | None]]] = {}
+
+
+_MEMO_LIMIT = 1 << 18
+
+
 class MeldSearch:
     """One search context: an indicator, the run rules and the objective.  Reusable across hands
     with the same okey (the memo is shared, which makes discard advice cheap).
@@ -123,7 +139,14 @@ class MeldSearch:
         self.free_okeys = okey_weight is not None or exhaustive
         # Opening value without the wrap: okeys go below a run only when it already reaches 13.
         self.top_okeys_only = okey_weight is None and not wrap and not exhaustive
-        self._memo: dict[int, tuple[int, tuple | None]] = {}
+        # The memo depends on the objective and the run rules only (never on the okey: its face
+        # is counted like any other, and okeys are a count), so searches share it; a full one
+        # is replaced by a new one (never emptied: a search under way keeps its own).
+        shared = (wrap, max_run_length, okey_weight, self.free_okeys, self.top_okeys_only)
+        memo = _MEMOS.get(shared)
+        if memo is None or len(memo) >= _MEMO_LIMIT:
+            memo = _MEMOS[shared] = {}
+        self._memo: dict[int, tuple[int, tuple | None]] = memo
         if self.top_okeys_only:
             self._solve = self._solve_opening  # type: ignore[method-assign]
 
@@ -131,15 +154,16 @@ class MeldSearch:
     def pack(self, tiles: Iterable[Tile]) -> tuple[int, int, int]:
         """(packed counts, okeys held, false jokers held)."""
         x = okeys = false_jokers = 0
+        okey = self.okey.index
         for tile in tiles:
-            if tile == self.okey:
+            index = tile.index
+            if index == okey:
                 okeys += 1
                 continue
-            index = tile.index
             if index == FALSE_JOKER_INDEX:
                 false_jokers += 1
-                index = self.okey.index  # a false joker plays as the okey's face
-            x += 1 << _shift(index // 13, index % 13 + 1)
+                index = okey  # a false joker plays as the okey's face
+            x += _BIT[index]
         return x, okeys, false_jokers
 
     # -- search ----------------------------------------------------------------------------------
@@ -205,11 +229,20 @@ class MeldSearch:
     def _result(self, value: int, melds: list[Meld], tiles: Sequence[Tile]) -> MeldSearchResult:
         # Melds listed in tile order of their first slot (R before Y before B before K).
         melds = sorted(melds, key=lambda m: (m.plays_as[0].index, m.kind))
-        remaining = list(tiles)
+        laid = [0] * (FALSE_JOKER_INDEX + 1)
         for meld in melds:
             for t in meld.tiles:
-                remaining.remove(t)
-        return MeldSearchResult(value, tuple(melds), tuple(sorted(remaining)))
+                laid[t.index] += 1
+        remaining = []
+        for t in tiles:
+            if laid[t.index]:
+                laid[t.index] -= 1
+            else:
+                remaining.append(t)
+        if any(laid):
+            raise ValueError("a meld holds a tile the hand does not")
+        remaining.sort(key=_index)
+        return MeldSearchResult(value, tuple(melds), tuple(remaining))
 
     def _best_through(self, x: int, j: int, kind: int) -> tuple | None:
         """Best (value, next x, next okeys, spec) over melds holding one more tile of ``kind``
@@ -314,11 +347,13 @@ class MeldSearch:
         # every such real tile is in.
         others = []
         for c in range(colour + 1, 4):
-            shift = _shift(c, n)
+            shift = 8 * n0 + 2 * c  # _shift(c, n)
             if (x >> shift) & 3:
                 others.append((c, 1 << shift))
         full = (1 << len(others)) - 1
         for mask in range(full + 1):
+            if mask != full and mask.bit_count() < 2:
+                continue  # fewer than three real tiles, and okeys only once all are in
             nx = x1
             chosen: tuple[int, ...] = ()
             for i, (c, bit) in enumerate(others):
@@ -329,7 +364,7 @@ class MeldSearch:
             if mask == full:
                 okey_counts = range(max(0, 3 - real), min(j, 4 - real) + 1)
             else:
-                okey_counts = range(1) if real >= 3 else range(0)
+                okey_counts = range(1)
             for jk in okey_counts:
                 total = n * (real + jk) + solve(nx, j - jk)
                 if total > best:
@@ -353,7 +388,7 @@ class MeldSearch:
                 q = p + 1
                 if q > 13 or length >= max_run:
                     break
-                shift = _shift(colour, q)
+                shift = 8 * p + 2 * colour  # _shift(colour, q)
                 if (cx >> shift) & 3:
                     cx -= 1 << shift
                     slots.append(False)
