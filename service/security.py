@@ -41,7 +41,7 @@ ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 # capped by max_upload_bytes in service.uploads (/calibrate: two photos, service.routers.profiles)
 UPLOAD_PATHS = frozenset({"/api/v1/scan", "/api/v1/calibrate"})
-PAGES = frozenset({"/camera", "/overlay", "/calibrate"})
+PAGES = frozenset({"/", "/camera", "/overlay", "/calibrate"})
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 CLOSE_POLICY = 1008  # WebSocket close code: policy violation
 

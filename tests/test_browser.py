@@ -177,6 +177,18 @@ def test_camera_reads_a_real_rack(real_rack_video: Path, tmp_path: Path) -> None
         assert seen["shown"] == truth, seen
         assert " ".join(seen["shown"]) == seen["hand"]
         page.screenshot(shot("camera.png", tmp_path))
+        # The stream made table "home" and the page kept its owner token in the address: others
+        # cannot write the table without it, and the page reloaded goes on writing it.
+        page.wait_for("new URLSearchParams(location.search).has('token')", 60)
+        token = page.evaluate("new URLSearchParams(location.search).get('token')")
+        foreign = {"rows": ROWS, "indicator": "R5"}
+        put = httpx.put(f"{server.url}/api/v1/tables/home", json=foreign, timeout=30)
+        assert put.status_code in (401, 403), put.text
+        page.navigate(page.evaluate("location.href"))
+        page.wait_for("Number(document.body.dataset.frames) >= 3", 120)
+        state = httpx.get(f"{server.url}/api/v1/tables/home", timeout=30).json()
+        assert state["state"]["source"] == "camera", state
+        assert token == page.evaluate("new URLSearchParams(location.search).get('token')")
 
 
 def test_api_docs_render_with_the_network_off() -> None:

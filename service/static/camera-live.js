@@ -57,6 +57,7 @@ const CameraLive = (() => {
     ws.onmessage = (event) => {
       const m = JSON.parse(event.data);
       if (m.type === "ready") source.settingsChanged();
+      else if (m.type === "table") Camera.setToken(m.table, m.token);
       else if (m.type === "state") {
         inFlight = false;
         stateTimes.push(performance.now());

@@ -29,9 +29,22 @@ const Camera = (() => {
     el.hidden = false;
   }
 
+  // The table's owner token: from the address (the link the table's creation gave), or sent back
+  // by the server when this page's stream creates the table; writes to the table need it.
+  let token = new URLSearchParams(location.search).get("token");
+
+  function setToken(table, newToken) {
+    token = newToken;
+    const params = new URLSearchParams(location.search);
+    params.set("table", table);
+    params.set("token", newToken);
+    history.replaceState(null, "", `${location.pathname}?${params}`);
+  }
+
   function settings() {
     const table = $("table").value.trim();
     return {
+      token: table && token ? token : null,
       indicator: $("indicator").value.trim() || null,
       rules: $("rules").value,
       seen: $("seen").value.trim(),
@@ -202,5 +215,5 @@ const Camera = (() => {
     window.addEventListener("resize", drawBoxes);
   }
 
-  return { $, message, notice, settings, use, show, init, drawBoxes };
+  return { $, message, notice, settings, setToken, use, show, init, drawBoxes };
 })();
