@@ -7,7 +7,7 @@ from __future__ import annotations
 from okey.distance import HandState, kept_in_pairs, kept_with_sets, optimal_set_choices
 from okey.layout import GUARDS, HIGH, Totals, priced_size, totals_of
 from okey.rules import Rules
-from okey.runs import LINE_PROFILES, NEAR, line_profile
+from okey.runs import LINE_PROFILES, NEAR, line_profile, lone_faces
 from okey.sets import SetChoice, lone_colours, number_gain, set_bound, take_set_keys
 from okey.solver import NUMBERED_KINDS
 
@@ -104,12 +104,14 @@ class _RootBound:
     It bounds every meld layout of the hand plus that face, so a face whose bound falls short
     of the target cannot let the layout keep that many: its layout checks are skipped."""
 
-    __slots__ = ("wrap", "size", "gains", "runs", "total")
+    __slots__ = ("wrap", "size", "gains", "runs", "total", "lone")
 
     def __init__(self, hand: HandState, rules: Rules) -> None:
         faces, avail = hand.faces, hand.avail
         self.wrap = rules.wrap_13_1
         self.size = rules.hand_size
+        # ``lone_faces`` per colour: a drawn face changes its own colour's only.
+        self.lone = [lone_faces(key, self.wrap) for key in hand.line_keys()]
         lone = lone_colours(hand.line_keys(), self.wrap)
         self.gains = [number_gain(faces, avail, n, lone[n]) for n in range(13)]
         self.runs = [line_profile(key, self.wrap, self.size) for key in hand.line_keys()]
@@ -123,11 +125,22 @@ class _RootBound:
         colour, number = divmod(face, 13)
         keys = drawn.line_keys()
         profile = line_profile(keys[colour], self.wrap, self.size)
-        lone = lone_colours(keys, self.wrap)
+        # ``lone_colours(keys, wrap)``, at the numbers read below.
+        lines = list(self.lone)
+        lines[colour] = lone_faces(keys[colour], self.wrap)
+        l0, l1, l2, l3 = lines
         total = (
             self.total
             - self.gains[number]
-            + number_gain(drawn.faces, drawn.avail, number, lone[number])
+            + number_gain(
+                drawn.faces,
+                drawn.avail,
+                number,
+                (l0 >> number & 1)
+                | (l1 >> number & 1) << 1
+                | (l2 >> number & 1) << 2
+                | (l3 >> number & 1) << 3,
+            )
             - self.runs[colour].packed_bound
             + profile.packed_bound
         )
@@ -135,7 +148,13 @@ class _RootBound:
             # Its last copy drawn: runs through it draw no more, so a lone face nearby may
             # now stand in a set.
             for near in NEAR[self.wrap][number]:
-                total += number_gain(drawn.faces, drawn.avail, near, lone[near]) - self.gains[near]
+                lone = (
+                    (l0 >> near & 1)
+                    | (l1 >> near & 1) << 1
+                    | (l2 >> near & 1) << 2
+                    | (l3 >> near & 1) << 3
+                )
+                total += number_gain(drawn.faces, drawn.avail, near, lone) - self.gains[near]
         # The bound is below the target in some field (``SetSearch._set_guard``).
         return (total + GUARDS[target]) & HIGH != HIGH
 
