@@ -358,10 +358,13 @@ class Pipeline:
         if given is not None and given.is_false_joker:
             raise ImpossibleHandError("the indicator can never be a false joker")
         seen_tiles = [Tile.parse(t) if isinstance(t, str) else t for t in seen]
-        readings = recognition.tiles
+        # a tile the recogniser flags unreadable (cut by the frame, face down) is not read
+        legible = [k for k, r in enumerate(recognition.tiles) if r.unreadable is None]
+        readings = [recognition.tiles[k] for k in legible]
         if not readings:
             raise NoTilesError("no tiles found in the image")
-        ids = list(getattr(recognition, "track_ids", None) or range(len(readings)))
+        every_id = list(getattr(recognition, "track_ids", None) or range(len(recognition.tiles)))
+        ids = [every_id[k] for k in legible]
         fixed = _corrections_by_position(corrections, ids)
         timings = dict(recognition.timings_ms)
 
