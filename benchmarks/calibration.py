@@ -4,12 +4,14 @@ photos.
 **Held-out rendered styles.**  For each of ``--styles`` set styles drawn from the held-out pool
 (typefaces, inks and false-joker marks the shipped model never trained on): render two
 calibration photos of the layout (``vision.training.calibrate.render_layout``: four rows of 1-13
-and the false jokers, face up on the table) and ``--racks`` ordinary rack photos of the same set
-(``render_rack``); make a profile from the two calibration photos exactly as ``istaka calibrate``
-does (``make_profile``, timed), then read the rack photos with the shipped recogniser and with
-the profile applied to the same recognitions.  Printed per style and in total: identity of the
-found tiles, identity of the tiles fully visible with their number shown whole, and exact racks
-(every labelled tile found and read right, nothing extra: ``vision.training.evaluate``).
+and the false jokers, face up on the table; ``--layout rack``: ``render_rack_layout``, red and
+yellow on the rack's two rows, then blue and black, the false jokers in front) and ``--racks``
+ordinary rack photos of the same set (``render_rack``); make a profile from the two calibration
+photos exactly as ``istaka calibrate`` does (``make_profile``, timed), then read the rack photos
+with the shipped recogniser and with the profile applied to the same recognitions.  Printed per
+style and in total: identity of the found tiles, identity of the tiles fully visible with their
+number shown whole, and exact racks (every labelled tile found and read right, nothing extra:
+``vision.training.evaluate``).
 
 **Real photos** (``--real``): the real Rummikub photos are one set.  A profile is made from the
 labelled tiles of ``--real-photos`` training-split photos (as if they were kept corrections;
@@ -31,6 +33,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # small matrices; threads on
 import argparse  # noqa: E402
 import json  # noqa: E402
 import time  # noqa: E402
+from functools import partial  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import cv2  # noqa: E402
@@ -44,6 +47,7 @@ from vision.training.calibrate import (  # noqa: E402
     make_profile,
     render_layout,
     render_rack,
+    render_rack_layout,
 )
 from vision.training.evaluate import EvalReport, Sample, score_image  # noqa: E402
 from vision.types import Recognition, TileReading  # noqa: E402
@@ -130,13 +134,17 @@ def line(label: str, before: dict, after: dict) -> str:
     )
 
 
-def run_style(recognizer: Recognizer, index: int, racks: int) -> dict:
+def run_style(recognizer: Recognizer, index: int, racks: int, layout: str = "table") -> dict:
     style = heldout_style(index)
     photos = []
     for k in range(2):
-        image, _, recognition = cached(
-            recognizer, f"style{index}_layout{k}", lambda k=k: render_layout(style, index * 100 + k)
-        )
+        if layout == "rack":  # red and yellow on the rack, then blue and black
+            name = f"style{index}_racklayout{k}"
+            draw = partial(render_rack_layout, style, index * 100 + k, ("RY", "BK")[k])
+        else:
+            name = f"style{index}_layout{k}"
+            draw = partial(render_layout, style, index * 100 + k)
+        image, _, recognition = cached(recognizer, name, draw)
         from vision.profiles import label_layout
 
         photos.append(CalibrationPhoto(f"layout{k}", image, recognition, label_layout(recognition)))
@@ -227,6 +235,13 @@ def main() -> None:
     parser.add_argument("--styles", type=int, default=8, help="held-out styles to try")
     parser.add_argument("--first-style", type=int, default=0)
     parser.add_argument("--racks", type=int, default=30, help="rack photos per style")
+    parser.add_argument(
+        "--layout",
+        choices=["table", "rack"],
+        default="table",
+        help="calibration photos: the layout on the table (one photo holds it; two taken), or "
+        "on the rack (two colours a photo)",
+    )
     parser.add_argument("--real", action="store_true", help="also the real photos")
     parser.add_argument("--real-photos", type=int, default=12)
     parser.add_argument("--json", type=Path, help="write the figures here")
@@ -236,7 +251,7 @@ def main() -> None:
     results = []
     total_before, total_after = EvalReport(), EvalReport()
     for index in range(args.first_style, args.first_style + args.styles):
-        result = run_style(recognizer, index, args.racks)
+        result = run_style(recognizer, index, args.racks, args.layout)
         before, after = result.pop("_reports")
         for total, part in ((total_before, before), (total_after, after)):
             total.images += part.images

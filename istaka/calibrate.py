@@ -19,7 +19,8 @@ from istaka.cli import EXIT_NOT_FOUND, EXIT_OK, InputError
 LAYOUT_HELP = (
     "Lay the set out face up, one colour a row, 1 to 13 left to right (any order of colours), "
     "and the false jokers on a fifth row below; photograph it from above, the whole layout in "
-    "the frame. One or two photos (two: different light or angle)."
+    "the frame. One or two photos (two: different light or angle). Or on the rack: two colours "
+    "on its two rows, the false jokers in front, one photo, then the other two colours."
 )
 
 

@@ -80,6 +80,15 @@ def test_layout_labels_every_tile_from_its_place() -> None:
     assert all(t.label == t.read for t in layout.labelled)
 
 
+def test_half_the_layout_on_a_rack_is_labelled_too() -> None:
+    """Two colours on a rack's two rows, the false jokers in front (an unseen joker picture:
+    read as anything, yet the one short row beside the long ones is the jokers')."""
+    layout = label_layout(layout_recognition(order="BK", misread={26: Tile.parse("R3")}))
+    assert layout.rows == ["B", "K", "FJ"]
+    assert [str(t.label) for t in layout.tiles if t.row == 2] == ["FJ", "FJ"]
+    assert len(layout.labelled) == 28
+
+
 def test_layout_keeps_the_layouts_label_for_a_misread_of_the_set() -> None:
     # the shipped reader takes this set's blue 7 for a black 7: the layout says B7, and B7 is
     # what the profile must learn

@@ -490,7 +490,9 @@ def _align(logp: np.ndarray, skip_tile: float = 12.0, skip_slot: float = 1.0) ->
 
 def label_layout(recognition: Recognition, max_problems: int = 4) -> LayoutReading:
     """Labels for a calibration photo of the layout: four rows of 1-13 left to right, one colour
-    a row (any order of colours), and the false jokers (a row of their own, or at a row's end).
+    a row (any order of colours), and the false jokers (a row of their own, or at a row's end);
+    or a part of it (two colours on a rack's two rows, the jokers in front: two such photos
+    hold the whole layout).
 
     Each row's colour is the one the shipped reader sees most in it; numbers follow the order
     (aligned with what the reader reads, so a missing or extra tile shifts nothing).  A tile whose
@@ -524,25 +526,26 @@ def label_layout(recognition: Recognition, max_problems: int = 4) -> LayoutReadi
     for r, members in enumerate(rows):
         fj_share = float(np.mean([colour_p[i, 4] for i in members]))
         short = len(members) <= 4
-        if short and (fj_share >= 0.5 or (len(rows) == 5 and long_rows == 4)):
+        if short and (fj_share >= 0.5 or long_rows == len(rows) - 1):
             row_colours.append("FJ")
         else:
             row_colours.append("?")
             colour_rows.append(r)
-    if len(colour_rows) != 4:
+    if not 1 <= len(colour_rows) <= 4 or any(len(rows[r]) < 7 for r in colour_rows):
         sizes = ", ".join(str(len(rows[r])) for r in colour_rows)
         raise LayoutError(
             f"found {len(colour_rows)} rows of numbered tiles ({sizes} tiles): lay out the four "
-            "colours as four rows of 1-13, rows apart"
+            "colours as four rows of 1-13, rows apart (or two on a rack's two rows a photo)"
         )
-    # each colour row's colour: the assignment of R, Y, B, K to the four rows that the reader's
-    # colour probabilities like best (4! orders)
+    # each colour row's colour: the assignment of distinct colours to the rows that the
+    # reader's colour probabilities like best (at most 4! orders)
     from itertools import permutations
 
     score = np.array(
         [[np.log(colour_p[rows[r], c] + 1e-6).sum() for c in range(4)] for r in colour_rows]
     )
-    order = max(permutations(range(4)), key=lambda p: sum(score[i, p[i]] for i in range(4)))
+    k = len(colour_rows)
+    order = max(permutations(range(4), k), key=lambda p: sum(score[i, p[i]] for i in range(k)))
     for i, r in enumerate(colour_rows):
         row_colours[r] = "RYBK"[order[i]]
     for r, members in enumerate(rows):
@@ -582,9 +585,9 @@ def label_layout(recognition: Recognition, max_problems: int = 4) -> LayoutReadi
         raise LayoutError(
             f"{bad} tiles out of place or extra (at most {max_problems}): " + "; ".join(problems)
         )
-    if len([t for t in tiles if t.label is not None]) < 30:
+    if len([t for t in tiles if t.label is not None]) < 10 * k:
         raise LayoutError(
-            "fewer than 30 tiles could be labelled from the layout: " + "; ".join(problems)
+            f"fewer than {10 * k} tiles could be labelled from the layout: " + "; ".join(problems)
         )
     tiles.sort(key=lambda t: (t.row, t.column))
     return LayoutReading(tiles=tiles, rows=row_colours, problems=problems)
