@@ -30,7 +30,7 @@ from itertools import combinations
 from typing import Literal
 
 from okey.hand import okey_for
-from okey.tiles import FALSE_JOKER_INDEX, Tile
+from okey.tiles import ALL_KINDS, FALSE_JOKER_INDEX, Tile
 
 MeldKind = Literal["run", "set"]
 _HIGH_ONE = 14  # a run position after 13: the tile 1 played high (12-13-1), classic only
@@ -505,7 +505,7 @@ class MeldSearch:
 
     def _tile_as_held(self, kind: int) -> Tile:
         # The okey's face in the count vector is a false joker (the real ones are wild).
-        return Tile.false_joker() if kind == self.okey.index else Tile(kind)
+        return ALL_KINDS[FALSE_JOKER_INDEX] if kind == self.okey.index else ALL_KINDS[kind]
 
     def _meld_of(self, spec: tuple) -> Meld:
         tiles: list[Tile] = []
@@ -514,11 +514,11 @@ class MeldSearch:
             _, n, colours, jk = spec
             for c in colours:
                 tiles.append(self._tile_as_held(c * 13 + n - 1))
-                plays.append(Tile(c * 13 + n - 1))
+                plays.append(ALL_KINDS[c * 13 + n - 1])
             missing = [c for c in range(4) if c not in colours]
             for c in missing[:jk]:
                 tiles.append(self.okey)
-                plays.append(Tile(c * 13 + n - 1))
+                plays.append(ALL_KINDS[c * 13 + n - 1])
             order = sorted(range(len(tiles)), key=lambda i: plays[i].index)
             return Meld("set", tuple(tiles[i] for i in order), tuple(plays[i] for i in order))
         if spec[0] == "fill":
@@ -526,7 +526,7 @@ class MeldSearch:
             _, base, a, b, okey_slots = spec
             for m, by_okey in zip(range(a, b + 1), okey_slots, strict=True):
                 kind = base + (1 if m == _HIGH_ONE else m)
-                plays.append(Tile(kind))
+                plays.append(ALL_KINDS[kind])
                 tiles.append(self.okey if by_okey else self._tile_as_held(kind))
             return Meld("run", tuple(tiles), tuple(plays))
         _, base, a, b, slots = spec
@@ -541,7 +541,7 @@ class MeldSearch:
             fills[lowest_real] = False
         for m in range(a, b + 1):
             kind = base + (1 if m == _HIGH_ONE else m)
-            plays.append(Tile(kind))
+            plays.append(ALL_KINDS[kind])
             if m == _HIGH_ONE and not (slots and slots[0] == "high1"):
                 tiles.append(self.okey)
             elif m == _HIGH_ONE or not fills[m]:
