@@ -39,7 +39,7 @@ offsets.  Choose a candidate on ``--seed 1``; report it on the default.
 
     .venv/bin/python benchmarks/framing.py [--manifest models/recognizer.yaml]
         [--axes zoom,rotation,aspect,closeup] [--seed 0] [--limit N] [--json FILE]
-        [--sheet FILE.png]
+        [--sheet FILE.png] [--baseline EARLIER.json]
 
 Close-up renders are cached under ``datasets/build/framing/`` (deterministic: the same seed
 renders the same images).
@@ -515,6 +515,37 @@ def targets(results: dict[str, list[tuple[Bin, BinResult]]]) -> list[str]:
     return lines
 
 
+def mean_exact(results: dict[str, list[tuple[Bin, BinResult]]]) -> float:
+    """The exact-photo rate averaged over every bin run (each bin weighs the same)."""
+    rates = [r.report.exact_match for rows in results.values() for _, r in rows]
+    return sum(rates) / len(rates) if rates else 0.0
+
+
+def compare(results: dict[str, list[tuple[Bin, BinResult]]], baseline: dict) -> list[str]:
+    """Each bin's exact rate against the same bin of an earlier ``--json`` run (``baseline``)."""
+    lines, ours, theirs = [], [], []
+    for axis, rows in results.items():
+        for bin_, result in rows:
+            before = baseline.get("axes", {}).get(axis, {}).get(bin_.name)
+            if before is None:
+                continue
+            now = result.report.exact_match
+            ours.append(now)
+            theirs.append(before["exact_match"])
+            lines.append(
+                f"{axis:9s} {bin_.name:18s} {before['exact_match']:7.1%} -> {now:7.1%}"
+                f" ({now - before['exact_match']:+.1%})"
+            )
+    if ours:
+        a, b = sum(theirs) / len(theirs), sum(ours) / len(ours)
+        worst = min(o - t for o, t in zip(ours, theirs, strict=True))
+        lines.append(
+            f"mean exact over {len(ours)} bins {a:.1%} -> {b:.1%} ({b - a:+.1%}); "
+            f"largest fall {worst:+.1%}"
+        )
+    return lines
+
+
 def summary(bin_: Bin, result: BinResult) -> dict:
     out = {
         "about": bin_.about,
@@ -552,6 +583,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, help="write the per-bin summaries here")
     parser.add_argument(
         "--sheet", type=Path, help="draw each bin's first photo (truth, ignored, read) in a PNG"
+    )
+    parser.add_argument(
+        "--baseline", type=Path, help="an earlier --json run (same seed): exact rates compared"
     )
     args = parser.parse_args(argv)
 
@@ -598,6 +632,15 @@ def main(argv: list[str] | None = None) -> int:
     lines = targets(results)
     for line in lines:
         print("  " + line)
+    print(f"  mean exact over the bins: {mean_exact(results):.1%}")
+    if args.baseline:
+        baseline = json.loads(args.baseline.read_text())
+        if baseline.get("seed") != args.seed:
+            print(f"  (baseline is seed {baseline.get('seed')}, this run seed {args.seed})")
+        print()
+        print(f"against {_shown(args.baseline)} ({baseline.get('manifest')}):")
+        for line in compare(results, baseline):
+            print("  " + line)
     if args.sheet and cells:
         write_sheet(args.sheet, cells)
         print(f"wrote {args.sheet}")
@@ -612,6 +655,7 @@ def main(argv: list[str] | None = None) -> int:
                 axis: {b.name: summary(b, r) for b, r in rows} for axis, rows in results.items()
             },
             "targets": lines,
+            "mean_exact": round(mean_exact(results), 4),
         }
         args.json.write_text(json.dumps(payload, indent=2) + "\n")
         print(f"wrote {args.json}")

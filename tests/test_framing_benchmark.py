@@ -227,3 +227,33 @@ def test_training_framings_never_use_a_validation_photo():
     image, truth = render_sample(23, 0, scene_kind="real_reframe")
     assert source_of(truth["source"]) not in val
     assert image.shape[1::-1] == (truth["width"], truth["height"])
+
+
+def test_baseline_comparison_and_targets():
+    """Per-bin exact rates against an earlier run, and issue 18's targets per axis."""
+    framed = fr.Framed("x", "real", np.zeros((10, 10, 3), np.uint8), [(0, (0, 0, 10, 10))], [])
+    right = Recognition([_reading((0, 0, 10, 10))], (10, 10))
+    wrong = Recognition([_reading((0, 0, 10, 10), index=1)], (10, 10))
+
+    def result(*readings):
+        out = fr.BinResult()
+        for reading in readings:
+            fr.score(out, framed, reading)
+        return out
+
+    def bin_(name, value=0.0):
+        return fr.Bin("zoom", name, "", lambda: iter(()), value)
+
+    results = {
+        "zoom": [
+            (bin_("5%", 0.05), result(right, right)),
+            (bin_("30%", 0.30), result(right, wrong)),
+        ]
+    }
+    assert fr.mean_exact(results) == pytest.approx(0.75)
+    baseline = {"axes": {"zoom": {"5%": {"exact_match": 0.5}, "30%": {"exact_match": 1.0}}}}
+    lines = fr.compare(results, baseline)
+    assert lines[-1] == "mean exact over 2 bins 75.0% -> 75.0% (+0.0%); largest fall -50.0%"
+    met = fr.targets(results)
+    assert "worst bin 30% 50.0%" in met[0] and "MISSED by 40.0%" in met[0]
+    assert met[1].endswith("met")  # the 5 % bin is the only targeted one, at 100 %
