@@ -343,9 +343,11 @@ def render_rack_layout(
 # ---------------------------------------------------------------------------- making a profile
 
 # What the per-set reader may use and how hard it is held (measured: docs/calibration.md)
-# the shipped logits and the ink's colour (not the numeral's shape: measured, no better)
-READER_COLUMNS = np.arange(NUM_CLASSES + 3 + 3 + 1 + INK_BINS)
-READER_L2 = (1e-2, 1e-2, 1e3)  # colour, number, identity terms (identity: off)
+# the ink's colour only: a number term over the shipped logits read the held-out styles a little
+# better (95.55 against 95.38 %) and the real validation photos a little worse (one exact photo
+# lost); the numeral's shape no better (docs/calibration.md)
+READER_COLUMNS = np.arange(NUM_CLASSES, NUM_CLASSES + 3 + 3 + 1 + INK_BINS)
+READER_L2 = (1e-2, 1e3, 1e3)  # colour, number, identity terms (number and identity: off)
 AUGMENT_COPIES = 0  # augmented copies of each calibration photo (0: the photos as taken)
 
 
@@ -473,7 +475,7 @@ def make_profile(
     manifest = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "classifier": classifier_digest(),
-        "reader_kind": "colour and number terms over the shipped logits and the ink's colour",
+        "reader_kind": "colour terms over the ink's colour, on the shipped logits and marginals",
         "photos": [p.name for p in photos],
         "tiles": report["tiles"],
         "kept": n_kept,
