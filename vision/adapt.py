@@ -283,56 +283,94 @@ def colour_marginals(probs: np.ndarray) -> np.ndarray:
     return probs[:, : COLOURS * PER_COLOUR].reshape(-1, COLOURS, PER_COLOUR).sum(axis=2)
 
 
+# the two pairs of colours a set's printing confuses: red / yellow (orange), blue / black
+PAIRS = ((0, 1), (2, 3))
+
+
 def colour_model(
     probs: np.ndarray,
     features: list[np.ndarray | None],
     *,
-    sure: float = 0.97,
-    unsure: float = 0.9,
-    min_sure: int = 2,
+    pair_mass: float = 0.9,
+    min_gap: float = 0.3,
+    min_separation: float = 3.0,
     floor: float = 0.05,
 ) -> tuple[np.ndarray, list[int]]:
-    """The probabilities with the colour of unsure tiles decided within the photo.
+    """The probabilities with the colours of a confusable pair decided within the photo.
 
-    Tiles whose colour the classifier gives at least ``sure`` are the photo's colour chart: each
-    colour with ``min_sure`` such tiles gets the mean of their ink features, and a spread shared
-    by all colours (at least ``floor`` per feature).  A tile whose surest colour is under
-    ``unsure``, between two charted colours, has its share of those two colours reweighed by how
-    well its ink matches each (Gaussian likelihoods); within a colour the numbers keep their
-    proportions, and the two colours together keep their total.  Returns the new
-    probabilities and the rows changed."""
+    For each pair (red / yellow, blue / black), the photo's tiles read as that pair (at least
+    ``pair_mass`` of their probability on its two colours) are split in two by their ink's
+    chroma (:func:`ink_features`, relative to the face, so the light's colour cancels).  Only
+    when the two groups stand clearly apart (means at least ``min_gap`` apart and ``min_separation``
+    times their spread, at least ``floor``) does the photo hold both colours; the groups are
+    then named so that the classifier agrees best with the naming (its probabilities summed in
+    log over the tiles), each group's mean is that colour's ink in this photo, and every tile of
+    the pair has its share of the two colours reweighed by how well its ink matches each
+    (Gaussian likelihoods): within a colour the numbers keep their proportions, and the pair keeps
+    its total.  A photo showing one colour of a pair, or too few tiles (3), is left alone.
+    Returns the new probabilities and the rows changed."""
     out = np.array(probs, np.float64, copy=True)
     marg = colour_marginals(out)
-    ok = np.array([f is not None for f in features])
-    chart: dict[int, np.ndarray] = {}
-    devs = []
-    for c in range(COLOURS):
-        rows = np.flatnonzero(ok & (marg[:, c] >= sure))
-        if len(rows) >= min_sure:
-            feats = np.stack([features[i] for i in rows])
-            chart[c] = feats.mean(axis=0)
-            devs.append(feats - chart[c])
-    if len(chart) < 2:
-        return out.astype(np.float32), []
-    spread = np.maximum(np.concatenate(devs).std(axis=0), floor) if devs else np.full(3, floor)
-    changed = []
-    for i in np.flatnonzero(ok & (marg.max(axis=1) < unsure)):
-        a, b = np.argsort(-marg[i])[:2]
-        if a not in chart or b not in chart:
+    changed: list[int] = []
+    for a, b in PAIRS:
+        rows = [
+            i
+            for i in range(len(out))
+            if features[i] is not None and marg[i, a] + marg[i, b] >= pair_mass
+        ]
+        if len(rows) < 3:
             continue
-        f = features[i]
-        loglik = {c: -0.5 * float(np.sum(((f - chart[c]) / spread) ** 2)) for c in (a, b)}
-        total = marg[i, a] + marg[i, b]
-        la = math.log(max(marg[i, a], 1e-9)) + loglik[a]
-        lb = math.log(max(marg[i, b], 1e-9)) + loglik[b]
-        pa = total / (1.0 + math.exp(lb - la))
-        for c, new in ((a, pa), (b, total - pa)):
-            block = slice(c * PER_COLOUR, (c + 1) * PER_COLOUR)
-            if marg[i, c] > 0:
-                out[i, block] *= new / marg[i, c]
-        changed.append(int(i))
+        x = np.stack([features[i][:2] for i in rows]).astype(np.float64)
+        groups = _two_means(x)
+        if groups is None:
+            continue
+        centres = [x[groups == g].mean(axis=0) for g in (0, 1)]
+        spread = np.maximum(
+            np.sqrt(
+                np.mean([((x[groups == g] - centres[g]) ** 2).mean(axis=0) for g in (0, 1)], axis=0)
+            ),
+            floor,
+        )
+        gap = float(np.linalg.norm(centres[0] - centres[1]))
+        if gap < min_gap or gap < min_separation * float(np.linalg.norm(spread)):
+            continue
+        logp = np.log(np.maximum(marg[rows][:, [a, b]], 1e-9))
+        keep = logp[groups == 0, 0].sum() + logp[groups == 1, 1].sum()
+        swap = logp[groups == 0, 1].sum() + logp[groups == 1, 0].sum()
+        chart = {a: centres[0], b: centres[1]} if keep >= swap else {a: centres[1], b: centres[0]}
+        for k, i in enumerate(rows):
+            loglik = {c: -0.5 * float(np.sum(((x[k] - chart[c]) / spread) ** 2)) for c in (a, b)}
+            total = marg[i, a] + marg[i, b]
+            la = math.log(max(marg[i, a], 1e-9)) + loglik[a]
+            lb = math.log(max(marg[i, b], 1e-9)) + loglik[b]
+            pa = total / (1.0 + math.exp(min(lb - la, 700.0)))
+            for c, new in ((a, pa), (b, total - pa)):
+                block = slice(c * PER_COLOUR, (c + 1) * PER_COLOUR)
+                if marg[i, c] > 0:
+                    out[i, block] *= new / marg[i, c]
+                else:  # no share to scale: spread it as the other colour's numbers
+                    other = slice((a + b - c) * PER_COLOUR, (a + b - c + 1) * PER_COLOUR)
+                    out[i, block] = new * out[i, other] / max(out[i, other].sum(), 1e-12)
+            if np.argmax(out[i]) != np.argmax(probs[i]):
+                changed.append(int(i))
     out /= out.sum(axis=1, keepdims=True)
-    return out.astype(np.float32), changed
+    return out.astype(np.float32), sorted(changed)
+
+
+def _two_means(x: np.ndarray, rounds: int = 10) -> np.ndarray | None:
+    """Two groups of the rows of ``x`` (k-means, k = 2, started from the two rows furthest
+    apart along the main axis); None when one group comes out empty."""
+    centred = x - x.mean(axis=0)
+    axis = np.linalg.svd(centred, full_matrices=False)[2][0]
+    along = centred @ axis
+    centres = np.stack([x[int(np.argmin(along))], x[int(np.argmax(along))]])
+    groups = np.zeros(len(x), int)
+    for _ in range(rounds):
+        groups = np.argmin(((x[:, None, :] - centres[None]) ** 2).sum(axis=2), axis=1)
+        if groups.min() == groups.max():
+            return None
+        centres = np.stack([x[groups == g].mean(axis=0) for g in (0, 1)])
+    return groups
 
 
 # one box per tile, and tiles that cannot be read ---------------------------------------------
