@@ -1,0 +1,186 @@
+"""Reading that adapts to the photo (``vision.adapt``, issue 18): each step on a committed real
+photo changed the way it targets, read by the shipped recogniser with the step and without it
+(the reading without it is the failure the step answers), and the pieces on their own."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from okey import Tile, parse_tiles
+from vision.adapt import (
+    colour_marginals,
+    colour_model,
+    cut_share,
+    duplicates,
+    map_back,
+    photo_angle,
+    plan_views,
+    unify_angles,
+)
+from vision.recognizer import MANIFEST, Recognizer, RecognizerSpec
+from vision.types import Recognition, TileReading
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLE = REPO / "examples" / "rack_real.jpg"
+EXAMPLE_TILES = sorted(parse_tiles((REPO / "examples" / "rack_real.txt").read_text().split("#")[0]))
+REAL_VAL = REPO / "datasets" / "real_val" / "images"
+
+
+# the pieces -------------------------------------------------------------------------------------
+
+
+def test_photo_angle_agrees_across_the_upright_wrap() -> None:
+    # tiles stood at 88 and -88 degrees are both nearly lying: they agree, about 90
+    angle, agree = photo_angle(np.float32([[0, 0, 10, 20, 88], [0, 0, 10, 20, -88]]))
+    assert abs(abs(angle) - 90) < 1e-3 and agree > 0.99
+    _, scattered = photo_angle(np.float32([[0, 0, 10, 20, 0], [0, 0, 10, 20, 90]]))
+    assert scattered < 0.01
+
+
+def test_unify_angles_stands_every_tile_the_same_way() -> None:
+    boxes = np.float32([[0, 0, 10, 20, 89], [0, 0, 10, 20, -89], [0, 0, 20, 10, 0]])
+    assert unify_angles(boxes, 90.0)[:, 4].tolist() == pytest.approx([89, 91, 90])
+    assert unify_angles(boxes, -90.0)[:, 4].tolist() == pytest.approx([-91, -89, -90])
+
+
+def test_map_back_undoes_the_view() -> None:
+    matrix = cv2.getRotationMatrix2D((100.0, 50.0), 30.0, 2.5)
+    box = np.float32([[120, 80, 10, 24, 30]])
+    corners = cv2.boxPoints(((120, 80), (10, 24), 30)) @ matrix[:, :2].T + matrix[:, 2]
+    (cx, cy), (w, h), a = cv2.minAreaRect(corners.astype(np.float32))
+    back = map_back(np.float32([[cx, cy, w, h, a]]), matrix)
+    assert back[0, :2].tolist() == pytest.approx(box[0, :2].tolist(), abs=0.05)
+    assert sorted(back[0, 2:4].tolist()) == pytest.approx([10, 24], abs=0.05)
+
+
+def test_plan_views_only_for_small_or_turned_tiles() -> None:
+    rows = [[100 + 60 * k, 200, 40, 56, 0] for k in range(5)]
+    tiles = np.float32(rows)
+    kw = {"det_scale": 0.7, "small_below": 32, "turned_from": 20, "turned_to": 70}
+    assert plan_views(tiles, (640, 640), 448, **kw) == []  # 39 px in the detector: as it is
+    small = tiles.copy()
+    small[:, :4] *= 0.25
+    (view,) = plan_views(small, (640, 640), 448, **kw)
+    # scaled up (at most to the target, 100 px a tile) as far as one square holds the tiles
+    assert view.reason == "small" and 0.7 * 4 < view.matrix[0, 0] <= 100 / 14
+    turned = tiles.copy()
+    turned[:, 4] = 40
+    (view,) = plan_views(turned, (640, 640), 448, **kw)
+    # the view turns them upright: a turned tile's long side comes out vertical
+    corners = cv2.boxPoints(((100, 200), (40, 56), 40)) @ view.matrix[:, :2].T
+    (_, _), (w, h), a = cv2.minAreaRect(corners.astype(np.float32))
+    assert min(abs(a % 90), 90 - abs(a % 90)) < 1e-3
+    # more tiles than one square holds at the target size: sliced
+    spread = np.float32([[x, y, 10, 14, 0] for x in range(20, 620, 60) for y in range(20, 620, 60)])
+    views = plan_views(spread, (640, 640), 448, **{**kw, "max_slices": 9})
+    assert len(views) > 1 and {v.reason for v in views} == {"slice"}
+
+
+def test_colour_model_splits_a_pair_by_ink_within_the_photo() -> None:
+    def row(colour: int, number: int, p: float, other: int) -> np.ndarray:
+        r = np.full(53, 1e-4)
+        r[colour * 13 + number - 1] = p
+        r[other * 13 + number - 1] = 1 - p
+        return r / r.sum()
+
+    blue, black, red = 2, 3, 0
+    navy, ink = np.float32([0.45, -0.1, -1.0]), np.float32([0.0, 0.02, -1.2])
+    # navy tiles the classifier calls black (0.7-0.95), and sure black ones: the photo's inks
+    # fall in two groups, and the group the classifier finds bluer is blue
+    probs = np.stack([row(black, 3, 0.7, blue), row(black, 4, 0.9, blue), row(black, 5, 0.95, blue),
+                      row(black, 6, 1.0, blue), row(black, 7, 1.0, blue), row(black, 8, 1.0, blue),
+                      row(red, 9, 1.0, blue)])  # fmt: skip
+    features = [navy + 0.01, navy - 0.02, navy, ink, ink + 0.03, ink - 0.02, None]
+    out, changed = colour_model(probs, features)
+    assert changed == [0, 1, 2]
+    assert [int(np.argmax(r)) for r in out[:3]] == [blue * 13 + 2, blue * 13 + 3, blue * 13 + 4]
+    assert [int(np.argmax(r)) for r in out[3:]] == [int(np.argmax(r)) for r in probs[3:]]
+    m_in, m_out = colour_marginals(probs), colour_marginals(out)
+    # the pair keeps its total, the other colours and the joker do not move
+    assert np.allclose(m_out[:, blue] + m_out[:, black], m_in[:, blue] + m_in[:, black], atol=1e-5)
+    assert np.allclose(out[:, 52], probs[:, 52] / probs.sum(axis=1), atol=1e-6)
+    # one colour of the pair in the photo (all inks alike): nothing moves
+    alike = [ink + 0.01 * k for k in range(6)] + [None]
+    same, none = colour_model(probs, alike)
+    assert none == [] and np.allclose(same, probs, atol=1e-6)
+
+
+def test_duplicates_merges_two_boxes_on_one_tile_but_keeps_touching_tiles() -> None:
+    boxes = np.float32([[50, 50, 20, 30, 0], [52, 53, 22, 28, 5], [71, 50, 20, 30, 0]])
+    drop = duplicates(boxes, np.float32([0.9, 0.6, 0.8]), 0.6)
+    assert drop.tolist() == [False, True, False]
+
+
+def test_cut_share() -> None:
+    assert cut_share((10, 50, 20, 40, 0), (100, 100)) == pytest.approx(0.0)
+    assert cut_share((0, 50, 20, 40, 0), (100, 100)) == pytest.approx(0.5)
+
+
+def test_manifest_ranges_must_be_pairs(tmp_path: Path) -> None:
+    text = MANIFEST.read_text() + "\nsecond_look_turned: 30\n"
+    path = tmp_path / "recognizer.yaml"
+    path.write_text(text)
+    with pytest.raises(ValueError, match="two numbers"):
+        RecognizerSpec.load(path)
+
+
+def test_the_pipeline_skips_unreadable_tiles() -> None:
+    from vision.pipeline import Pipeline
+
+    def reading(x: float, tile: str, unreadable: str | None = None) -> TileReading:
+        probs = np.full(53, 1e-6)
+        probs[Tile.parse(tile).index] = 1.0
+        box = (x, 100.0, x + 40.0, 160.0)
+        return TileReading(box, Tile.parse(tile), 1.0, probs / probs.sum(), unreadable=unreadable)
+
+    tiles = [reading(40.0 * k, t) for k, t in enumerate(["R1", "R2", "R3", "K9"])]
+    tiles.append(reading(200.0, "R9", "cut"))
+    result = Pipeline(recognizer=None).read(  # type: ignore[arg-type]
+        Recognition(tiles=tiles, image_size=(640, 640)), indicator="B5"
+    )
+    read = [str(p.tile) for g in result.groups for p in g]
+    assert "R9" not in read and sorted(read) == ["K9", "R1", "R2", "R3"]
+
+
+# the shipped recogniser on changed real photos ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def shipped() -> Recognizer:
+    return Recognizer.default()
+
+
+def _without(recognizer: Recognizer, **off: object) -> Recognizer:
+    return Recognizer(replace(recognizer.spec, **off))
+
+
+def _read(recognizer: Recognizer, image: np.ndarray) -> list[Tile]:
+    return sorted(t.tile for t in recognizer.recognize(image).tiles if t.unreadable is None)
+
+
+def zoom_out(image: np.ndarray, share: float) -> np.ndarray:
+    """The photo shrunk to ``share`` of its size in the middle of a same-size frame of the
+    colour of its border (a camera further away)."""
+    h, w = image.shape[:2]
+    small = cv2.resize(image, (round(w * share), round(h * share)), interpolation=cv2.INTER_AREA)
+    border = np.concatenate([image[0], image[-1], image[:, 0], image[:, -1]])
+    out = np.empty_like(image)
+    out[:] = np.median(border, axis=0).astype(np.uint8)
+    y, x = (h - small.shape[0]) // 2, (w - small.shape[1]) // 2
+    out[y : y + small.shape[0], x : x + small.shape[1]] = small
+    return out
+
+
+def turn(image: np.ndarray, degrees: float) -> np.ndarray:
+    """The photo turned ``degrees`` anticlockwise about its centre, shrunk to stay whole in a
+    same-size frame (grey outside)."""
+    h, w = image.shape[:2]
+    r = np.radians(degrees)
+    scale = 1 / (abs(np.cos(r)) + abs(np.sin(r)))
+    matrix = cv2.getRotationMatrix2D(((w - 1) / 2, (h - 1) / 2), degrees, scale)
+    return cv2.warpAffine(image, matrix, (w, h), borderValue=(128, 128, 128))
