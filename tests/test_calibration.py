@@ -351,3 +351,44 @@ def test_live_stream_settings_take_a_saved_profile(monkeypatch: pytest.MonkeyPat
     assert session.settings.profile == "home"
     apply_message(session, '{"type": "settings"}')
     assert session.settings.profile is None
+
+
+@pytest.mark.slow
+def test_calibration_page_reads_shows_and_learns(tmp_path: Path) -> None:
+    """The /calibrate page in headless Chromium: a rendered layout photo chosen, what was
+    understood shown, learned with consent to keep; the camera page then offers the set."""
+    from cdp_browser import chromium, require_chromium
+    from conftest_service import live_server, require_model
+
+    require_chromium()
+    require_model()
+    import cv2
+
+    from service.settings import Settings
+    from vision.training.calibrate import heldout_style, render_layout
+
+    layout, _ = render_layout(heldout_style(1), 3)
+    photo = tmp_path / "layout.jpg"
+    cv2.imwrite(str(photo), layout)
+    with live_server(Settings()) as server, chromium(width=1000, height=900) as (page, _):
+        page.navigate(f"{server.url}/calibrate")
+        page.wait_for("document.getElementById('photo1') !== null")
+        root = page.send("DOM.getDocument")["root"]["nodeId"]
+        node = page.send("DOM.querySelector", {"nodeId": root, "selector": "#photo1"})["nodeId"]
+        page.send("DOM.setFileInputFiles", {"files": [str(photo)], "nodeId": node})
+        page.evaluate("document.getElementById('name').value = 'page-set'")
+        page.evaluate("document.getElementById('read').click()")
+        page.wait_for("!document.getElementById('understood').hidden", timeout=120)
+        shown = page.evaluate("document.getElementById('photos').textContent")
+        assert "row 1 (red)" in shown and "false jokers" in shown
+        assert not (profiles_dir() / "page-set").exists()  # nothing learned before agreeing
+        page.evaluate("document.getElementById('keep').click()")
+        page.evaluate("document.getElementById('learn').click()")
+        page.wait_for("document.body.dataset.learned === 'page-set'", timeout=180)
+        assert (profiles_dir() / "page-set" / "profile.yaml").is_file()
+        assert {r["source"] for r in DataStore().records()} == {"calibration"}
+        page.navigate(f"{server.url}/camera")
+        page.wait_for(
+            "[...document.querySelectorAll('#profile option')].some(o => o.value === 'page-set')",
+            timeout=60,
+        )
