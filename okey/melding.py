@@ -104,11 +104,11 @@ def _index(tile: Tile) -> int:
 
 
 # Memos of ``MeldSearch._solve`` shared by every search with the same objective and run rules
-# (entries of a few hundred bytes: at most some hundred MB in all).
+# (entries of a few hundred bytes: some tens of MB each at most).
 _MEMOS: dict[tuple, dict[int, tuple[int, tuple | None]]] = {}
 
 
-_MEMO_LIMIT = 1 << 18
+_MEMO_LIMIT = 1 << 17
 
 
 class MeldSearch:
