@@ -36,12 +36,7 @@ def lone_faces(key: int, wrap: bool) -> int:
     full = key | (wrap << 39)
     found = _LONE_FACES.get(full)
     if found is None:
-        found = 0
-        for n in range(13):
-            if (key >> (3 * n)) & 3 and not any(
-                (key >> (3 * a)) & 4 and (key >> (3 * b)) & 4 for a, b in _RUN_NEIGHBOURS[wrap][n]
-            ):
-                found |= 1 << n
+        found = _lone_faces(key, wrap)
         if len(_LONE_FACES) >= _LINE_PROFILES_LIMIT:
             _LONE_FACES.clear()
         _LONE_FACES[full] = found
@@ -49,6 +44,42 @@ def lone_faces(key: int, wrap: bool) -> int:
 
 
 _LONE_FACES: dict[int, int] = {}
+
+
+def _lone_faces(key: int, wrap: bool) -> int:
+    """``lone_faces``, computed."""
+    # Held positions and those with a copy left, one bit each, three positions at a time.
+    held = avail = 0
+    for shift in (0, 9, 18, 27, 36):
+        h, a = _HELD3[(key >> shift) & 511]
+        held |= h << (shift // 3)
+        avail |= a << (shift // 3)
+    if wrap:
+        avail |= (avail & 1) << 13  # position 13: the 1 played high
+    # Bit n: some run of three through position n has both other tiles drawable.
+    drawable = (
+        ((avail << 1) & (avail << 2))
+        | ((avail << 1) & (avail >> 1))
+        | ((avail >> 1) & (avail >> 2))
+    )
+    if wrap:
+        drawable |= (drawable >> 13) & 1  # the 1 also ends 12-13-1
+    return held & ~drawable & 0x1FFF
+
+
+def _held3(chunk: int) -> tuple[int, int]:
+    """Three positions of a line key (9 bits) as held and drawable bits, one per position."""
+    held = avail = 0
+    for p in range(3):
+        field = (chunk >> (3 * p)) & 7
+        if field & 3:
+            held |= 1 << p
+        if field & 4:
+            avail |= 1 << p
+    return held, avail
+
+
+_HELD3 = [_held3(chunk) for chunk in range(512)]
 
 
 def _run_neighbours(n: int, wrap: bool) -> tuple[tuple[int, int], ...]:
