@@ -326,6 +326,8 @@ class MeldSearch:
         """``_solve`` for opening value without the wrap, written out flat because it is the hot
         path of ``best_opening``: an okey takes a slot only where no real tile is left, and goes
         below a run only when the run reaches 13, so each run length has one filling."""
+        if not j:
+            return self._solve_plain(x)
         memo = self._memo
         key = x * 3 + j
         hit = memo.get(key)
@@ -399,6 +401,66 @@ class MeldSearch:
                     break
                 value += q
                 p = q
+        memo[key] = (best, choice)
+        return best
+
+    def _solve_plain(self, x: int) -> int:
+        """``_solve_opening`` with no okey left: the same options in the same order (so the
+        same choice on a tie), without the okeys' branches."""
+        memo = self._memo
+        key = x * 3
+        hit = memo.get(key)
+        if hit is not None:
+            return hit[0]
+        if x == 0:
+            memo[key] = (0, None)
+            return 0
+        solve = self._solve_plain
+        low = (x & -x).bit_length() - 1
+        n0, colour = divmod(low >> 1, 4)
+        n = n0 + 1
+        best = solve(x - (1 << low))
+        choice: tuple = (x - (1 << low), 0, None)
+        x1 = x - (1 << (2 * (low >> 1)))
+        # Sets of three or four real tiles.
+        others = []
+        for c in range(colour + 1, 4):
+            shift = 8 * n0 + 2 * c  # _shift(c, n)
+            if (x >> shift) & 3:
+                others.append((c, 1 << shift))
+        if len(others) >= 2:
+            for mask in range(3, 1 << len(others)):
+                if mask.bit_count() < 2:
+                    continue
+                nx = x1
+                chosen: tuple[int, ...] = ()
+                for i, (c, bit) in enumerate(others):
+                    if mask >> i & 1:
+                        nx -= bit
+                        chosen += (c,)
+                total = n * (1 + len(chosen)) + solve(nx)
+                if total > best:
+                    best, choice = total, (nx, 0, ("set", n, (colour, *chosen), 0))
+        # Runs from this tile up, every tile real.
+        base = colour * 13 - 1
+        max_run = self.max_run
+        value = n
+        cx = x1
+        p = n
+        while True:
+            length = p - n + 1
+            if length >= 3:
+                total = value + solve(cx)
+                if total > best:
+                    best, choice = total, (cx, 0, ("run", base, n, p, (False,) * (p - n)))
+            if p >= 13 or length >= max_run:
+                break
+            shift = 8 * p + 2 * colour  # _shift(colour, p + 1)
+            if not (cx >> shift) & 3:
+                break
+            cx -= 1 << shift
+            p += 1
+            value += p
         memo[key] = (best, choice)
         return best
 
