@@ -337,6 +337,7 @@ class MeldSearch:
             memo[key] = (0, None)
             return 0
         solve = self._solve_opening
+        plain = self._solve_plain  # (the same with no okey left)
         low = (x & -x).bit_length() - 1
         n0, colour = divmod(low >> 1, 4)
         n = n0 + 1
@@ -368,7 +369,7 @@ class MeldSearch:
             else:
                 okey_counts = range(1)
             for jk in okey_counts:
-                total = n * (real + jk) + solve(nx, j - jk)
+                total = n * (real + jk) + (solve(nx, j - jk) if j > jk else plain(nx))
                 if total > best:
                     best, choice = total, (nx, j - jk, ("set", n, (colour, *chosen), jk))
         # Runs through this tile, ``before`` okeys below it.
@@ -384,7 +385,7 @@ class MeldSearch:
             while True:
                 length = p - a + 1
                 if length >= 3 and (before == 0 or p == 13):
-                    total = value + solve(cx, left)
+                    total = value + (solve(cx, left) if left else plain(cx))
                     if total > best:
                         best, choice = total, (cx, left, ("run", base, a, p, tuple(slots)))
                 q = p + 1
