@@ -299,15 +299,17 @@ def colour_model(
     """The probabilities with the colours of a confusable pair decided within the photo.
 
     For each pair (red / yellow, blue / black), the photo's tiles read as that pair (at least
-    ``pair_mass`` of their probability on its two colours) are split in two by their ink's
-    chroma (:func:`ink_features`, relative to the face, so the light's colour cancels).  Only
-    when the two groups stand clearly apart (means at least ``min_gap`` apart and ``min_separation``
-    times their spread, at least ``floor``) does the photo hold both colours; the groups are
-    then named so that the classifier agrees best with the naming (its probabilities summed in
-    log over the tiles), each group's mean is that colour's ink in this photo, and every tile of
-    the pair has its share of the two colours reweighed by how well its ink matches each
-    (Gaussian likelihoods): within a colour the numbers keep their proportions, and the pair keeps
-    its total.  A photo showing one colour of a pair, or too few tiles (3), is left alone.
+    ``pair_mass`` of their probability on its two colours) are split in two along one number of
+    their ink (:func:`ink_features`, relative to the face, so the light's colour cancels): how
+    coloured it is for blue / black, its hue for red / yellow (:func:`_pair_axis`).  Only when
+    the two groups stand clearly apart (means at least ``min_gap`` apart and ``min_separation``
+    times their spread, at least ``floor``) does the photo hold both colours.  The groups are
+    named (blue / black: the more coloured group is blue, black ink being grey; red / yellow: as
+    the classifier agrees best, its probabilities summed in log), each group's mean is that
+    colour's ink in this photo, and every tile of the pair has its share of the two colours
+    reweighed by how well its ink matches each (Student's t likelihoods, :func:`_t_loglik`):
+    within a colour the numbers keep their proportions, and the pair keeps its total.  A photo
+    showing one colour of a pair, or under 3 tiles of it, is left alone.
     Returns the new probabilities and the rows changed."""
     out = np.array(probs, np.float64, copy=True)
     marg = colour_marginals(out)
@@ -320,26 +322,30 @@ def colour_model(
         ]
         if len(rows) < 3:
             continue
-        x = np.stack([features[i][:2] for i in rows]).astype(np.float64)
+        x = np.float64([_pair_axis(features[i], (a, b)) for i in rows])[:, None]
         groups = _two_means(x)
         if groups is None:
             continue
         centres = [x[groups == g].mean(axis=0) for g in (0, 1)]
         spread = np.maximum(
-            np.sqrt(
-                np.mean([((x[groups == g] - centres[g]) ** 2).mean(axis=0) for g in (0, 1)], axis=0)
-            ),
+            np.sqrt(np.mean([((x[groups == g] - centres[g]) ** 2).mean() for g in (0, 1)])),
             floor,
         )
-        gap = float(np.linalg.norm(centres[0] - centres[1]))
-        if gap < min_gap or gap < min_separation * float(np.linalg.norm(spread)):
+        gap = float(abs(centres[0][0] - centres[1][0]))
+        if gap < min_gap or gap < min_separation * float(spread):
             continue
-        logp = np.log(np.maximum(marg[rows][:, [a, b]], 1e-9))
-        keep = logp[groups == 0, 0].sum() + logp[groups == 1, 1].sum()
-        swap = logp[groups == 0, 1].sum() + logp[groups == 1, 0].sum()
-        chart = {a: centres[0], b: centres[1]} if keep >= swap else {a: centres[1], b: centres[0]}
+        if (a, b) == (2, 3):  # black ink is grey against the face: the more coloured group is blue
+            blue_first = centres[0][0] > centres[1][0]
+            chart = {a: centres[0], b: centres[1]} if blue_first else {a: centres[1], b: centres[0]}
+        else:  # named so that the classifier agrees best
+            logp = np.log(np.maximum(marg[rows][:, [a, b]], 1e-9))
+            keep = logp[groups == 0, 0].sum() + logp[groups == 1, 1].sum()
+            swap = logp[groups == 0, 1].sum() + logp[groups == 1, 0].sum()
+            chart = (
+                {a: centres[0], b: centres[1]} if keep >= swap else {a: centres[1], b: centres[0]}
+            )
         for k, i in enumerate(rows):
-            loglik = {c: -0.5 * float(np.sum(((x[k] - chart[c]) / spread) ** 2)) for c in (a, b)}
+            loglik = {c: _t_loglik(float((x[k] - chart[c])[0] / spread)) for c in (a, b)}
             total = marg[i, a] + marg[i, b]
             la = math.log(max(marg[i, a], 1e-9)) + loglik[a]
             lb = math.log(max(marg[i, b], 1e-9)) + loglik[b]
@@ -355,6 +361,23 @@ def colour_model(
                 changed.append(int(i))
     out /= out.sum(axis=1, keepdims=True)
     return out.astype(np.float32), sorted(changed)
+
+
+def _t_loglik(z: float, dof: float = 3.0) -> float:
+    """Log likelihood (up to a constant) of a standardised distance under Student's t: heavy
+    tails, so that a group's spread guessed from a few tiles cannot overrule the classifier on
+    its own."""
+    return -(dof + 1) / 2 * math.log1p(z * z / dof)
+
+
+def _pair_axis(feature: np.ndarray, pair: tuple[int, int]) -> float:
+    """The one number that tells a pair's colours apart in ink relative to the face: for blue /
+    black, how coloured the ink is (black is grey); for red / yellow (orange), its hue angle
+    (orange lies toward green)."""
+    bg, rg = float(feature[0]), float(feature[1])
+    if pair == (2, 3):
+        return math.hypot(bg, rg)
+    return math.atan2(bg, rg)
 
 
 def _two_means(x: np.ndarray, rounds: int = 10) -> np.ndarray | None:
