@@ -184,3 +184,55 @@ def turn(image: np.ndarray, degrees: float) -> np.ndarray:
     scale = 1 / (abs(np.cos(r)) + abs(np.sin(r)))
     matrix = cv2.getRotationMatrix2D(((w - 1) / 2, (h - 1) / 2), degrees, scale)
     return cv2.warpAffine(image, matrix, (w, h), borderValue=(128, 128, 128))
+
+
+def test_second_look_reads_a_rack_seen_from_further_away(shipped: Recognizer) -> None:
+    """The rack photo shrunk to a quarter of its width in the frame (tiles 4 % of the frame
+    wide, 18 px in the detector): the first pass misses or misreads tiles; the second look at a
+    view around them, scaled up, reads the rack."""
+    far = zoom_out(cv2.imread(str(EXAMPLE)), 0.25)
+    assert _read(_without(shipped, second_look_small=0.0), far) != EXAMPLE_TILES
+    recognition = shipped.recognize(far)
+    assert recognition.second_look == ("small",)
+    assert sorted(t.tile for t in recognition.tiles) == EXAMPLE_TILES
+    # the photo as it is gets no second look
+    assert shipped.recognize(cv2.imread(str(EXAMPLE))).second_look == ()
+
+
+def navy_under_warm_light(image: np.ndarray) -> np.ndarray:
+    """Blue ink darkened to a navy (another set's printing), then a tungsten cast (B x0.7,
+    G x0.9)."""
+    f = image.astype(np.float32)
+    blue = np.clip((f[..., 0] - np.maximum(f[..., 1], f[..., 2])) / 40.0, 0, 1)[..., None]
+    luma = f.mean(axis=2, keepdims=True) * 0.5
+    navy = np.concatenate([luma * 1.6, luma, luma], axis=2)
+    out = (f * (1 - blue) + navy * blue) * np.float32([0.7, 0.9, 1.0])
+    return np.clip(np.rint(out), 0, 255).astype(np.uint8)
+
+
+def test_colour_within_the_photo_tells_navy_from_black(shipped: Recognizer) -> None:
+    """A real photo of blue and black tiles, its blue re-inked navy under warm light: the
+    classifier alone calls several navy tiles black; compared with the photo's own inks (black
+    ink is grey against the face, navy is not) they come out blue."""
+    name = "rummy-32_jpeg.rf.28c235234afa5"
+    (path,) = [p for p in REAL_VAL.iterdir() if p.name.startswith(name)]
+    label = path.parent.parent / "labels" / (path.stem + ".txt")
+    truth = sorted(Tile(int(line.split()[0])) for line in label.read_text().splitlines())
+    navy = navy_under_warm_light(cv2.imread(str(path)))
+    alone = _read(_without(shipped, colour_model=False), navy)
+    assert sum(t.colour == "K" for t in alone) >= sum(t.colour == "K" for t in truth) + 3
+    assert _read(shipped, navy) == truth
+
+
+def test_a_tile_cut_by_the_frame_is_flagged_not_guessed(shipped: Recognizer) -> None:
+    """The rack photo cut 200 px from the left: half of R10 is left at the frame's edge.  Read
+    alone it is guessed (R9); flagged, it keeps its box and the pipeline leaves it out."""
+    cut = np.ascontiguousarray(cv2.imread(str(EXAMPLE))[:, 200:])
+    guessed = _without(shipped, unreadable_cut=1.0).recognize(cut).tiles
+    assert all(t.unreadable is None for t in guessed)
+    tiles = shipped.recognize(cut).tiles
+    flagged = [t for t in tiles if t.unreadable]
+    assert [t.unreadable for t in flagged] == ["cut"]
+    assert flagged[0].box[0] == pytest.approx(0.0, abs=2.0)
+    whole = [t.tile for t in tiles if t.unreadable is None]
+    assert sorted(whole) == sorted(parse_tiles("R12 K1 K5 K6 R6 R8 Y7 Y11"))

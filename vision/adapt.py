@@ -442,3 +442,26 @@ def cut_share(rect: np.ndarray | tuple[float, ...], image_size: tuple[int, int])
     if found == cv2.INTERSECT_NONE or pts is None or len(pts) < 3:
         return 1.0
     return max(0.0, 1.0 - float(cv2.contourArea(cv2.convexHull(pts))) / area)
+
+
+def cut_short(turned: np.ndarray, image_size: tuple[int, int], share: float) -> np.ndarray:
+    """Which boxes are tiles cut by the frame: touching its edge (within 2 px) and at least
+    ``share`` smaller in area than the photo's typical tile (the median box that touches no
+    edge, or of all boxes when under two do).  The detector boxes only the part of a tile
+    inside the frame, so a cut tile's box is short, not outside.
+
+    >>> cut_short(np.float32([[50, 50, 20, 30, 0], [100, 50, 20, 30, 0], [5, 50, 10, 30, 0]]),
+    ...           (200, 100), 0.3).tolist()
+    [False, False, True]
+    """
+    if share >= 1.0 or not len(turned):
+        return np.zeros(len(turned), bool)
+    w, h = image_size
+    hull = hulls(turned, image_size)
+    edge = 2.0
+    touching = (hull[:, 0] <= edge) | (hull[:, 1] <= edge)
+    touching |= (hull[:, 2] >= w - edge) | (hull[:, 3] >= h - edge)
+    area = turned[:, 2] * turned[:, 3]
+    whole = area[~touching] if (~touching).sum() >= 2 else area
+    typical = float(np.median(whole))
+    return touching & (area < (1.0 - share) * typical)

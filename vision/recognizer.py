@@ -39,6 +39,7 @@ from vision.adapt import (
     View,
     colour_model,
     cut_share,
+    cut_short,
     duplicates,
     hulls,
     ink_features,
@@ -584,14 +585,17 @@ class Recognizer:
         det_conf: np.ndarray,
         image_size: tuple[int, int],
     ) -> list[str | None]:
-        """Per box: "cut" (manifest ``unreadable_cut`` of it outside the frame), "face down"
-        (a sure box with under ``unreadable_ink`` ink on its face) or None."""
+        """Per box: "cut" (at least ``unreadable_cut`` of its turned box outside the frame, or
+        touching the frame's edge and that much smaller than the photo's typical tile: the
+        detector may box only the part in the frame), "face down" (a sure box with under
+        ``unreadable_ink`` ink on its face) or None."""
         flags: list[str | None] = [None] * len(crops)
         spec = self.spec
         if turned is None or (spec.unreadable_cut >= 1.0 and spec.unreadable_ink <= 0.0):
             return flags
-        for i, (crop, rect) in enumerate(zip(crops, turned, strict=True)):
-            if spec.unreadable_cut < 1.0 and cut_share(rect, image_size) >= spec.unreadable_cut:
+        short = cut_short(turned, image_size, spec.unreadable_cut)
+        for i, crop in enumerate(crops):
+            if short[i] or cut_share(turned[i], image_size) >= spec.unreadable_cut:
                 flags[i] = "cut"
             elif (
                 spec.unreadable_ink > 0
