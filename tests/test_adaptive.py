@@ -236,3 +236,16 @@ def test_a_tile_cut_by_the_frame_is_flagged_not_guessed(shipped: Recognizer) -> 
     assert flagged[0].box[0] == pytest.approx(0.0, abs=2.0)
     whole = [t.tile for t in tiles if t.unreadable is None]
     assert sorted(whole) == sorted(parse_tiles("R12 K1 K5 K6 R6 R8 Y7 Y11"))
+
+
+def test_two_boxes_on_one_tile_are_merged(shipped: Recognizer) -> None:
+    """A real photo of tiles lying flat at a slant, read as it is: without merging, two tiles
+    are each boxed twice (a box and a shifted box of like size, under NMS's overlap); merged,
+    every tile has one box and the photo reads exactly."""
+    name = "rummy-1_jpeg.rf.df422e44afd85164a193b115bbf6e09e"
+    image = cv2.imread(str(REAL_VAL / f"{name}.jpg"))
+    label = REAL_VAL.parent / "labels" / f"{name}.txt"
+    truth = sorted(Tile(int(line.split()[0])) for line in label.read_text().splitlines())
+    twice = _without(shipped, merge_duplicates=1.0).recognize(image).tiles
+    assert len(twice) > len(truth)
+    assert sorted(t.tile for t in shipped.recognize(image).tiles) == truth
