@@ -101,6 +101,8 @@ class RecognizerSpec:
     # the tiles' up direction decided for the whole photo when their dominant turn is at least
     # this many degrees (they are read both ways, the surer way kept for all); None: per tile
     up_vote_from: float | None = None
+    # ... when the tiles agree on their turn at least this much (``vision.adapt.photo_angle``)
+    up_vote_agree: float = 0.8
     # colour decided within the photo (``vision.adapt.colour_model``)
     colour_model: bool = False
     # a box sharing this share of the smaller box's area with a surer box of like size is a
@@ -145,6 +147,7 @@ class RecognizerSpec:
             second_look_turned=_pair(raw.get("second_look_turned")),
             second_look_slices=int(raw.get("second_look_slices", 1)),
             up_vote_from=_optional(raw.get("up_vote_from")),
+            up_vote_agree=float(raw.get("up_vote_agree", 0.8)),
             colour_model=bool(raw.get("colour_model", False)),
             merge_duplicates=float(raw.get("merge_duplicates", 1.0)),
             unreadable_cut=float(raw.get("unreadable_cut", 1.0)),
@@ -529,7 +532,7 @@ class Recognizer:
             up = None
             if turned is not None and self.spec.up_vote_from is not None and len(turned) >= 2:
                 angle, agree = photo_angle(turned)
-                if agree >= 0.8 and abs(angle) >= self.spec.up_vote_from:
+                if agree >= self.spec.up_vote_agree and abs(angle) >= self.spec.up_vote_from:
                     up = angle
             probs, crops = self._read(image_bgr, boxes, turned, up)
             flags = self._unreadable(crops, turned, det_conf, (w, h))
