@@ -528,8 +528,8 @@ class Recognizer:
         t1 = time.perf_counter()
         det_conf = scores.max(axis=1) if len(scores) else np.zeros(0, np.float32)
         flags: list[str | None] = [None] * len(boxes)
+        up = None
         if self.classifier is not None:
-            up = None
             if turned is not None and self.spec.up_vote_from is not None and len(turned) >= 2:
                 angle, agree = photo_angle(turned)
                 if agree >= self.spec.up_vote_agree and abs(angle) >= self.spec.up_vote_from:
@@ -576,7 +576,7 @@ class Recognizer:
         timings = {"detect": (t1 - t0) * 1000, "classify": (t2 - t1) * 1000}
         timings["total"] = (t2 - t0) * 1000
         used = tuple(float(g) for g in gains) if gains is not None else None
-        looks = tuple(v.reason for v in views)
+        looks = tuple(v.reason for v in views) + (("up",) if up is not None else ())
         return Recognition(
             tiles=tiles, image_size=(w, h), timings_ms=timings, balanced=used, second_look=looks
         )

@@ -71,5 +71,6 @@ class Recognition:
     # or None when the photo was used as taken
     balanced: tuple[float, float, float] | None = None
     # the second looks the recogniser took (``vision.adapt``: "small", "turned", "slice" per
-    # view), empty when the first pass read the photo as it was
+    # view of the detector; "up" when the tiles were read both ways up), empty when the first
+    # pass read the photo as it was
     second_look: tuple[str, ...] = ()
