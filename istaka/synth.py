@@ -54,9 +54,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("--rules", choices=("classic", "okey101"), default=None, help="default: mixed")
     p.add_argument(
         "--scene",
-        choices=("rack", "table"),
         default="rack",
-        help="rack: the player's rack (default); table: groups lying on the table at any angle",
+        help="rack: the player's rack (default); table: groups lying on the table at any angle; "
+        "tiers, tiers_paste: close-ups of tiered racks; real_reframe: real training photos "
+        "framed again (docs/synth.md)",
     )
     p.add_argument(
         "--labels",
@@ -76,10 +77,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from vision.training.synth.dataset import SCENES
     from vision.training.synth.styles import POOLS
 
     if args.style_pool not in POOLS:
         raise InputError(f"--style-pool must be one of {', '.join(sorted(POOLS))}")
+    if args.scene not in SCENES:
+        raise InputError(f"--scene must be one of {', '.join(SCENES)}")
     if not 10 <= args.quality <= 100:
         raise InputError(f"--quality must be 10..100, got {args.quality}")
     if args.seed < 0 or args.start < 0:

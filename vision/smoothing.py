@@ -94,6 +94,7 @@ class HandTracker:
             recognition.image_size,
             dict(recognition.timings_ms),
             balanced=recognition.balanced,
+            second_look=recognition.second_look,
             track_ids=ids,
         )
 
@@ -128,4 +129,5 @@ def _voted(reading: TileReading, history: deque[np.ndarray]) -> TileReading:
         probs=probs,
         detection_confidence=reading.detection_confidence,
         upside_down=reading.upside_down,
+        unreadable=reading.unreadable,
     )

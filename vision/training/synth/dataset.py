@@ -28,13 +28,17 @@ import numpy as np
 
 from vision.training.data_real import obb_line, polygon_to_obb
 from vision.training.synth.render import render_scene
-from vision.training.synth.scene import sample_scene
+from vision.training.synth.scene import SCENE_KINDS, sample_scene
 from vision.types import CLASS_NAMES
 
 
 def sample_rng(seed: int, index: int) -> np.random.Generator:
     """The generator of image ``index`` of a run seeded ``seed``."""
     return np.random.default_rng(np.random.SeedSequence([int(seed), int(index)]))
+
+
+# Every kind of picture render_sample makes: the renderer's scenes and real photos framed again.
+SCENES = (*SCENE_KINDS, "real_reframe")
 
 
 def render_sample(
