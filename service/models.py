@@ -248,6 +248,11 @@ class IndicatorSuggestionOut(BaseModel):
 Row = list[list[TileOut]]  # groups, left to right
 
 
+class UnreadableOut(BaseModel):
+    box: tuple[float, float, float, float] = Field(description="x1, y1, x2, y2 in pixels")
+    reason: str = Field(description='"cut": the edge of the photo cuts the tile')
+
+
 class ScanOut(BaseModel):
     """A rack read from an image (``vision.pipeline.ScanResult.to_dict()``)."""
 
@@ -284,6 +289,9 @@ class ScanOut(BaseModel):
     discard: TileOut | None = Field(description="the rack tile the advice says to discard")
     hints: list[str] = Field(description='"K12 may be B12; with B12 this hand wins"')
     warnings: list[str]
+    unreadable: list[UnreadableOut] = Field(
+        default_factory=list, description="tiles seen but not read (not guessed), with why"
+    )
     image_size: tuple[int, int] = Field(description="(width, height) of the image read")
     timings_ms: dict[str, float]
     annotated_jpeg: str | None = Field(default=None, description="annotated photo, base64 JPEG")

@@ -270,3 +270,26 @@ def test_tiles_lying_across_are_stood_up_one_way_for_the_whole_photo(shipped: Re
     assert wrong(alone) >= 3 and wrong(voted) <= 1
     # the upright photo is read one way, as before
     assert "up" not in shipped.recognize(cv2.imread(str(EXAMPLE))).second_look
+
+
+@pytest.mark.slow
+def test_scan_reports_the_cut_tile_instead_of_guessing_it(tmp_path) -> None:
+    """Through the command line: the cut tile is in ``unreadable`` with its box, a warning says
+    what to do, and the hand holds only the tiles read whole."""
+    import json
+    import subprocess
+    import sys
+
+    cut = tmp_path / "cut.jpg"
+    cv2.imwrite(str(cut), np.ascontiguousarray(cv2.imread(str(EXAMPLE))[:, 200:]))
+    run = subprocess.run(
+        [sys.executable, "-m", "istaka", "scan", str(cut), "--indicator", "K7", "--json"],
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stderr
+    data = json.loads(run.stdout)
+    assert [u["reason"] for u in data["unreadable"]] == ["cut"]
+    assert data["unreadable"][0]["box"][0] == pytest.approx(0.0, abs=2.0)
+    assert any("cut by the edge of the photo" in w for w in data["warnings"])
+    assert sorted(data["hand"]) == sorted(str(t) for t in parse_tiles("R12 K1 K5 K6 R6 R8 Y7 Y11"))

@@ -121,6 +121,20 @@ class PlacedTile:
 
 
 @dataclass(frozen=True)
+class Unreadable:
+    """A tile seen but not read, with why: ``"cut"`` (the frame's edge cuts it)."""
+
+    box: tuple[float, float, float, float]
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"box": [round(float(v), 1) for v in self.box], "reason": self.reason}
+
+
+UNREADABLE_ADVICE = {"cut": "cut by the edge of the photo: move the camera back to read it"}
+
+
+@dataclass(frozen=True)
 class Flag:
     """A tile whose reading is uncertain, with the readings it could be instead."""
 
@@ -181,6 +195,9 @@ class ScanResult:
     indicator_read: IndicatorReading | None = None
     image_size: tuple[int, int] = (0, 0)
     timings_ms: dict[str, float] = field(default_factory=dict)
+    # Tiles the recogniser found but would not read (``TileReading.unreadable``: "cut" by the
+    # frame's edge): left out of the hand, reported with their boxes instead of guessed.
+    unreadable: list[Unreadable] = field(default_factory=list)
 
     @property
     def groups(self) -> list[list[PlacedTile]]:
@@ -258,6 +275,7 @@ class ScanResult:
             "advice": self.advice.to_dict() if self.advice else None,
             "discard": discard.to_dict() if discard else None,
             "hints": list(self.hints),
+            "unreadable": [u.to_dict() for u in self.unreadable],
             "warnings": list(self.warnings),
             "image_size": list(self.image_size),
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
@@ -385,6 +403,15 @@ class Pipeline:
         result = _assemble(readings, ids, layout, decoded, fixed, rules, indicator_tile, source)
         result.indicator_read = read if given is None else None
         result.image_size = recognition.image_size
+        result.unreadable = [
+            Unreadable(tuple(r.box), r.unreadable)
+            for r in recognition.tiles
+            if r.unreadable is not None
+        ]
+        for reason in sorted({u.reason for u in result.unreadable}):
+            n = sum(u.reason == reason for u in result.unreadable)
+            what = UNREADABLE_ADVICE.get(reason, reason)
+            result.warnings.append(f"{n} tile{'s' if n > 1 else ''} not read, {what}")
         too_many = _check_rack_size(result)
         if result.indicator is None:
             result.warnings.append(_no_indicator_note(result.indicator_suggestion))
