@@ -240,10 +240,10 @@ INK_COLS = (0.15, 0.85)
 LUMA = np.float32([0.114, 0.587, 0.299])
 
 
-def ink_features(crop: np.ndarray) -> np.ndarray | None:
-    """The colour of a tile's ink relative to its face, from an upright crop: ``(log B/G,
-    log R/G, log darkness)`` of the ink's mean over the face's, or None when the crop shows
-    too little ink.  Dividing by the face cancels the light's colour."""
+def _against_face(crop: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The middle of an upright crop, each pixel divided by the face's colour (the median of its
+    brightest 40 %), with each pixel's brightness against the face's and how far its hue is from
+    the face's: dividing by the face cancels the light's colour."""
     h, w = crop.shape[:2]
     mid = crop[
         int(h * INK_ROWS[0]) : int(h * INK_ROWS[1]), int(w * INK_COLS[0]) : int(w * INK_COLS[1])
@@ -252,10 +252,18 @@ def ink_features(crop: np.ndarray) -> np.ndarray | None:
     luma = px @ LUMA
     face = np.median(px[luma >= np.percentile(luma, 60)], axis=0)
     rel = px / face
-    # ink: darker than the face, or of a clearly other hue than the face
     chroma = np.abs(np.log(rel[:, 0] / rel[:, 1])) + np.abs(np.log(rel[:, 2] / rel[:, 1]))
-    ink = (luma < 0.7 * float(face @ LUMA)) | (chroma > 0.35)
-    if ink.sum() < max(8, 0.02 * len(px)):
+    return rel, luma / float(face @ LUMA), chroma
+
+
+def ink_features(crop: np.ndarray) -> np.ndarray | None:
+    """The colour of a tile's ink relative to its face, from an upright crop: ``(log B/G,
+    log R/G, log darkness)`` of the ink's mean over the face's, or None when the crop shows
+    too little ink."""
+    rel, darkness, chroma = _against_face(crop)
+    # ink: darker than the face, or of a clearly other hue than the face
+    ink = (darkness < 0.7) | (chroma > 0.35)
+    if ink.sum() < max(8, 0.02 * len(rel)):
         return None
     mean = rel[ink].mean(axis=0)
     return np.float32(
@@ -266,16 +274,8 @@ def ink_features(crop: np.ndarray) -> np.ndarray | None:
 def ink_share(crop: np.ndarray) -> float:
     """The share of a crop's middle that is ink (darker than the face by a third, or of
     another hue): near 0 for a blank face (a tile lying face down)."""
-    h, w = crop.shape[:2]
-    mid = crop[
-        int(h * INK_ROWS[0]) : int(h * INK_ROWS[1]), int(w * INK_COLS[0]) : int(w * INK_COLS[1])
-    ]
-    px = mid.reshape(-1, 3).astype(np.float32) + 1.0
-    luma = px @ LUMA
-    face = np.median(px[luma >= np.percentile(luma, 60)], axis=0)
-    rel = px / face
-    chroma = np.abs(np.log(rel[:, 0] / rel[:, 1])) + np.abs(np.log(rel[:, 2] / rel[:, 1]))
-    return float(np.mean((luma < 0.67 * float(face @ LUMA)) | (chroma > 0.35)))
+    _, darkness, chroma = _against_face(crop)
+    return float(np.mean((darkness < 0.67) | (chroma > 0.35)))
 
 
 def colour_marginals(probs: np.ndarray) -> np.ndarray:
