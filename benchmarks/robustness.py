@@ -4,8 +4,8 @@ Each photo of a labelled set (default ``datasets/real_val``) is changed by one p
 time (``PERTURBATIONS``: light colour, exposure, contrast, blur, JPEG, resolution, and turned,
 squashed or tilted views), read by the recogniser, and scored as ``istaka eval`` scores it
 (``vision.training.evaluate.score_image``: tile recall and precision at IoU >= 0.5, identity
-accuracy of the matched tiles, image-level exact match).  The first row, ``none``, is the photos as they are:
-its figures are those of ``istaka eval datasets/real_val``.
+accuracy of the matched tiles, image-level exact match).  The first row, ``none``, is the photos
+as they are: its figures are those of ``istaka eval datasets/real_val``.
 
 Photometric perturbations keep the labelled boxes.  Geometric ones move them with the picture: a
 box's four corners go through the same affine map as the pixels and the new truth box is their
