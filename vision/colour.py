@@ -52,7 +52,7 @@ def cast_gains(face: np.ndarray, reference: np.ndarray) -> np.ndarray:
     """Per-channel (B, G, R) gains taking ``face`` to ``reference``'s colour, their geometric
     mean 1 (the colour changes, the exposure does not).
 
-    >>> cast_gains(np.float32([100, 200, 200]), np.float32([200, 200, 200])).round(3).tolist()
+    >>> [round(float(g), 3) for g in cast_gains(np.float32([100, 200, 200]), np.float32([200] * 3))]
     [1.587, 0.794, 0.794]
     """
     ratio = np.asarray(reference, np.float64) / np.maximum(np.asarray(face, np.float64), 1.0)

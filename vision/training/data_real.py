@@ -84,6 +84,7 @@ def obb_line(index: int, corners: Sequence[float]) -> str:
 def upstream_to_index(upstream_class: int) -> int:
     """Map an upstream class id to istaka's tile index.
 
+    >>> from okey import Tile
     >>> str(Tile(upstream_to_index(UPSTREAM_NAMES.index("orange_7"))))
     'Y7'
     >>> upstream_to_index(UPSTREAM_NAMES.index("joker"))
