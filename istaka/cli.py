@@ -68,11 +68,18 @@ def _version() -> str:
 
 # Imports that name an extra: a command that needs one of these says which extra to install.
 EXTRAS = {
+    "numpy": "read",
+    "yaml": "read",
     "cv2": "read",
     "onnxruntime": "read",
     "fastapi": "read",
     "uvicorn": "read",
     "redis": "read",
+    "cryptography": "read",
+    "segno": "read",
+    "fastapi_offline": "read",
+    "PIL": "train",
+    "matplotlib": "train",
     "ultralytics": "train",
     "torch": "train",
 }

@@ -107,3 +107,22 @@ def test_the_engine_imports_nothing_outside_the_standard_library_and_itself() ->
         for p in (REPO / "okey").rglob("*.py")
     }
     assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_a_command_whose_extra_is_missing_names_it() -> None:
+    """In an engine-only install `istaka scan` says which extra to install, with no traceback:
+    here numpy is hidden from a fresh interpreter."""
+    probe = (
+        "import sys\n"
+        "class Hide:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'numpy':\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, Hide())\n"
+        "from istaka.cli import main\n"
+        "sys.exit(main(['scan', 'examples/rack_full.jpg']))\n"
+    )
+    run = subprocess.run([sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True)
+    assert run.returncode == 2, run.stderr
+    assert "needs the 'read' extra (numpy is not installed)" in run.stderr
+    assert "Traceback" not in run.stderr
