@@ -30,7 +30,7 @@ def test_readme_scan_output_is_the_example_hand():
     rows = re.findall(r"row \d: (.*)", README)
     truth = [
         line.split()
-        for line in (ROOT / "examples" / "rack_real.txt").read_text().splitlines()
+        for line in (ROOT / "examples" / "rack_full.txt").read_text().splitlines()
         if line.strip() and not line.startswith("#")
     ]
     shown = [re.sub(r"[\[\]]", " ", row).split() for row in rows]
