@@ -1,6 +1,6 @@
 """101 Okey analysis: openings, leftovers, lay-offs, discard advice and round scoring.
 
-RULES.md section 6.  An opening lays runs (3+ of one colour, no 13->1) and sets (3-4 distinct
+docs/rules.md.  An opening lays runs (3+ of one colour, no 13->1) and sets (3-4 distinct
 colours) worth at least 101 (``rules.opening_threshold``), or at least five pairs.  The solver
 is exact: it finds the largest total face value of disjoint melds, an okey worth the tile it
 stands for.
@@ -33,7 +33,7 @@ OKEY_IN_HAND_PENALTY = 101
 NEVER_OPENED_PENALTY = 202
 FINISH_SCORE = -101
 EXTRA_PENALTY = 101
-# Extra 101 penalties of RULES.md 6, by the name a round summary uses for them.
+# Extra 101 penalties of docs/rules.md, by the name a round summary uses for them.
 EXTRA_PENALTIES = {
     "okey_discard": "discarded an okey",
     "failed_opening": "laid an opening under the threshold and took it back",

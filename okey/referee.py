@@ -2,7 +2,7 @@
 
 The verdict says whether the declaration is valid, and if not, the first bad group and why in plain
 words, and whether another arrangement of the same tiles wins.  A valid finish gets its type and the
-classic points of RULES.md section 5.
+classic points of docs/rules.md.
 
 >>> from okey import Rules, Tile, parse_tiles
 >>> groups = [parse_tiles(g) for g in ("R1 R2 R3", "K12 Y12 K12", "B5 B6 B7 B8", "Y9 Y10 Y11 Y12")]
@@ -28,8 +28,8 @@ from okey.rules import Rules
 from okey.solver import Group, WinResult, check_win
 from okey.tiles import Tile, format_tiles, parse_tiles
 
-# Base points of each finish type (RULES.md 5): the 000/001 "others lose" system and seed 003
-# agree on 2 and 4; the online penalty table (seed 002) charges 20 and 40.
+# Base points of each finish type (docs/rules.md): the ES/RU "others lose" system and the TR text
+# agree on 2 and 4; the online penalty table (RO text) charges 20 and 40.
 BASE_POINTS = {
     "others_lose": {"normal": 2, "seven_pairs": 4},
     "turkish": {"normal": 2, "seven_pairs": 4},
@@ -63,7 +63,7 @@ class RefereeVerdict:
     okey_discard: bool
     double_okey: bool
     points: int
-    ends_game: bool = False  # the ordered colour finish of seed 003 ends the game
+    ends_game: bool = False  # the ordered colour finish of the TR text ends the game
     discard: Tile | None = None
     sentence: str = field(default="")
 
@@ -227,7 +227,7 @@ def _colour_finish(verdicts: tuple[GroupVerdict, ...], rules: Rules) -> str | No
 
 
 def _points(finish: str, okey_discard: bool, double: bool, rules: Rules) -> tuple[int, bool]:
-    """Classic points (RULES.md 5) and whether the finish ends the game.
+    """Classic points (docs/rules.md) and whether the finish ends the game.
 
     Seed 002's penalty table lists no colour finish (``okey.scoring`` refuses one), so there a
     colour finish is reported but scores no points and does not end the game.
@@ -254,7 +254,7 @@ def _points(finish: str, okey_discard: bool, double: bool, rules: Rules) -> tupl
 
 
 def _colour_scored(rules: Rules) -> bool:
-    """Whether the rules' scoring system has a value for a colour finish (seed 002's has none)."""
+    """Whether the rules' scoring system has a value for a colour finish (the RO table has none)."""
     return rules.scoring != "penalty_table"
 
 

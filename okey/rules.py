@@ -1,6 +1,6 @@
 """Rule sets: one frozen value that travels through the engine, the pipeline and the API.
 
-Every *switch* of ``shared/RULES.md`` is a field here, so a table's house rules are data:
+Every *switch* of ``docs/rules.md`` is a field here, so a table's house rules are data:
 
 >>> from dataclasses import replace
 >>> house = replace(Rules.classic(), wrap_13_1=False)
@@ -14,12 +14,12 @@ from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Literal
 
 Game = Literal["classic", "okey101"]
-# Classic scoring systems of RULES.md section 5.
+# Classic scoring systems of docs/rules.md.
 Scoring = Literal["others_lose", "turkish", "penalty_table", "counted"]
-# How a classic game ends (RULES.md 5): the two highest win when someone reaches 0; a player at 0
+# How a classic game ends (docs/rules.md): the two highest win when someone reaches 0; a player at 0
 # leaves and the rest play on; or ("düşmeli") the finisher counts down and the first to 0 wins.
 Countdown = Literal["others_lose", "leave_at_zero", "finisher_down"]
-# Colour finish scoring: seed 000 variant (-4, or -8 with an okey discard) or seed 003 (ordered
+# Colour finish scoring: ES variant (-4, or -8 with an okey discard) or the TR text (ordered
 # 1..13 ends the game, any other one-colour hand scores 8).
 ColourFinish = Literal["off", "variant_000", "turkish_003"]
 
@@ -31,13 +31,13 @@ class Rules:
     name: str = "classic"
     game: Game = "classic"
 
-    # Groups (RULES.md 4)
+    # Groups (docs/rules.md)
     wrap_13_1: bool = True  # 12-13-1 is a valid run (13-1-2 never is)
     okey_pair_with_okey: bool = True  # two okeys form a pair
     max_run_length: int = 13
     seven_pairs: bool = True  # 14 tiles as seven pairs is a win
 
-    # Finishes (RULES.md 4, 5)
+    # Finishes (docs/rules.md)
     double_okey: bool = False  # çift okey: discarding the second okey quadruples
     colour_finish: ColourFinish = "off"
     colour_finish_colours: str = "RYBK"  # some tables: all-red or all-black only ("RK")
@@ -46,14 +46,14 @@ class Rules:
     hand_size: int = 14  # tiles a player holds between turns (21 in 101)
     max_rack_tiles: int = 15  # most tiles on a rack at once (22 in 101)
 
-    # Classic scoring (RULES.md 5)
+    # Classic scoring (docs/rules.md)
     scoring: Scoring = "others_lose"
     start_points: int = 20
     countdown: Countdown = "others_lose"
     partnership: bool = False
     indicator_last_draw: bool = False  # variant: the indicator becomes the last drawable tile
 
-    # 101 Okey (RULES.md 6)
+    # 101 Okey (docs/rules.md)
     opening_threshold: int = 101
     rising_threshold: bool = False  # an opening must beat the highest earlier opening
     pairs_opening_min: int = 5
@@ -78,13 +78,13 @@ class Rules:
 
     @classmethod
     def penalty_table(cls) -> Rules:
-        """The online penalty table (seed 002): start at 0, collect 20/10/40/40/10, quick games of
+        """The online penalty table (RO text): start at 0, collect 20/10/40/40/10, quick games of
         1 or 3 rounds (3 here), lowest total wins."""
         return cls(name="penalty_table", scoring="penalty_table", start_points=0, rounds=3)
 
     @classmethod
     def counted(cls) -> Rules:
-        """Renkli / sayılı okey (seed 003): losers pay the numbers of their ungrouped tiles."""
+        """Renkli / sayılı okey (TR text): losers pay the numbers of their ungrouped tiles."""
         return cls(name="counted", scoring="counted", start_points=0)
 
     @classmethod

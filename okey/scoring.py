@@ -1,19 +1,19 @@
-"""Classic Okey scoring (RULES.md section 5): every system a table may play, from a round summary.
+"""Classic Okey scoring (docs/rules.md): every system a table may play, from a round summary.
 
 Systems (``rules.scoring``):
 
 * ``others_lose`` / ``turkish``: everyone starts at ``rules.start_points`` (20) and counts down.
   Both use one table of finish values: normal 2, seven pairs 4, colour finish (``colour_finish``
-  switch: 4 in the seed-000 variant, 8 for an unordered one colour in seed 003), times 2 with an
+  switch: 4 in the ES variant, 8 for an unordered one colour in the TR text), times 2 with an
   okey discard and times 4 with a double okey (``double_okey`` switch); a gösterge is worth 1.  An
-  ordered 1..13 colour finish (seed 003) ends the game.  Who loses the points is the
+  ordered 1..13 colour finish (TR text) ends the game.  Who loses the points is the
   ``countdown`` variant: the others (default), the others with a player at 0 leaving, or the
   finisher ("düşmeli", first to 0 wins).  ``partnership`` scores teams of partners sitting opposite.
-* ``penalty_table`` (seed 002, online): everyone starts at 0 and collects penalties: 20 to each
+* ``penalty_table`` (the RO text, online): everyone starts at 0 and collects penalties: 20 to each
   opponent of a finisher, 40 for seven pairs or an okey discard, 10 to everyone on a draw, 10 to
   every opponent of a player holding the indicator's twin.  ``prize_split`` shares a quick game's
   prize.
-* ``counted`` (seed 003, renkli / sayılı): each loser's penalty is the sum of the numbers of the
+* ``counted`` (the TR text, renkli / sayılı): each loser's penalty is the sum of the numbers of the
   tiles outside valid groups under that rack's best grouping, doubled when the finisher went
   pairs, doubled again when the indicator is red or black.
 
@@ -160,7 +160,7 @@ gosterge=(), colour=None, indicator=None, racks={})
     )
 
 
-# --- countdown systems (000/001/003) --------------------------------------------------------------
+# --- countdown systems (ES, RU, TR) --------------------------------------------------------------
 def finish_value(summary: ClassicRound, rules: Rules) -> int:
     """Points a finish is worth in the countdown systems.
 
@@ -192,7 +192,7 @@ def _colour_base(summary: ClassicRound, rules: Rules) -> int:
 
 
 def ends_game(summary: ClassicRound, rules: Rules) -> bool:
-    """An ordered 1..13 colour finish under seed 003's rule: everyone else drops to zero."""
+    """An ordered 1..13 colour finish under the TR text's rule: everyone else drops to zero."""
     return summary.finish == "colour_ordered" and rules.colour_finish == "turkish_003"
 
 
@@ -325,7 +325,7 @@ def prize_split(
     limit: int | None = None,
     winner_share: float = WINNER_SHARE,
 ) -> dict[str, float]:
-    """Share a quick game's prize (seed 002): the lowest penalty takes ``winner_share`` (75%); the
+    """Share a quick game's prize (RO text): the lowest penalty takes ``winner_share`` (75%); the
     rest is shared equally by the other players under 40 (1-round game) or 80 (3-round game)
     penalty points; with nobody under the limit the winner takes everything.  Tied winners share.
 
