@@ -242,3 +242,25 @@ def _page_ws_url(port: int) -> str:
             return pages[0]["webSocketDebuggerUrl"]
         time.sleep(0.1)
     raise RuntimeError("chromium has no page target")
+
+
+def correct_first_tile(page: Any, timeout: float = 60) -> None:
+    """On the camera page: tap the first tile of the hand, pick another reading in the picker, and
+    wait until the page shows that tile corrected to it."""
+    first = page.evaluate(
+        "(() => { const e = document.querySelector('#hand .tile');"
+        " return {id: e.dataset.id, tile: e.dataset.tile}; })()"
+    )
+    new = "FJ" if first["tile"] != "FJ" else "R1"
+    tile = f"#hand .tile[data-id=\"{first['id']}\"]"
+    page.evaluate(f"document.querySelector('{tile}').click()")
+    page.wait_for("document.getElementById('picker').classList.contains('open')")
+    page.evaluate(
+        "[...document.querySelectorAll('#picker-tiles .tile')]"
+        f".find(e => e.dataset.tile === '{new}').click()"
+    )
+    page.wait_for(
+        f"(() => {{ const e = document.querySelector('{tile}');"
+        f" return e && e.classList.contains('corrected') && e.dataset.tile === '{new}'; }})()",
+        timeout=timeout,
+    )

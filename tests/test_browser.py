@@ -10,7 +10,7 @@ from urllib.parse import urlsplit
 
 import httpx
 import pytest
-from cdp_browser import chromium, require_chromium, shot
+from cdp_browser import chromium, correct_first_tile, require_chromium, shot
 from conftest_service import REPO, LiveServer, live_server, require_model
 
 from service.settings import Settings
@@ -129,22 +129,7 @@ def test_camera_shows_the_recognised_tiles_and_takes_a_correction(
         )
         assert painted > 1000
         # Tap a tile, pick another reading: the page shows that tile as corrected.
-        first = page.evaluate(
-            "(() => { const e = document.querySelector('#hand .tile');"
-            " return {id: e.dataset.id, tile: e.dataset.tile}; })()"
-        )
-        new = "FJ" if first["tile"] != "FJ" else "R1"
-        page.evaluate(f"document.querySelector('#hand .tile[data-id=\"{first['id']}\"]').click()")
-        page.wait_for("document.getElementById('picker').classList.contains('open')")
-        page.evaluate(
-            "[...document.querySelectorAll('#picker-tiles .tile')]"
-            f".find(e => e.dataset.tile === '{new}').click()"
-        )
-        page.wait_for(
-            f"(() => {{ const e = document.querySelector('#hand .tile[data-id=\"{first['id']}\"]');"
-            f" return e && e.classList.contains('corrected') && e.dataset.tile === '{new}'; }})()",
-            timeout=60,
-        )
+        correct_first_tile(page, timeout=60)
 
 
 @pytest.fixture(scope="module")

@@ -242,7 +242,7 @@ def test_phone_gets_the_live_camera_over_https_from_a_lan_name(
 
 @pytest.mark.slow
 def test_phone_over_plain_http_is_offered_the_photo_fallback(tmp_path: Path) -> None:
-    from cdp_browser import chromium, shot
+    from cdp_browser import chromium, correct_first_tile, shot
     from conftest_service import live_server, require_model
 
     require_model()
@@ -269,22 +269,7 @@ def test_phone_over_plain_http_is_offered_the_photo_fallback(tmp_path: Path) -> 
         )
         page.screenshot(shot("camera_photo.png", tmp_path))
         # A correction sends the same photo again with it; the tile shows as corrected.
-        first = page.evaluate(
-            "(() => { const e = document.querySelector('#hand .tile');"
-            " return {id: e.dataset.id, tile: e.dataset.tile}; })()"
-        )
-        new = "FJ" if first["tile"] != "FJ" else "R1"
-        page.evaluate(f"document.querySelector('#hand .tile[data-id=\"{first['id']}\"]').click()")
-        page.wait_for("document.getElementById('picker').classList.contains('open')")
-        page.evaluate(
-            "[...document.querySelectorAll('#picker-tiles .tile')]"
-            f".find(e => e.dataset.tile === '{new}').click()"
-        )
-        page.wait_for(
-            f"(() => {{ const e = document.querySelector('#hand .tile[data-id=\"{first['id']}\"]');"
-            f" return e && e.classList.contains('corrected') && e.dataset.tile === '{new}'; }})()",
-            timeout=120,
-        )
+        correct_first_tile(page, timeout=120)
         assert page.evaluate("Number(document.body.dataset.photos)") == 2
 
 
