@@ -77,6 +77,35 @@ def photo_angle(turned: np.ndarray) -> tuple[float, float]:
     return angle, agree
 
 
+def row_angle(turned: np.ndarray) -> tuple[float, float]:
+    """The turn of the rows the tiles stand in, in :func:`photo_angle`'s terms (the turn that
+    stands the tiles up when their rows run across), and how consistent it is (0..1).
+
+    Tiles on a rack touch their row neighbours side by side, so each tile's nearest neighbour
+    lies along its row: the doubled angles of the nearest-neighbour steps agree.  Unlike the
+    boxes' own angles, which scatter on tiles lying sideways (a tile box is nearly as wide as
+    tall from above), the steps between centres keep their direction at any turn.
+
+    >>> row = np.float32([[10 + 30 * k, 50 + 30 * k, 20, 28, 45] for k in range(5)])
+    >>> angle, agree = row_angle(row)
+    >>> round(angle), round(agree, 2)
+    (45, 1.0)
+    """
+    if len(turned) < 2:
+        return 0.0, 0.0
+    centres = turned[:, :2].astype(np.float64)
+    gaps = np.linalg.norm(centres[:, None] - centres[None], axis=2)
+    np.fill_diagonal(gaps, np.inf)
+    step = centres[gaps.argmin(axis=1)] - centres
+    doubled = 2 * np.arctan2(step[:, 1], step[:, 0])
+    c, s = float(np.cos(doubled).sum()), float(np.sin(doubled).sum())
+    agree = math.hypot(c, s) / len(step)
+    angle = math.degrees(math.atan2(s, c)) / 2
+    if angle <= -90:
+        angle += 180
+    return angle, agree
+
+
 def _corners(turned: np.ndarray) -> np.ndarray:
     import cv2
 
@@ -97,6 +126,7 @@ def plan_views(
     turned_to: float = 90.0,
     max_slices: int = 1,
     min_tiles: int = 2,
+    by_rows: bool = False,
 ) -> list[View]:
     """The views of a second look, or none when the first pass's tiles read as they are.
 
@@ -107,14 +137,15 @@ def plan_views(
     and at most ``turned_to`` degrees from upright (turned back upright in the views).  The
     region is the tiles' hull plus one tile on every side; when it does not fit one square at
     the view's scale, it is cut into overlapping squares, at most ``max_slices`` (fewer would
-    not fit: the scale then comes down until they do).
+    not fit: the scale then comes down until they do).  With ``by_rows`` the turn is that of
+    the rows the tiles stand in (:func:`row_angle`, agreeing at least 0.7), not the boxes' own.
     """
     if len(turned) < min_tiles:
         return []
     length = tile_length(turned)
-    angle, agree = photo_angle(turned)
+    angle, agree = row_angle(turned) if by_rows else photo_angle(turned)
     small = small_below > 0 and length * det_scale < small_below
-    turn = agree >= 0.8 and turned_from <= abs(angle) <= turned_to
+    turn = agree >= (0.7 if by_rows else 0.8) and turned_from <= abs(angle) <= turned_to
     if not small and not turn:
         return []
     import cv2

@@ -96,6 +96,9 @@ class RecognizerSpec:
     # a second look when the tiles' dominant turn from upright lies in [from, to] degrees (the
     # view turns them upright); None: never
     second_look_turned: tuple[float, float] | None = None
+    # ... the turn read from the boxes' own angles ("tiles") or from the rows the tiles stand in
+    # ("rows", ``vision.adapt.row_angle``)
+    second_look_turned_by: str = "tiles"
     # the most squares one second look may cut its region into (sliced inference); 1: one view
     second_look_slices: int = 1
     # the tiles' up direction decided for the whole photo when their dominant turn is at least
@@ -145,6 +148,7 @@ class RecognizerSpec:
             second_look_small=float(raw.get("second_look_small", 0.0)),
             second_look_target=float(raw.get("second_look_target", 100.0)),
             second_look_turned=_pair(raw.get("second_look_turned")),
+            second_look_turned_by=str(raw.get("second_look_turned_by", "tiles")),
             second_look_slices=int(raw.get("second_look_slices", 1)),
             up_vote_from=_optional(raw.get("up_vote_from")),
             up_vote_agree=float(raw.get("up_vote_agree", 0.8)),
@@ -349,6 +353,10 @@ class Recognizer:
             raise ValueError(f"unknown architecture {spec.architecture!r}")
         if spec.architecture == "two_stage" and spec.classifier is None:
             raise ValueError("a two_stage recogniser needs a classifier")
+        if spec.second_look_turned_by not in ("tiles", "rows"):
+            raise ValueError(
+                f"unknown second_look_turned_by {spec.second_look_turned_by!r}: use tiles or rows"
+            )
         if spec.detector_task not in ("detect", "obb"):
             raise ValueError(f"unknown detector_task {spec.detector_task!r}: use detect or obb")
         if spec.detector_task == "obb" and spec.architecture != "two_stage":
@@ -468,6 +476,7 @@ class Recognizer:
             turned_from=lo if spec.second_look_turned else 91.0,
             turned_to=hi,
             max_slices=spec.second_look_slices,
+            by_rows=spec.second_look_turned_by == "rows",
         )
         if not views:
             return scores, turned, []
