@@ -103,12 +103,24 @@ def _index(tile: Tile) -> int:
     return tile.index
 
 
+# Masks of ``MeldSearch.live`` over the packed counts: the low bit of every count, the low bit
+# of each number's byte (colour R), the 1s (byte 0), and the shift of a 1 played high (byte 13).
+_PRESENT = sum(0x55 << (8 * n0) for n0 in range(13))
+_LOW_BITS = sum(1 << (8 * n0) for n0 in range(13))
+_ONES = 0x55
+_HIGH_ONE_SHIFT = 8 * 13
+
+
 # Memos of ``MeldSearch._solve`` shared by every search with the same objective and run rules
 # (entries of a few hundred bytes: some tens of MB each at most).
 _MEMOS: dict[tuple, dict[int, tuple[int, tuple | None]]] = {}
 
 
 _MEMO_LIMIT = 1 << 17
+
+
+# ``MeldSearch._meld_of`` by choice and okey.
+_MELDS: dict[tuple, Meld] = {}
 
 
 class MeldSearch:
@@ -169,13 +181,54 @@ class MeldSearch:
     # -- search ----------------------------------------------------------------------------------
     def value(self, x: int, okeys: int) -> int:
         """Best total weight of disjoint melds from packed counts ``x`` and ``okeys`` wild tiles."""
-        return self._solve(x, okeys)
+        return self._solve(self.live(x, okeys), okeys)
 
     def best(self, tiles: Sequence[Tile]) -> MeldSearchResult:
         """Search a hand and rebuild the melds (false jokers and okeys mapped back to the tiles)."""
         x, okeys, false_jokers = self.pack(tiles)
+        x = self.live(x, okeys)
         value = self._solve(x, okeys)
         return self._result(value, self._rebuild(x, okeys), tiles)
+
+    def live(self, x: int, okeys: int) -> int:
+        """The packed counts ``x`` less every kind no meld can hold (with ``okeys`` wild tiles).
+
+        A kind is in some meld exactly when it is in a run of three (its other two slots held,
+        or as many of them as there are okeys missing) or in a set (enough other colours held
+        at its number, okeys making up the rest): any longer run holding it holds such a run of
+        three.  Such a kind is dead for the whole search (it only loses tiles and okeys), and no
+        meld ever takes its slot, not even with an okey (an okey there could be swapped for the
+        real tile, making a meld of it), so every search choice is the same without it: the
+        search merely skips the states that decide about it.  With two okeys any kind may form
+        a set with them: nothing is dead."""
+        if okeys >= 2:
+            return x
+        p = (x | (x >> 1)) & _PRESENT  # bit 2c of number n's byte: a tile of colour c there
+        if self.wrap:
+            p |= (p & _ONES) << _HIGH_ONE_SHIFT  # the 1s again after the 13s (byte 13)
+        if self.max_run < 3:
+            run = 0
+        else:
+            up1, up2 = p >> 8, p >> 16
+            down1, down2 = p << 8, p << 16
+            # A run of three: one other slot held (the okey takes the other), or both.
+            run = (up1 | up2 | down1 | down2) if okeys else (down1 & (down2 | up1)) | (up1 & up2)
+            if self.wrap:
+                run = (run | ((run >> _HIGH_ONE_SHIFT) & _ONES)) & _PRESENT
+        # Per colour, the other colours held at its number.
+        q0, q1 = p & _LOW_BITS, (p >> 2) & _LOW_BITS
+        q2, q3 = (p >> 4) & _LOW_BITS, (p >> 6) & _LOW_BITS
+        if okeys:
+            sets = (q1 | q2 | q3) | (q0 | q2 | q3) << 2 | (q0 | q1 | q3) << 4 | (q0 | q1 | q2) << 6
+        else:
+            sets = (
+                ((q1 & q2) | (q1 & q3) | (q2 & q3))
+                | ((q0 & q2) | (q0 & q3) | (q2 & q3)) << 2
+                | ((q0 & q1) | (q0 & q3) | (q1 & q3)) << 4
+                | ((q0 & q1) | (q0 & q2) | (q1 & q2)) << 6
+            )
+        dead = p & _PRESENT & ~(run | sets)
+        return x & ~(dead * 3)
 
     def best_using(self, tiles: Sequence[Tile], tile: Tile) -> MeldSearchResult | None:
         """The best melds among those that put ``tile`` (one copy of it) into a meld, or None when
@@ -571,6 +624,17 @@ class MeldSearch:
         return ALL_KINDS[FALSE_JOKER_INDEX] if kind == self.okey.index else ALL_KINDS[kind]
 
     def _meld_of(self, spec: tuple) -> Meld:
+        """The meld a search choice (``spec``) lays, with this search's okey (shared: melds are
+        frozen, and the same choices come back across hands)."""
+        key = (spec, self.okey.index)
+        meld = _MELDS.get(key)
+        if meld is None:
+            if len(_MELDS) >= _MEMO_LIMIT:
+                _MELDS.clear()
+            meld = _MELDS[key] = self._new_meld(spec)
+        return meld
+
+    def _new_meld(self, spec: tuple) -> Meld:
         tiles: list[Tile] = []
         plays: list[Tile] = []
         if spec[0] == "set":
