@@ -45,7 +45,7 @@ class View:
 
     matrix: np.ndarray
     size: int
-    reason: str  # "small", "turned" or "slice"
+    reason: str  # "small", "large", "turned" or "slice"
 
 
 def tile_length(turned: np.ndarray) -> float:
@@ -121,6 +121,7 @@ def plan_views(
     *,
     det_scale: float,
     small_below: float = 0.0,
+    large_above: float = 0.0,
     target: float = 100.0,
     turned_from: float = 90.0,
     turned_to: float = 90.0,
@@ -132,7 +133,8 @@ def plan_views(
 
     ``turned`` are the first pass's boxes in photo pixels, ``det_scale`` the first pass's scale
     from photo to detector pixels.  A second look is due when the median tile's long side in the
-    detector was under ``small_below`` pixels (scaled to ``target`` in the views), or when the
+    detector was under ``small_below`` or over ``large_above`` pixels (scaled to ``target`` in
+    the views: a photo taken too far, or too close), or when the
     tiles' dominant turn (:func:`photo_angle`, consistent tiles only) is at least ``turned_from``
     and at most ``turned_to`` degrees from upright (turned back upright in the views).  The
     region is the tiles' hull plus one tile on every side; when it does not fit one square at
@@ -145,12 +147,13 @@ def plan_views(
     length = tile_length(turned)
     angle, agree = row_angle(turned) if by_rows else photo_angle(turned)
     small = small_below > 0 and length * det_scale < small_below
+    large = large_above > 0 and length * det_scale > large_above
     turn = agree >= (0.7 if by_rows else 0.8) and turned_from <= abs(angle) <= turned_to
-    if not small and not turn:
+    if not small and not large and not turn:
         return []
     import cv2
 
-    scale = (target / length) if small else det_scale  # photo px -> view px
+    scale = (target / length) if small or large else det_scale  # photo px -> view px
     phi = angle if turn else 0.0  # turning the photo by -phi stands the tiles up
     # the region, in coordinates turned upright (about the origin), grown by one tile per side
     rot = cv2.getRotationMatrix2D((0.0, 0.0), phi, 1.0)
@@ -167,7 +170,7 @@ def plan_views(
         extent, overlap = (hi - lo) * scale, 1.5 * length * scale
         step = det_size - overlap
         grid = [max(1, math.ceil((e - overlap) / step)) for e in extent]
-    reason = "small" if small else "turned"
+    reason = "small" if small else "large" if large else "turned"
     views = []
     for gx in range(grid[0]):
         for gy in range(grid[1]):
