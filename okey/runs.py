@@ -323,6 +323,31 @@ _BITS_MEMO: dict[int, int] = {}
 _OUTSIDE = tuple(2 + max(0, 3 - span) for span in range(64))
 
 
+# ``_pads`` per hand size, by the walk's situation (``_runs_bits``).
+_PADS: dict[int, dict[int, tuple[int, ...]]] = {}
+
+
+def _pads(
+    reach: int, leads: int, room: int, lead_missing: int, trail_missing: int, size: int
+) -> tuple[int, ...]:
+    """The shifts (``_run_fields``) that the drawn tiles around a run's kept span add, each
+    once: a lead of up to ``leads`` tiles before its first face and a trail of up to ``room``
+    after its last (``reach`` positions apart), together at most what makes the run 3 long
+    plus 2 (``_OUTSIDE``), the run 3 to ``LONGEST_RUN`` long; each drawn tile at a position
+    with no copy left (bits of ``lead_missing``, the lowest the furthest left, and of
+    ``trail_missing``, the lowest the nearest) counts one excess."""
+    kept_bits, excess_at, _, _ = _run_fields(size)
+    outside = _OUTSIDE[reach]
+    shifts = set()
+    for trail in range(room + 1):
+        trail_excess = (trail_missing & ((1 << trail) - 1)).bit_count()
+        run = reach + trail
+        for lead in range(max(0, 3 - run), min(leads, outside - trail, LONGEST_RUN - run) + 1):
+            lead_excess = (lead_missing >> (leads - lead)).bit_count()
+            shifts.add(((lead + trail) << kept_bits) + ((lead_excess + trail_excess) << excess_at))
+    return tuple(sorted(shifts))
+
+
 def _runs_packed(line: int, avail: int, length: int, size: int) -> tuple[tuple[int, int], ...]:
     """Every useful way to lay a colour's faces out in runs: (slots + (excess << SHIFT), most
     faces kept) pairs (``useful_bits`` of the choices ``_runs_bits`` finds)."""
@@ -379,7 +404,12 @@ def useful_bits(bits: int, size: int) -> dict[int, int]:
     lower = [-1] * (size + 1)  # most kept at each slot count with less excess
     base = 0
     for at in range(0, count, per_layer):
-        layer = [v.bit_length() - 1 for v in fields[at : at + size + 1]]
+        here = fields[at : at + size + 1]
+        if not any(here):
+            # No choice with this excess: nothing found, nothing lowered.
+            base += 1 << SHIFT
+            continue
+        layer = [v.bit_length() - 1 for v in here]
         running = -1  # most kept with no more excess, up to each slot count
         upto = []
         for slots, kept in enumerate(layer):
@@ -431,59 +461,61 @@ def _runs_bits(line: int, avail: int, length: int, size: int) -> int:
     rest = line - (1 << (2 * first))
     found = _runs_bits(rest, avail, length, size)
     missing = ~avail
-    # One walk up the line from the first face, shared by every lead: each place a run through
-    # it may end, as (positions from the first face, kept span, drawn tiles after the last kept
-    # face, faces kept, excess past the first face, the rest of the line).  The drawn tiles
-    # outside the kept span depend on the lead only through the lead itself.
-    ends = []
+    leads = first if first < MAX_OUTSIDE else MAX_OUTSIDE
+    # The positions a lead may draw (bit i: position first - leads + i) with no copy left.
+    lead_missing = (missing >> (first - leads)) & ((1 << leads) - 1)
+    pads_of = _PADS.get(size)
+    if pads_of is None:
+        pads_of = _PADS[size] = {}
+    # One walk up the line from the first face, from one kept face to the next (a run takes
+    # every held face on its way): a run through the first face may end on each, perhaps plus
+    # drawn tiles (its trail), and start with drawn tiles before the first face (its lead).
     left = rest
-    kept, since_kept, excess, pos = 1, 0, 0, first
+    kept, excess, end = 1, 0, first
     while True:
-        reach = pos - first + 1
-        ends.append((reach, reach - since_kept, since_kept, kept, excess, left))
-        pos += 1
-        if pos > top or reach >= LONGEST_RUN:
-            break
-        if (left >> (2 * pos)) & 3:
-            left -= 1 << (2 * pos)
-            kept += 1
-            since_kept = 0
+        reach = end - first + 1
+        above = left >> (2 * end + 2)
+        if above:
+            after = end + 1 + (((above & -above).bit_length() - 1) >> 1)  # the next held face
+            gap = after - end - 1
         else:
-            excess += (missing >> pos) & 1
-            since_kept += 1
-            if since_kept > MAX_OUTSIDE:
-                break
-    subs: dict[int, int] = {0: 1}  # ``_runs_bits`` of each rest of the line met
-    for lead in range(min(MAX_OUTSIDE, first) + 1):
-        lead_excess = ((missing >> (first - lead)) & ((1 << lead) - 1)).bit_count()
-        for reach, span, since_kept, kept, excess, left in ends:
-            run = lead + reach
-            if run > LONGEST_RUN:
-                break
-            # Drawn tiles outside the kept span: at most what makes the run 3 long, plus 2.
-            outside = _OUTSIDE[span]
-            if lead > outside:
-                break  # the lead is too long for this run or any longer one
-            if run >= 3 and lead + since_kept <= outside:
-                sub = subs.get(left)
+            after = top + 1
+            gap = top - end
+        room = min(gap, MAX_OUTSIDE, LONGEST_RUN - reach)  # the longest trail
+        trail_missing = (missing >> (end + 1)) & ((1 << room) - 1)
+        key = (reach << 20) | (leads << 17) | (room << 14) | (lead_missing << 7) | trail_missing
+        pads = pads_of.get(key)
+        if pads is None:
+            pads = pads_of[key] = _pads(reach, leads, room, lead_missing, trail_missing, size)
+        if pads:
+            if not left:
+                sub = 1
+            else:
+                # ``_runs_bits(left, ...)``, its memo read here first.
+                low = ((left & -left).bit_length() - 1) >> 1
+                if low > MAX_OUTSIDE:
+                    cut = low - MAX_OUTSIDE
+                    key = (
+                        (left >> (2 * cut))
+                        | ((avail >> cut) << 32)
+                        | ((length - cut) << 48)
+                        | (size << 56)
+                    )
+                else:
+                    key = left | tail
+                sub = memo.get(key)
                 if sub is None:
-                    # ``_runs_bits(left, ...)``, its memo read here first.
-                    low = ((left & -left).bit_length() - 1) >> 1
-                    if low > MAX_OUTSIDE:
-                        cut = low - MAX_OUTSIDE
-                        key = (
-                            (left >> (2 * cut))
-                            | ((avail >> cut) << 32)
-                            | ((length - cut) << 48)
-                            | (size << 56)
-                        )
-                    else:
-                        key = left | tail
-                    sub = memo.get(key)
-                    if sub is None:
-                        sub = _runs_bits(left, avail, length, size)
-                    subs[left] = sub
-                found |= sub << (kept + (run << kept_bits) + ((excess + lead_excess) << excess_at))
+                    sub = _runs_bits(left, avail, length, size)
+            base = sub << (kept + (reach << kept_bits) + (excess << excess_at))
+            for shift in pads:
+                found |= base << shift
+        # The run goes on to the next held face across at most MAX_OUTSIDE drawn tiles.
+        if after > top or gap > MAX_OUTSIDE or after - first >= LONGEST_RUN:
+            break
+        excess += ((missing >> (end + 1)) & ((1 << gap) - 1)).bit_count()
+        left -= 1 << (2 * after)
+        kept += 1
+        end = after
     found &= valid
     if len(memo) >= _RUNS_MEMO_LIMIT:
         memo.clear()
