@@ -32,7 +32,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from okey.hand import check_playing_hand, okey_for
-from okey.layout import GUARDS, HIGH, Component, kept_bound, layout_kept, priced_size
+from okey.layout import (
+    GUARDS,
+    HIGH,
+    Component,
+    bounded_cache,
+    kept_bound,
+    layout_kept,
+    priced_size,
+)
 from okey.rules import Rules
 from okey.runs import LINE_PROFILES, line_key, line_profile
 from okey.sets import SetChoice, lone_colours, number_choices, take_set_keys
@@ -189,22 +197,70 @@ class HandState:
 
 def kept_in_pairs(hand: HandState, rules: Rules) -> int:
     """Most tiles (okeys included) kept by a hand of ``hand_size / 2`` pairs."""
+    return kept_in_pairs_of(hand, pair_counts(hand.faces, hand.avail), rules)
+
+
+def kept_in_pairs_of(hand: HandState, counts: tuple[int, int, int], rules: Rules) -> int:
+    """``kept_in_pairs`` of a hand with these ``pair_counts`` (and the hand's okeys)."""
+    full, drawable, dead = counts
     pairs_needed = rules.hand_size // 2
-    full = sum(1 for n in hand.faces if n >= 2)
-    singles = [i for i, n in enumerate(hand.faces) if n == 1]
-    drawable_singles = sum(1 for i in singles if hand.avail[i] > 0)
-    dead_singles = len(singles) - drawable_singles
+    return pairs_kept(
+        full, drawable, dead, hand.okeys, hand.wild_avail, pairs_needed, rules.okey_pair_with_okey
+    )
+
+
+def pair_counts(faces: Sequence[int], avail: Sequence[int]) -> tuple[int, int, int]:
+    """What the pairs form of a hand depends on: its full pairs (faces held twice), its singles
+    with a copy left to draw, and its singles with none."""
+    singles = faces.count(1)
+    full = len(faces) - faces.count(0) - singles
+    drawable = 0
+    if singles:
+        for n, a in zip(faces, avail, strict=True):
+            if n == 1 and a > 0:
+                drawable += 1
+    return full, drawable, singles - drawable
+
+
+def pair_counts_drawn(
+    hand: HandState, counts: tuple[int, int, int], face: int
+) -> tuple[int, int, int]:
+    """The ``pair_counts`` (``counts``) of a hand once a copy of ``face`` is drawn (it has one
+    left to draw): a single becomes a full pair, an absent face a single, drawable if another
+    copy is left."""
+    full, drawable, dead = counts
+    held = hand.faces[face]
+    if held == 1:
+        return full + 1, drawable - 1, dead
+    if held == 0:
+        if hand.avail[face] > 1:
+            return full, drawable + 1, dead
+        return full, drawable, dead + 1
+    return counts
+
+
+@bounded_cache(1 << 14)
+def pairs_kept(
+    full: int,
+    drawable_singles: int,
+    dead_singles: int,
+    okeys: int,
+    wild_avail: int,
+    pairs_needed: int,
+    okey_pair_with_okey: bool,
+) -> int:
+    """``kept_in_pairs`` from the hand's ``pair_counts``, its okeys held and still to draw."""
     best = 0
     for used_full in range(min(full, pairs_needed) + 1):
         left = pairs_needed - used_full
         # A full pair not kept whole gives two singles an okey can pair with (no copy left).
         dead = dead_singles + 2 * (full - used_full)
-        with_okey = min(hand.okeys, left, dead + drawable_singles)
+        with_okey = min(okeys, left, dead + drawable_singles)
         from_dead = min(with_okey, dead)
         drawable_left = drawable_singles - (with_okey - from_dead)
         left -= with_okey
-        okeys_left = hand.okeys - with_okey
-        okey_pairs = min(okeys_left // 2, left) if rules.okey_pair_with_okey else 0
+        okeys_left = okeys - with_okey
+        okey_pairs = min(okeys_left // 2, left) if okey_pair_with_okey else 0
         left -= okey_pairs
         okeys_left -= 2 * okey_pairs
         okey_draws = min(okeys_left, left)
@@ -212,7 +268,7 @@ def kept_in_pairs(hand: HandState, rules: Rules) -> int:
         single_draws = min(drawable_left, left)
         left -= single_draws
         # A single with no copy left pairs with an okey still to be drawn.
-        wild_draws = min(hand.wild_avail, dead - from_dead, left)
+        wild_draws = min(wild_avail, dead - from_dead, left)
         kept = 2 * (used_full + with_okey + okey_pairs) + okey_draws + single_draws + wild_draws
         best = max(best, kept)
     return best

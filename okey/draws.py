@@ -4,7 +4,14 @@ tile away), found from the optimal layouts of the hand instead of solving it aga
 
 from __future__ import annotations
 
-from okey.distance import HandState, kept_in_pairs, kept_with_sets, optimal_set_choices
+from okey.distance import (
+    HandState,
+    kept_in_pairs_of,
+    kept_with_sets,
+    optimal_set_choices,
+    pair_counts,
+    pair_counts_drawn,
+)
 from okey.layout import GUARDS, HIGH, Totals, priced_size, totals_of
 from okey.rules import Rules
 from okey.runs import LINE_PROFILES, NEAR, line_profile, lone_faces
@@ -46,7 +53,8 @@ def improving_draws_from(
     pairs_on = rules.seven_pairs and size % 2 == 0
     kept_melds, optimal = solved
     melds = size - kept_melds - hand.okeys
-    pairs = size - kept_in_pairs(hand, rules) if pairs_on else size
+    counts = pair_counts(hand.faces, hand.avail) if pairs_on else (0, 0, 0)
+    pairs = size - kept_in_pairs_of(hand, counts, rules) if pairs_on else size
     distance = max(0, min(melds, pairs))
     found: set[int] = set()
     melds_failed: set[int] = set()
@@ -61,7 +69,11 @@ def improving_draws_from(
         if not pairs_count and (not layouts or face in never):
             continue  # nothing to check for this face
         drawn = hand.with_face(face)
-        if pairs_count and size - kept_in_pairs(drawn, rules) < distance:
+        if (
+            pairs_count
+            and size - kept_in_pairs_of(hand, pair_counts_drawn(hand, counts, face), rules)
+            < distance
+        ):
             found.add(face)
         elif layouts and face not in never:
             if root.cuts(drawn, face, kept_melds + 1):

@@ -231,9 +231,22 @@ class Totals:
                 ],
             )
 
-    def best_with(self, packed: Sequence[tuple[int, int]]) -> int:
+    def best_with(self, packed: tuple[tuple[int, int], ...]) -> int:
         """Most kept once one more component (its packed choices) is added and the slots must
-        fit."""
+        fit (remembered per table and choices: the same few hundred choices recur)."""
+        key = (id(self), id(packed))
+        hit = _BEST_WITH.get(key)
+        if hit is not None and hit[0] is self and hit[1] is packed:
+            return hit[2]
+        best = self._best_with(packed)
+        if len(_BEST_WITH) >= _BEST_WITH_LIMIT:
+            _BEST_WITH.clear()
+        # (The entry holds the table and the choices, so their ids stay theirs while it lasts.)
+        _BEST_WITH[key] = (self, packed, best)
+        return best
+
+    def _best_with(self, packed: Sequence[tuple[int, int]]) -> int:
+        """``best_with``, computed."""
         best = -1
         by_key = self.by_key
         limit = len(by_key)
@@ -243,6 +256,13 @@ class Totals:
                 if found >= 0 and found + kept > best:
                     best = found + kept
         return max(best, 0)
+
+
+# ``Totals.best_with`` by the ids of the table and the choices.
+_BEST_WITH: dict[tuple[int, int], tuple[Totals, tuple[tuple[int, int], ...], int]] = {}
+
+
+_BEST_WITH_LIMIT = 1 << 16
 
 
 def layout_kept(components: Sequence[Component], size: int, budget: int) -> int:
