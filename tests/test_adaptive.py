@@ -20,6 +20,7 @@ from vision.adapt import (
     map_back,
     photo_angle,
     plan_views,
+    row_angle,
     unify_angles,
 )
 from vision.recognizer import MANIFEST, Recognizer, RecognizerSpec
@@ -79,6 +80,20 @@ def test_plan_views_only_for_small_or_turned_tiles() -> None:
     spread = np.float32([[x, y, 10, 14, 0] for x in range(20, 620, 60) for y in range(20, 620, 60)])
     views = plan_views(spread, (640, 640), 448, **{**kw, "max_slices": 9})
     assert len(views) > 1 and {v.reason for v in views} == {"slice"}
+
+
+def test_plan_views_by_rows_turns_a_rack_whose_boxes_disagree() -> None:
+    """A row running at 75 degrees whose boxes' own angles scatter (tiles lying sideways seen
+    from above): the boxes ask for no turn, the rows do, and the view runs the row across."""
+    step = np.float32([np.cos(np.radians(75)), np.sin(np.radians(75))]) * 45
+    row = np.float32([[200 + k * step[0], 100 + k * step[1], 40, 56, a]
+                      for k, a in enumerate([75, -10, 70, 20, 80, -30])])  # fmt: skip
+    kw = {"det_scale": 0.7, "turned_from": 60, "turned_to": 90}
+    assert plan_views(row, (640, 640), 448, **kw) == []
+    (view,) = plan_views(row, (640, 640), 448, **kw, by_rows=True)
+    assert view.reason == "turned"
+    across = (row[:, :2] @ view.matrix[:, :2].T)[[0, -1]]
+    assert abs(across[1, 1] - across[0, 1]) < 1e-3 * abs(across[1, 0] - across[0, 0])
 
 
 def test_colour_model_splits_a_pair_by_ink_within_the_photo() -> None:
@@ -270,6 +285,29 @@ def test_tiles_lying_across_are_stood_up_one_way_for_the_whole_photo(shipped: Re
     assert wrong(alone) >= 3 and wrong(voted) <= 1
     # the upright photo is read one way, as before
     assert "up" not in shipped.recognize(cv2.imread(str(EXAMPLE))).second_look
+
+
+def test_a_rack_turned_across_the_frame_is_read_in_a_view_turned_by_its_rows(
+    shipped: Recognizer,
+) -> None:
+    """A real rack photo turned a quarter (its rows run up the frame): the boxes' own angles
+    scatter on tiles lying sideways, so the first pass alone misses or misreads two tiles; the
+    rows (steps between tile centres) still say which way the rack runs, and the detector's
+    second look at a view turned by them reads the rack exactly."""
+    name = "rummy-21_jpeg.rf.0518161cce02c4bf7d9733b46f072758"
+    image = cv2.imread(str(REAL_VAL / f"{name}.jpg"))
+    label = REAL_VAL.parent / "labels" / f"{name}.txt"
+    truth = sorted(Tile(int(line.split()[0])) for line in label.read_text().splitlines())
+    across = turn(image, 90)
+    _, _, first = shipped._detect(across)
+    assert photo_angle(first)[1] < 0.8 < row_angle(first)[1]
+    alone = _read(_without(shipped, second_look_turned=None), across)
+    assert sum(min(alone.count(t), truth.count(t)) for t in set(truth)) <= len(truth) - 2
+    recognition = shipped.recognize(across)
+    assert "turned" in recognition.second_look
+    assert sorted(t.tile for t in recognition.tiles) == truth
+    # the photo as taken (its rows lean 23 degrees) is read in one pass
+    assert "turned" not in shipped.recognize(image).second_look
 
 
 @pytest.mark.slow
