@@ -111,6 +111,11 @@ _ONES = 0x55
 _HIGH_ONE_SHIFT = 8 * 13
 
 
+def _wraps(p: int) -> bool:
+    """Whether some colour holds 12, 13 and 1 (presence bits of ``MeldSearch.live``)."""
+    return bool(p & (p >> (8 * 11)) & (p >> (8 * 12)) & _ONES)
+
+
 # Memos of ``MeldSearch._solve`` shared by every search with the same objective and run rules
 # (entries of a few hundred bytes: some tens of MB each at most).
 _MEMOS: dict[tuple, dict[int, tuple[int, tuple | None]]] = {}
@@ -181,14 +186,57 @@ class MeldSearch:
     # -- search ----------------------------------------------------------------------------------
     def value(self, x: int, okeys: int) -> int:
         """Best total weight of disjoint melds from packed counts ``x`` and ``okeys`` wild tiles."""
-        return self._solve(self.live(x, okeys), okeys)
+        x = self.live(x, okeys)
+        if okeys:
+            return self._solve(x, okeys)
+        return sum(self._solve(part, 0) for part in self.parts(x))
 
     def best(self, tiles: Sequence[Tile]) -> MeldSearchResult:
         """Search a hand and rebuild the melds (false jokers and okeys mapped back to the tiles)."""
         x, okeys, false_jokers = self.pack(tiles)
         x = self.live(x, okeys)
-        value = self._solve(x, okeys)
-        return self._result(value, self._rebuild(x, okeys), tiles)
+        if okeys:
+            value = self._solve(x, okeys)
+            return self._result(value, self._rebuild(x, okeys), tiles)
+        value = 0
+        melds: list[Meld] = []
+        for part in self.parts(x):
+            value += self._solve(part, 0)
+            melds += self._rebuild(part, 0)
+        return self._result(value, melds, tiles)
+
+    def parts(self, x: int) -> list[int]:
+        """Packed counts with no okey (after ``live``) split into ranges of numbers that no meld
+        spans, each searched on its own.
+
+        Without okeys a run is held whole, so it joins numbers n and n + 1 only where some
+        colour holds both inside a run of three held tiles; sets stay at one number.  Every
+        choice the search makes about the lowest kind left involves its own range only, and
+        the other ranges add the same value to every option, so each range's choices are the
+        ones the whole search makes (and the melds the same: ``_result`` orders them).  Small
+        ranges (one run, one set) recur across hands, so their searches are mostly memo hits."""
+        p = (x | (x >> 1)) & _PRESENT
+        starts = p & (p >> 8) & (p >> 16)  # colour and number where a run of three starts
+        in_run = starts | (starts << 8) | (starts << 16)
+        link = in_run & (in_run >> 8)  # both n and n + 1 in runs of one colour
+        link = (link | (link >> 2) | (link >> 4) | (link >> 6)) & _LOW_BITS
+        wraps = self.wrap and _wraps(p)
+        if wraps:
+            link |= 1 << (8 * 11)  # 12-13-1 joins 12 and 13 (and 1, below)
+        parts = []
+        mask = 0
+        for n0 in range(13):
+            mask |= 0xFF << (8 * n0)
+            if not (link >> (8 * n0)) & 1:
+                part = x & mask
+                if part:
+                    parts.append(part)
+                x ^= part
+                mask = 0
+        if wraps and len(parts) > 1:
+            # 12-13-1 joins the ranges of the 13s and the 1s (the last and the first).
+            parts[0] |= parts.pop()
+        return parts
 
     def live(self, x: int, okeys: int) -> int:
         """The packed counts ``x`` less every kind no meld can hold (with ``okeys`` wild tiles).
