@@ -69,6 +69,9 @@ def test_plan_views_only_for_small_or_turned_tiles() -> None:
     (view,) = plan_views(small, (640, 640), 448, **kw)
     # scaled up (at most to the target, 100 px a tile) as far as one square holds the tiles
     assert view.reason == "small" and 0.7 * 4 < view.matrix[0, 0] <= 100 / 14
+    # too close (39 px in the detector over a 30 px limit): shrunk to the target, 20 px a tile
+    (view,) = plan_views(tiles, (640, 640), 448, **kw, large_above=30, target=20)
+    assert view.reason == "large" and view.matrix[0, 0] == pytest.approx(20 / 56)
     turned = tiles.copy()
     turned[:, 4] = 40
     (view,) = plan_views(turned, (640, 640), 448, **kw)
