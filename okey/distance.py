@@ -317,19 +317,18 @@ class SetSearch:
         # of the hand (a set's missing tiles are drawn at its own number only, so the effect of
         # a choice never depends on the choices at other numbers, and the change it makes to
         # each colour's line key is fixed).
-        self.options = []
-        self.deltas = []
+        self.choices = []
         gains = []
         for n in self.numbers:
-            options, deltas, gain = number_choices(
+            choices, gain = number_choices(
                 (faces[n], faces[13 + n], faces[26 + n], faces[39 + n]),
                 (avail[n], avail[13 + n], avail[26 + n], avail[39 + n]),
                 n,
                 singles[n],
             )
-            self.options.append(options)
-            self.deltas.append(deltas)
+            self.choices.append(choices)
             gains.append(gain)
+        self.leaf = len(self.numbers)
         # rest[i]: price * size plus the most the sets at numbers i.. can add (packed).
         self.rest = [priced_size(size)]
         for gain in reversed(gains):
@@ -361,10 +360,10 @@ class SetSearch:
         """Search from number ``i`` on; True once the answer is settled (stop everything).
 
         ``acc`` is the packed bound terms of the sets chosen so far and the colours' runs."""
-        size = self.size
         if (self.rest[i] + acc + self.guard) & HIGH != HIGH:
             return False
-        if i == len(self.numbers):
+        size = self.size
+        if i == self.leaf:
             kept = layout_kept((*self.items, *self.profiles), size, self.budget)
             if kept > self.best or not self.optimal:
                 self.best, self.optimal = kept, [tuple(self.sets)]
@@ -372,39 +371,44 @@ class SetSearch:
             elif kept == self.best and self.ties:
                 self.optimal.append(tuple(self.sets))
             return not self.ties and self.best >= self.enough
-        number = self.numbers[i]
         after = self.rest[i + 1]
-        keys, profiles, wrap = self.keys, self.profiles, self.wrap
+        keys, profiles, wrap, items, sets = (
+            self.keys,
+            self.profiles,
+            self.wrap,
+            self.items,
+            self.sets,
+        )
         cache, tail = LINE_PROFILES, (wrap << 39) | (size << 40)
-        for option, deltas in zip(self.options[i], self.deltas[i], strict=True):
-            child = acc + option.packed_gains
+        for gains, deltas, choice_items, choice_sets in self.choices[i]:
+            child = acc + gains
             # Taking faces into sets never raises a colour's runs bound, so the runs as they
             # stand now already bound the child: most children are cut here, before the
             # (costlier) profiles of their colours are looked up.
             if (after + child + self.guard) & HIGH != HIGH:
                 continue
-            old = []
-            for colour, delta in deltas:
-                profile = profiles[colour]
-                old.append((colour, profile))
-                key = keys[colour] = keys[colour] + delta
-                # ``line_profile``, its cache read here first.
-                new = cache.get(key | tail)
-                if new is None:
-                    new = line_profile(key, wrap, size)
-                profiles[colour] = new
-                child += new.packed_bound - profile.packed_bound
-            if option.items:
-                self.items.extend(option.items)
-                self.sets.extend((colours, number) for colours in option.sets)
-            done = self._visit(i + 1, child)
-            for colour, delta in deltas:
-                keys[colour] -= delta
-            for colour, profile in old:
-                profiles[colour] = profile
-            if option.items:
-                del self.items[-len(option.items) :]
-                del self.sets[-len(option.items) :]
+            if deltas:
+                old = [profiles[colour] for colour, _ in deltas]
+                for colour, delta in deltas:
+                    key = keys[colour] = keys[colour] + delta
+                    # ``line_profile``, its cache read here first.
+                    new = cache.get(key | tail)
+                    if new is None:
+                        new = line_profile(key, wrap, size)
+                    child += new.packed_bound - profiles[colour].packed_bound
+                    profiles[colour] = new
+            if choice_items:
+                items += choice_items
+                sets += choice_sets
+                done = self._visit(i + 1, child)
+                del items[-len(choice_items) :]
+                del sets[-len(choice_items) :]
+            else:
+                done = self._visit(i + 1, child)
+            if deltas:
+                for (colour, delta), profile in zip(deltas, old, strict=True):
+                    keys[colour] -= delta
+                    profiles[colour] = profile
             if done:
                 return True
         return False

@@ -37,23 +37,31 @@ def lone_colours(keys: Sequence[int], wrap: bool) -> list[int]:
 _NO_LONE = [0] * 13
 
 
+# One choice of sets at a number as the set search reads it (``number_choices``): its bound
+# gains (packed), per colour it touches the change to that colour's line key, its set
+# components, and its sets as (held colours, number).
+Choice = tuple[int, tuple[tuple[int, int], ...], tuple[Component, ...], SetChoice]
+
+
 @bounded_cache(1 << 14)
 def number_choices(
     counts: tuple[int, ...], avail: tuple[int, ...], number: int, singles: int = 0
-) -> tuple[list[_Option], list[list[tuple[int, int]]], int]:
-    """``_number_options`` at ``number``, how each changes the line key of each colour it
-    touches, and the most any of them adds to the bound (packed, per slot price).  ``singles``:
-    the colours whose face may stand alone in a set (``lone_colours``)."""
+) -> tuple[tuple[Choice, ...], int]:
+    """``_number_options`` at ``number`` as ``Choice`` tuples (with how each changes the line
+    key of each colour it touches), and the most any of them adds to the bound (packed, per
+    slot price).  ``singles``: the colours whose face may stand alone in a set
+    (``lone_colours``)."""
     options = _number_options(counts, avail, singles)
-    deltas = []
+    choices = []
     for option in options:
-        out = []
+        deltas = []
         for colour, taken, drawn in option.changes:
             lost = 4 if avail[colour] > 0 and avail[colour] - drawn <= 0 else 0
-            out.append((colour, -((taken + lost) << (3 * number))))
-        deltas.append(out)
+            deltas.append((colour, -((taken + lost) << (3 * number))))
+        sets = tuple((colours, number) for colours in option.sets)
+        choices.append((option.packed_gains, tuple(deltas), option.items, sets))
     best = [max(0, *(o.gains[k] for o in options)) for k in range(len(SLOT_PRICES))]
-    return options, deltas, pack(best)
+    return tuple(choices), pack(best)
 
 
 class _Option(NamedTuple):
@@ -116,7 +124,7 @@ def number_gain(faces: Sequence[int], avail: Sequence[int], n: int, singles: int
     if not singles and (counts[0] > 0) + (counts[1] > 0) + (counts[2] > 0) + (counts[3] > 0) < 2:
         return 0
     here = (avail[n], avail[13 + n], avail[26 + n], avail[39 + n])
-    return number_choices(counts, here, n, singles)[2]
+    return number_choices(counts, here, n, singles)[1]
 
 
 def take_set_keys(
