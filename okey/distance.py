@@ -422,18 +422,24 @@ def kept_with_sets(
     With ``at_least``, a layout that cannot keep that many may be reported as -1 straight from
     the bound of ``kept_bound`` (its knapsack is skipped).
     """
+    faces = hand.faces
     need: dict[int, int] = {}
     for colours, number in sets:
         if len(set(colours)) != len(colours):
             return -1
         for c in colours:
-            need[c * 13 + number] = need.get(c * 13 + number, 0) + 1
-    if any(n > hand.faces[face] for face, n in need.items()):
-        return -1
+            face = c * 13 + number
+            n = need[face] = need.get(face, 0) + 1
+            if n > faces[face]:
+                return -1
     size = rules.hand_size
-    items, keys, _ = take_set_keys(hand, sets)
+    components, keys, _ = take_set_keys(hand, sets)
     wrap = rules.wrap_13_1
-    components = (*items, *(line_profile(key, wrap, size) for key in keys))
+    cache, tail = LINE_PROFILES, (wrap << 39) | (size << 40)
+    for key in keys:
+        # ``line_profile``, its cache read here first.
+        profile = cache.get(key | tail)
+        components.append(line_profile(key, wrap, size) if profile is None else profile)
     if at_least is not None and kept_bound(components, size) < at_least:
         return -1
     return layout_kept(components, size, hand.okeys + hand.wild_avail)

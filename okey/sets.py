@@ -142,7 +142,13 @@ def take_set_keys(
         for c in colours:
             keys[c] -= 1 << shift
         if changed:
-            here = tuple(changed.get(c * 13 + number, avail[c * 13 + number]) for c in range(4))
+            get = changed.get
+            here = (
+                get(number, avail[number]),
+                get(13 + number, avail[13 + number]),
+                get(26 + number, avail[26 + number]),
+                get(39 + number, avail[39 + number]),
+            )
         else:
             here = (avail[number], avail[13 + number], avail[26 + number], avail[39 + number])
         component, drawn = _set_component(colours, here)
