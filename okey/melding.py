@@ -27,6 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
+from operator import attrgetter
 from typing import Literal
 
 from okey.hand import okey_for
@@ -99,8 +100,7 @@ class MeldSearchResult:
 _BIT = [1 << _shift(kind // 13, kind % 13 + 1) for kind in range(52)]
 
 
-def _index(tile: Tile) -> int:
-    return tile.index
+_index = attrgetter("index")
 
 
 # Masks of ``MeldSearch.live`` over the packed counts: the low bit of every count, the low bit
@@ -224,15 +224,15 @@ class MeldSearch:
         if wraps:
             link |= 1 << (8 * 11)  # 12-13-1 joins 12 and 13 (and 1, below)
         parts = []
-        mask = 0
-        for n0 in range(13):
-            mask |= 0xFF << (8 * n0)
-            if not (link >> (8 * n0)) & 1:
-                part = x & mask
-                if part:
-                    parts.append(part)
+        # Each cut (after number n: bit 0 of byte n - 1 clear in ``link``) ends a range.
+        cuts = ~link & _LOW_BITS
+        while x:
+            end = ((cuts & -cuts) << 8) - 1  # every byte up to the next cut
+            part = x & end
+            if part:
+                parts.append(part)
                 x ^= part
-                mask = 0
+            cuts &= cuts - 1
         if wraps and len(parts) > 1:
             # 12-13-1 joins the ranges of the 13s and the 1s (the last and the first).
             parts[0] |= parts.pop()
