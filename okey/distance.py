@@ -63,6 +63,10 @@ def distance_to_win(
     return HandState.checked(tiles, indicator, rules, seen).distance(rules)
 
 
+# Per face: its colour and the shift of its number's field in the colour's line key.
+_LINE_SHIFT = [(face // 13, 3 * (face % 13)) for face in range(52)]
+
+
 # A line key (``line_key``) with no face held and a copy of each left to draw.
 _ALL_DRAWABLE = sum(4 << (3 * p) for p in range(13))
 
@@ -106,10 +110,13 @@ class HandState:
         held = [0] * (FALSE_JOKER_INDEX + 1)
         out = [0] * (FALSE_JOKER_INDEX + 1)
         try:
-            for tile in tiles:
-                held[tile.index] += 1
-            for tile in seen:
-                out[tile.index] += 1
+            faces = [tile.index for tile in tiles]
+            for face in faces:
+                held[face] += 1
+            if seen:
+                faces += [tile.index for tile in seen]
+                for tile in seen:
+                    out[tile.index] += 1
             at = indicator.index
             out[at] += 1
             usual = (
@@ -146,10 +153,11 @@ class HandState:
         # The line keys (``line_key``), from every face with all copies left to draw, changed
         # at the faces held or out only.
         keys = [_ALL_DRAWABLE] * 4
-        for face in {o, at, *(t.index for t in tiles), *(t.index for t in seen)}:
+        faces += (o, at)
+        for face in set(faces):
             if face != FALSE_JOKER_INDEX:
-                colour, number = divmod(face, 13)
-                keys[colour] += (held[face] | (4 if avail[face] > 0 else 0)) - 4 << 3 * number
+                colour, shift = _LINE_SHIFT[face]
+                keys[colour] += (held[face] | (4 if avail[face] > 0 else 0)) - 4 << shift
         state._keys = keys
         return state
 
