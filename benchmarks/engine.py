@@ -12,19 +12,25 @@ run as they would in a long-lived process.  Prints one line per function and clo
 
 ``--random-deals`` times the calls the public peers are compared on, each against its target:
 ``check_win`` and ``distance_to_win`` on 14-tile deals, ``best_opening`` (101 rules) on 22-tile
-deals, ``advise`` on 15-tile deals (CPU time).
+deals (and again by the okeys held), ``advise`` on 15-tile deals (CPU time).  ``--profile CALL``
+says where one of them spends its time instead (cProfile shares, after a warm-up of the caches;
+docs/engine.md):
+
+    .venv/bin/python benchmarks/engine.py --profile distance_to_win   # 1,000 deals after 500
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import os
+import pstats
 import random
 import statistics
 import time
 from collections.abc import Callable
 
-from okey import FULL_SET, Rules, Tile, advise, check_win, distance_to_win
+from okey import FULL_SET, Rules, Tile, advise, check_win, distance_to_win, okey_for
 from okey.okey101 import best_opening
 
 # (median, p95) targets in microseconds of ``--random-deals`` (None: no target).
@@ -71,7 +77,13 @@ def main() -> None:
     parser.add_argument(
         "--random-deals", action="store_true", help="the peers' comparison, against the targets"
     )
+    parser.add_argument(
+        "--profile", choices=sorted(PROFILED), help="where one call's time goes (cProfile)"
+    )
     args = parser.parse_args()
+    if args.profile:
+        profile(args.profile, args.seed)
+        return
     if args.random_deals:
         random_deals(args)
         return
@@ -134,6 +146,61 @@ def random_deals(args: argparse.Namespace) -> None:
             state = "met" if p95 <= target_p95 else f"missed x{p95 / target_p95:.1f}"
             line += f" (target {target_p95}: {state})"
         print(line)
+    # The 101 openings by the okeys held (they drive its tail).
+    by_okeys: dict[int, list[float]] = {}
+    for (hand, indicator), (_, cpu) in zip(deals22, runs["best_opening (22)"], strict=True):
+        by_okeys.setdefault(hand.count(okey_for(indicator)), []).append(cpu)
+    print(
+        "best_opening by okeys held: "
+        + ", ".join(
+            f"{okeys}: n={len(times)} median {statistics.median(times) * 1e6:.1f} us "
+            f"p90 {sorted(times)[int(0.9 * len(times))] * 1e6:.1f} us"
+            for okeys, times in sorted(by_okeys.items())
+        )
+    )
+
+
+# ``--profile``: per call, the deal size, the deals to warm the caches with and to profile.
+PROFILED = {
+    "distance_to_win": (14, 500, 1000),
+    "best_opening": (22, 500, 1000),
+    "advise": (15, 10, 30),
+}
+
+
+def profile(name: str, seed: int, rows: int = 25) -> None:
+    """Print the functions taking the most of one call's time on random deals: their share of
+    it with what they call (cumulative) and alone (own), and their calls per deal."""
+    classic, okey101 = Rules.classic(), Rules.okey101()
+    call = {
+        "distance_to_win": lambda h, i: distance_to_win(h, i, classic),
+        "best_opening": lambda h, i: best_opening(h, i, okey101),
+        "advise": lambda h, i: advise(h, i, classic),
+    }[name]
+    size, warm, count = PROFILED[name]
+    rng = random.Random(seed)
+    for hand, indicator in [deal(rng, size) for _ in range(warm)]:
+        call(hand, indicator)
+    deals = [deal(rng, size) for _ in range(count)]
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for hand, indicator in deals:
+        call(hand, indicator)
+    profiler.disable()
+    stats = pstats.Stats(profiler)
+    print(f"{name}: {count} random deals of {size} tiles after {warm}, {stats.total_tt:.2f} s")
+    found = sorted(
+        (
+            (cum, own, calls, f"{file.rsplit('/', 1)[-1]}:{line}({function})")
+            for (file, line, function), (_, calls, own, cum, _) in stats.stats.items()
+        ),
+        reverse=True,
+    )
+    for cum, own, calls, where in found[:rows]:
+        print(
+            f"{where:48s} cum {100 * cum / stats.total_tt:5.1f}%  own "
+            f"{100 * own / stats.total_tt:5.1f}%  {calls / count:9.1f} calls per deal"
+        )
 
 
 if __name__ == "__main__":
