@@ -483,10 +483,13 @@ def _runs_bits(line: int, avail: int, length: int, size: int) -> int:
             gap = top - end
         room = min(gap, MAX_OUTSIDE, LONGEST_RUN - reach)  # the longest trail
         trail_missing = (missing >> (end + 1)) & ((1 << room) - 1)
-        key = (reach << 20) | (leads << 17) | (room << 14) | (lead_missing << 7) | trail_missing
-        pads = pads_of.get(key)
+        # (Fields: reach up to 13, leads and room up to 4, the missing bits 4 each.)
+        situation = (reach << 20) | (leads << 17) | (room << 14) | (lead_missing << 7)
+        situation |= trail_missing
+        pads = pads_of.get(situation)
         if pads is None:
-            pads = pads_of[key] = _pads(reach, leads, room, lead_missing, trail_missing, size)
+            pads = _pads(reach, leads, room, lead_missing, trail_missing, size)
+            pads_of[situation] = pads
         if pads:
             if not left:
                 sub = 1
