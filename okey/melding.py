@@ -673,14 +673,30 @@ class MeldSearch:
 
     def _meld_of(self, spec: tuple) -> Meld:
         """The meld a search choice (``spec``) lays, with this search's okey (shared: melds are
-        frozen, and the same choices come back across hands)."""
-        key = (spec, self.okey.index)
+        frozen, and the same choices come back across hands, under any okey where the meld
+        shows neither an okey nor a false joker)."""
+        key = (spec, self.okey.index if self._shows_okey(spec) else -1)
         meld = _MELDS.get(key)
         if meld is None:
             if len(_MELDS) >= _MEMO_LIMIT:
                 _MELDS.clear()
             meld = _MELDS[key] = self._new_meld(spec)
         return meld
+
+    def _shows_okey(self, spec: tuple) -> bool:
+        """Whether the meld of a search choice may hold an okey or a false joker (one of its
+        tiles the okey's face); False only where it is the same meld under every okey."""
+        okey = self.okey.index
+        if spec[0] == "set":
+            _, n, colours, jk = spec
+            return jk > 0 or any(c * 13 + n - 1 == okey for c in colours)
+        if spec[0] == "run":
+            _, base, a, b, slots = spec
+            if b == _HIGH_ONE or not slots or slots[0] == "high1" or any(slots):
+                return True
+            # Real tiles a..b (none below the lowest real one).
+            return a != b - len(slots) or base + a <= okey <= base + b
+        return True
 
     def _new_meld(self, spec: tuple) -> Meld:
         tiles: list[Tile] = []
