@@ -111,6 +111,41 @@ _ONES = 0x55
 _HIGH_ONE_SHIFT = 8 * 13
 
 
+def _plain_sets(byte: int, colour: int) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    """The sets of three or four real tiles through ``colour`` at a number whose counts are
+    ``byte`` (2 bits per colour), with colours above it only (the lower ones are decided):
+    (the counts they take, as a byte, and the set's colours), in ``_solve_plain``'s order."""
+    others = [c for c in range(colour + 1, 4) if (byte >> (2 * c)) & 3]
+    found = []
+    for mask in range(3, 1 << len(others)):
+        if mask.bit_count() >= 2:
+            chosen = tuple(c for i, c in enumerate(others) if mask >> i & 1)
+            found.append((sum(1 << (2 * c) for c in chosen), (colour, *chosen)))
+    return tuple(found)
+
+
+# ``_plain_sets`` by a number's counts and the colour.
+_PLAIN_SETS = [[_plain_sets(byte, colour) for colour in range(4)] for byte in range(256)]
+
+
+def _opening_sets(byte: int, colour: int) -> tuple[tuple[int, tuple[int, ...], bool], ...]:
+    """``_plain_sets`` for ``_solve_opening``: also the set of every colour above held (which
+    okeys may complete, however few real tiles it has), marked, in that search's order."""
+    others = [c for c in range(colour + 1, 4) if (byte >> (2 * c)) & 3]
+    full = (1 << len(others)) - 1
+    found = []
+    for mask in range(full + 1):
+        if mask == full or mask.bit_count() >= 2:
+            chosen = tuple(c for i, c in enumerate(others) if mask >> i & 1)
+            taken = sum(1 << (2 * c) for c in chosen)
+            found.append((taken, (colour, *chosen), mask == full))
+    return tuple(found)
+
+
+# ``_opening_sets`` by a number's counts and the colour.
+_OPENING_SETS = [[_opening_sets(byte, colour) for colour in range(4)] for byte in range(256)]
+
+
 def _wraps(p: int) -> bool:
     """Whether some colour holds 12, 13 and 1 (presence bits of ``MeldSearch.live``)."""
     return bool(p & (p >> (8 * 11)) & (p >> (8 * 12)) & _ONES)
@@ -440,7 +475,8 @@ class MeldSearch:
         solve = self._solve_opening
         plain = self._solve_plain  # (the same with no okey left)
         low = (x & -x).bit_length() - 1
-        n0, colour = divmod(low >> 1, 4)
+        n0 = low >> 3
+        colour = (low >> 1) & 3
         n = n0 + 1
         # Leaving this kind in hand leaves every copy of it: keeping one copy and melding the
         # other is reached through the meld options below.
@@ -449,30 +485,15 @@ class MeldSearch:
         x1 = x - (1 << (2 * (low >> 1)))  # one copy goes into the meld
         # Sets: this tile plus real tiles of the same number in higher colours, okeys only once
         # every such real tile is in.
-        others = []
-        for c in range(colour + 1, 4):
-            shift = 8 * n0 + 2 * c  # _shift(c, n)
-            if (x >> shift) & 3:
-                others.append((c, 1 << shift))
-        full = (1 << len(others)) - 1
-        for mask in range(full + 1):
-            if mask != full and mask.bit_count() < 2:
-                continue  # fewer than three real tiles, and okeys only once all are in
-            nx = x1
-            chosen: tuple[int, ...] = ()
-            for i, (c, bit) in enumerate(others):
-                if mask >> i & 1:
-                    nx -= bit
-                    chosen += (c,)
-            real = 1 + len(chosen)
-            if mask == full:
-                okey_counts = range(max(0, 3 - real), min(j, 4 - real) + 1)
-            else:
-                okey_counts = range(1)
+        for taken, colours, full in _OPENING_SETS[(x >> (8 * n0)) & 0xFF][colour]:
+            nx = x1 - (taken << (8 * n0))
+            real = len(colours)
+            # Okeys only in the set of every real tile left (``full``).
+            okey_counts = range(max(0, 3 - real), min(j, 4 - real) + 1) if full else range(1)
             for jk in okey_counts:
                 total = n * (real + jk) + (solve(nx, j - jk) if j > jk else plain(nx))
                 if total > best:
-                    best, choice = total, (nx, j - jk, ("set", n, (colour, *chosen), jk))
+                    best, choice = total, (nx, j - jk, ("set", n, colours, jk))
         # Runs through this tile, ``before`` okeys below it.
         base = colour * 13 - 1
         max_run = self.max_run
@@ -519,30 +540,18 @@ class MeldSearch:
             return 0
         solve = self._solve_plain
         low = (x & -x).bit_length() - 1
-        n0, colour = divmod(low >> 1, 4)
+        n0 = low >> 3
+        colour = (low >> 1) & 3
         n = n0 + 1
         best = solve(x - (1 << low))
         choice: tuple = (x - (1 << low), 0, None)
         x1 = x - (1 << (2 * (low >> 1)))
         # Sets of three or four real tiles.
-        others = []
-        for c in range(colour + 1, 4):
-            shift = 8 * n0 + 2 * c  # _shift(c, n)
-            if (x >> shift) & 3:
-                others.append((c, 1 << shift))
-        if len(others) >= 2:
-            for mask in range(3, 1 << len(others)):
-                if mask.bit_count() < 2:
-                    continue
-                nx = x1
-                chosen: tuple[int, ...] = ()
-                for i, (c, bit) in enumerate(others):
-                    if mask >> i & 1:
-                        nx -= bit
-                        chosen += (c,)
-                total = n * (1 + len(chosen)) + solve(nx)
-                if total > best:
-                    best, choice = total, (nx, 0, ("set", n, (colour, *chosen), 0))
+        for taken, colours in _PLAIN_SETS[(x >> (8 * n0)) & 0xFF][colour]:
+            nx = x1 - (taken << (8 * n0))
+            total = n * len(colours) + solve(nx)
+            if total > best:
+                best, choice = total, (nx, 0, ("set", n, colours, 0))
         # Runs from this tile up, every tile real.
         base = colour * 13 - 1
         max_run = self.max_run
