@@ -7,7 +7,8 @@ calibration photos of the layout (``vision.training.calibrate.render_layout``: f
 and the false jokers, face up on the table; ``--layout rack``: ``render_rack_layout``, red and
 yellow on the rack's two rows, then blue and black, the false jokers in front) and ``--racks``
 ordinary rack photos of the same set (``render_rack``); make a profile from the two calibration
-photos exactly as ``istaka calibrate`` does (``make_profile``, timed), then read the rack photos
+photos exactly as ``istaka calibrate`` does (``make_profile``, timed; ``--reader`` chooses the
+fine-tuned or the colour reader), then read the rack photos
 with the shipped recogniser and with the profile applied to the same recognitions.  Printed per
 style and in total: identity of the found tiles, identity of the tiles fully visible with their
 number shown whole, and exact racks (every labelled tile found and read right, nothing extra:
@@ -21,7 +22,10 @@ validation photos are read before and after.
 Renders and recognitions are cached under ``datasets/build/calibration`` (git-ignored).
 
     OPENBLAS_NUM_THREADS=1 .venv/bin/python benchmarks/calibration.py [--styles 8] [--racks 30]
-        [--real] [--real-photos 12] [--json runs/calibration.json]
+        [--first-style 0] [--reader auto|finetune|colour] [--real] [--real-photos 12]
+        [--json runs/calibration.json]
+
+Candidates are chosen on other styles than the reported 0-7 (``--first-style 20 --styles 6``).
 """
 
 from __future__ import annotations
@@ -134,7 +138,9 @@ def line(label: str, before: dict, after: dict) -> str:
     )
 
 
-def run_style(recognizer: Recognizer, index: int, racks: int, layout: str = "table") -> dict:
+def run_style(
+    recognizer: Recognizer, index: int, racks: int, layout: str = "table", method: str = "auto"
+) -> dict:
     style = heldout_style(index)
     photos = []
     for k in range(2):
@@ -149,7 +155,7 @@ def run_style(recognizer: Recognizer, index: int, racks: int, layout: str = "tab
 
         photos.append(CalibrationPhoto(f"layout{k}", image, recognition, label_layout(recognition)))
     t0 = time.perf_counter()
-    profile, report = make_profile(f"style{index}", recognizer, photos)
+    profile, report = make_profile(f"style{index}", recognizer, photos, method=method)
     seconds = time.perf_counter() - t0
     before, after = EvalReport(), EvalReport()
     for k in range(racks):
@@ -167,6 +173,7 @@ def run_style(recognizer: Recognizer, index: int, racks: int, layout: str = "tab
         "font": style.font,
         "joker_mark": style.joker_mark,
         "calibration_tiles": report["tiles"],
+        "reader": report["reader"],
         "calibrate_seconds": round(seconds, 2),
         "before": figures(before),
         "after": figures(after),
@@ -174,7 +181,7 @@ def run_style(recognizer: Recognizer, index: int, racks: int, layout: str = "tab
     }
 
 
-def run_real(recognizer: Recognizer, n_photos: int) -> dict:
+def run_real(recognizer: Recognizer, n_photos: int, method: str = "auto") -> dict:
     """Profile from the labelled tiles of ``n_photos`` training-split photos, measured on the
     validation photos."""
     from vision.training.data_real import (
@@ -212,7 +219,7 @@ def run_real(recognizer: Recognizer, n_photos: int) -> dict:
         for cls, box in labelled(p):
             kept.append((image, {"box": list(box), "label": str(Tile(cls)), "source": "import"}))
     t0 = time.perf_counter()
-    profile, report = make_profile("real", recognizer, [], kept=kept)
+    profile, report = make_profile("real", recognizer, [], kept=kept, method=method)
     seconds = time.perf_counter() - t0
     before, after = EvalReport(), EvalReport()
     for p in val:
@@ -242,6 +249,12 @@ def main() -> None:
         help="calibration photos: the layout on the table (one photo holds it; two taken), or "
         "on the rack (two colours a photo)",
     )
+    parser.add_argument(
+        "--reader",
+        choices=["auto", "finetune", "colour"],
+        default="auto",
+        help="the per-set reader made (make_profile's method; auto: finetune where torch is)",
+    )
     parser.add_argument("--real", action="store_true", help="also the real photos")
     parser.add_argument("--real-photos", type=int, default=12)
     parser.add_argument("--json", type=Path, help="write the figures here")
@@ -251,7 +264,7 @@ def main() -> None:
     results = []
     total_before, total_after = EvalReport(), EvalReport()
     for index in range(args.first_style, args.first_style + args.styles):
-        result = run_style(recognizer, index, args.racks, args.layout)
+        result = run_style(recognizer, index, args.racks, args.layout, args.reader)
         before, after = result.pop("_reports")
         for total, part in ((total_before, before), (total_after, after)):
             total.images += part.images
@@ -266,8 +279,8 @@ def main() -> None:
         label = f"style {index} ({result['font'].split('.')[0]})"
         print(line(label, result["before"], result["after"]), flush=True)
         print(
-            f"{'':26s} calibrated from {result['calibration_tiles']} tiles in "
-            f"{result['calibrate_seconds']:.1f} s",
+            f"{'':26s} calibrated ({result['reader']}) from {result['calibration_tiles']} tiles "
+            f"in {result['calibrate_seconds']:.1f} s",
             flush=True,
         )
     out: dict = {"styles": results}
@@ -277,7 +290,7 @@ def main() -> None:
         slowest = max(r["calibrate_seconds"] for r in results)
         print(f"time to calibrate: at most {slowest:.1f} s (two photos, this machine)")
     if args.real:
-        real = run_real(recognizer, args.real_photos)
+        real = run_real(recognizer, args.real_photos, args.reader)
         out["real"] = real
         print(line("real validation photos", real["before"], real["after"]))
         print(

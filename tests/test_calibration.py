@@ -184,6 +184,101 @@ def test_fitting_learns_a_sets_colour(tmp_path: Path) -> None:
     assert np.allclose(loaded.reader.probs(features), reader.probs(features), atol=1e-5)
 
 
+def test_a_fine_tuned_profile_reading_its_own_photos_worse_is_refused() -> None:
+    from vision.training.calibrate import check_readings
+
+    labels = np.arange(53)
+    shipped = np.eye(53)[labels] * 0.9 + 0.1 / 53
+    figures = check_readings(shipped, shipped, labels)
+    assert figures["profile_identity"] == figures["shipped_identity"] == 1.0
+    worse = shipped.copy()
+    worse[:5] = np.eye(53)[52] * 0.9 + 0.1 / 53  # five tiles now read as jokers
+    with pytest.raises(ProfileError, match="profile refused"):
+        check_readings(shipped, worse, labels)
+
+
+def test_the_mix_leaves_a_tile_to_the_shipped_reading_where_the_profile_is_unsure() -> None:
+    from vision.profiles import mix_logs
+
+    shipped = np.full((2, 53), 0.1 / 52)
+    shipped[:, 7] = 0.9
+    mine = np.full((2, 53), 1 / 53)  # no evidence: uniform
+    mine[1] = 0.02 / 52
+    mine[1, 20] = 0.98  # sure of another reading
+    mixed = mix_logs(mine, shipped, 0.5)
+    assert mixed.argmax(axis=1).tolist() == [7, 20]
+    assert np.allclose(mixed.sum(axis=1), 1.0)
+    assert np.allclose(mix_logs(mine, shipped, 0.0), shipped, atol=1e-6)
+
+
+def test_rack_like_copies_are_crops_of_the_tile_and_repeat_by_seed() -> None:
+    from vision.training.calibrate import rack_like
+
+    image = np.full((300, 400, 3), 60, np.uint8)
+    image[100:190, 150:210] = 235  # a tile's face
+    box = (150.0, 100.0, 210.0, 190.0)
+    first = [rack_like(image, box, np.random.default_rng(3)) for _ in range(2)]
+    again = rack_like(image, box, np.random.default_rng(3))
+    assert first[0].shape == (96, 96, 3) and first[0].dtype == np.uint8
+    assert np.array_equal(first[0], again)
+    # the face fills the middle of the crop whatever the copy did (a hiding band stops short)
+    for k in range(20):
+        crop = rack_like(image, box, np.random.default_rng(k))
+        assert crop[40:56, 40:56].mean() > 150, k
+
+
+def test_a_fine_tuned_profile_saves_loads_and_rereads(tmp_path: Path) -> None:
+    """A profile holding its own ONNX classifier (here the shipped one, unchanged): saved and
+    loaded with its mix; re-reading a tile gives the mix of its box crop's reading and the
+    shipped probabilities."""
+    from conftest_service import require_model
+
+    require_model()
+    from vision.profiles import NetReader, mix_logs
+
+    net = NetReader((REPO / "models" / "tile_classifier.onnx").read_bytes(), weight=0.5)
+    folder = Profile("net", net, {"classifier": "x"}).save(tmp_path / "net")
+    assert sorted(p.name for p in folder.iterdir()) == ["classifier.onnx", "profile.yaml"]
+    loaded = Profile.load(folder, check_model=False)
+    assert isinstance(loaded.reader, NetReader) and loaded.reader.weight == 0.5
+    image = np.full((200, 200, 3), 200, np.uint8)
+    boxes = [(60.0, 40.0, 120.0, 130.0)]
+    shipped = np.full((1, 53), 1 / 53, np.float32)
+    own = net.own_probs(net.crops(image, boxes))
+    assert np.allclose(own.sum(axis=1), 1.0)
+    assert np.allclose(loaded.reread(image, boxes, shipped), mix_logs(own, shipped, 0.5), atol=1e-6)
+    # saving the colour reader over it leaves no stale classifier behind
+    features, _ = _features()
+    Profile("net", _reader(features), {"classifier": "x"}).save(folder)
+    assert sorted(p.name for p in folder.iterdir()) == ["profile.yaml", "reader.npz"]
+
+
+@pytest.mark.slow
+def test_fine_tuning_without_steps_exports_the_shipped_classifier() -> None:
+    """The fine-tuned copy starts as the shipped network: exported with no training it reads
+    crops as the shipped ONNX does."""
+    from conftest_service import require_model
+
+    require_model()
+    from vision.training.calibrate import torch_available
+
+    if not torch_available():
+        pytest.skip("needs the train extra (torch)")
+    import onnxruntime as ort
+
+    from vision.profiles import NetReader
+    from vision.training.calibrate import finetune_classifier
+
+    rng = np.random.default_rng(0)
+    crops = [rng.integers(0, 255, (96, 96, 3), dtype=np.uint8) for _ in range(4)]
+    copy = NetReader(finetune_classifier(crops, np.array([0, 1, 2, 3]), epochs=0))
+    shipped = ort.InferenceSession(str(REPO / "models" / "tile_classifier.onnx"))
+    batch = np.stack([c[:, :, ::-1] for c in crops]).astype(np.float32).transpose(0, 3, 1, 2)
+    expected = shipped.run(None, {"images": batch / 255.0})[0][:, :53]
+    expected /= expected.sum(axis=1, keepdims=True)
+    assert np.allclose(copy.own_probs(crops), expected, atol=1e-5)
+
+
 def test_profile_names_and_folders(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     assert check_name("home_set.2") == "home_set.2"
     for bad in ("", "../x", ".hidden", "a/b", "x" * 49):
@@ -281,6 +376,7 @@ def test_calibrate_scan_and_serve_end_to_end(
     assert code == 0, out
     report = json.loads(out.strip().splitlines()[-1])
     assert report["profile"] == "set-a" and report["tiles"] >= 30
+    assert report["reader"] in ("finetune", "colour")
     assert report["profile_identity"] >= report["shipped_identity"]
     assert report["seconds"] < 300
     assert (profiles_dir() / "set-a" / "profile.yaml").is_file()

@@ -8,9 +8,12 @@ shipped model, it re-reads what the shipped recogniser found.
 - :func:`tile_features` describes each found tile by the classifier's own logits (recovered from
   its probabilities) and the colour of the tile's ink measured against its own face (so a warm or
   cool light does not move it), cut from the photo with ``vision.crops`` along the tile's box;
-- :class:`Profile` holds a factorised linear correction over those features (one term per colour,
-  one per number, one per identity) added to the shipped logits; :meth:`Profile.apply` turns a
-  ``Recognition`` into the profile's ``Recognition`` (same boxes, new probabilities);
+- :class:`Profile` holds its reader: a :class:`NetReader` (a copy of the classifier fine-tuned on
+  the set, its own ONNX in the profile's folder, whose log-probabilities on each tile's box crop
+  are averaged with the shipped reading's), or a :class:`Reader` (a factorised linear correction
+  over those features: one term per colour, one per number, one per identity, added to the
+  shipped logits); :meth:`Profile.apply` turns a ``Recognition`` into the profile's
+  ``Recognition`` (same boxes, new probabilities);
 - :class:`ProfiledRecognizer` wraps a ``Recognizer`` so scan, live and the service use a profile
   without knowing it;
 - :func:`label_layout` assigns the labels of a calibration photo from its layout (four rows of
@@ -18,11 +21,12 @@ shipped model, it re-reads what the shipped recogniser found.
 - :class:`DataStore` keeps corrections and calibration crops, with consent, in a local data folder
   (YOLO-style labels beside the source photo); nothing leaves the machine.
 
-Profiles live in ``profiles_dir()/NAME/`` (``profile.yaml`` + ``reader.npz``), by default
+Profiles live in ``profiles_dir()/NAME/`` (``profile.yaml`` + ``classifier.onnx`` or
+``reader.npz``), by default
 ``~/.local/share/istaka/profiles`` (``$XDG_DATA_HOME`` respected; ``ISTAKA_HOME`` overrides the
 whole data folder, ``ISTAKA_PROFILES`` the profiles folder alone).
 
-Runtime only: numpy, OpenCV, PyYAML.
+Runtime only: numpy, OpenCV, PyYAML, ONNX Runtime.
 """
 
 from __future__ import annotations
@@ -47,8 +51,10 @@ NUM_CLASSES = 53
 FJ = 52
 PROFILE_FILE = "profile.yaml"
 READER_FILE = "reader.npz"
+NET_FILE = "classifier.onnx"
 PROFILE_KIND = "istaka-profile"
-PROFILE_VERSION = 1
+PROFILE_VERSION = 2  # 2: a fine-tuned classifier (NetReader) or the colour reader; 1: colour only
+PROFILE_VERSIONS = (1, 2)
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$")
 COLOUR_OF = np.array([k // 13 if k < FJ else 4 for k in range(NUM_CLASSES)])  # 4 = false joker
 NUMBER_OF = np.array([k % 13 if k < FJ else 13 for k in range(NUM_CLASSES)])  # 13 = false joker
@@ -268,12 +274,74 @@ class Reader:
         return cls(**values)
 
 
+def mix_logs(mine: np.ndarray, shipped: np.ndarray, weight: float) -> np.ndarray:
+    """Probabilities from two readings of the same tiles: their log-probabilities averaged,
+    ``weight`` on ``mine`` (a tile both agree on stays; where the profile is unsure the shipped
+    reading decides)."""
+    logp = weight * np.log(np.clip(mine, 1e-12, None)) + (1.0 - weight) * np.log(
+        np.clip(shipped, 1e-12, None)
+    )
+    z = logp - logp.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+class NetReader:
+    """A copy of the classifier fine-tuned on one set (``vision.training.calibrate
+    .finetune_classifier``), run with ONNX Runtime on each found tile's box crop (``crop_tile``
+    at the classifier's input size); its log-probabilities are averaged with the shipped
+    reading's (``weight`` on the profile's), so a tile the shipped model reads surely and the
+    profile has learned nothing about reads as shipped."""
+
+    def __init__(self, onnx_bytes: bytes, weight: float = 0.5, size: int = 96) -> None:
+        self.onnx_bytes = bytes(onnx_bytes)
+        self.weight = float(weight)
+        self.size = int(size)
+        self._session: Any = None
+
+    def session(self) -> Any:
+        if self._session is None:
+            import onnxruntime as ort
+
+            options = ort.SessionOptions()
+            options.log_severity_level = 3
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+            self._session = ort.InferenceSession(
+                self.onnx_bytes, sess_options=options, providers=["CPUExecutionProvider"]
+            )
+        return self._session
+
+    def crops(self, image: np.ndarray, boxes: Any) -> list[np.ndarray]:
+        """The crops it reads: each box cut as ``Recognizer.classify`` cuts an unturned box."""
+        from vision.crops import CROP_PAD
+
+        return [crop_tile(image, tuple(float(v) for v in b), self.size, CROP_PAD) for b in boxes]
+
+    def own_probs(self, crops: list[np.ndarray]) -> np.ndarray:
+        """The fine-tuned copy's probabilities of the 53 identities (``(k, 53)``)."""
+        if not crops:
+            return np.zeros((0, NUM_CLASSES), np.float32)
+        session = self.session()
+        name = session.get_inputs()[0].name
+        batch = np.stack([c[:, :, ::-1] for c in crops]).astype(np.float32) / 255.0
+        batch = np.ascontiguousarray(batch.transpose(0, 3, 1, 2))
+        out = np.concatenate(
+            [session.run(None, {name: batch[i : i + 64]})[0] for i in range(0, len(batch), 64)]
+        )[:, :NUM_CLASSES].astype(np.float64)
+        return out / np.clip(out.sum(axis=1, keepdims=True), 1e-12, None)
+
+    def probs(self, image: np.ndarray, boxes: Any, shipped: np.ndarray) -> np.ndarray:
+        """The profile's probabilities ``(k, 53)`` of tiles at ``boxes`` read ``shipped``."""
+        return mix_logs(self.own_probs(self.crops(image, boxes)), shipped, self.weight)
+
+
 @dataclass
 class Profile:
-    """A named per-set reader: the manifest (``profile.yaml``) and the fitted :class:`Reader`."""
+    """A named per-set reader: the manifest (``profile.yaml``) and the fitted reader (a
+    :class:`NetReader` or a :class:`Reader`)."""
 
     name: str
-    reader: Reader
+    reader: Reader | NetReader
     manifest: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
 
@@ -293,32 +361,51 @@ class Profile:
                     "make one with: istaka calibrate --profile NAME PHOTO"
                 )
         manifest = _read_manifest(path / PROFILE_FILE)
-        if int(manifest.get("version", 0)) != PROFILE_VERSION:
+        if int(manifest.get("version", 0)) not in PROFILE_VERSIONS:
             raise ProfileError(f"{path}: profile version {manifest.get('version')} unknown")
         if check_model and manifest.get("classifier") != classifier_digest():
             raise ProfileError(
                 f"profile {manifest.get('name')!r} was made for another classifier: "
                 "calibrate again with this model"
             )
-        with np.load(path / manifest.get("reader", READER_FILE)) as arrays:
-            reader = Reader.from_arrays(arrays)
+        reader_file = path / manifest.get("reader", READER_FILE)
+        reader: Reader | NetReader
+        if reader_file.suffix == ".onnx":
+            reader = NetReader(
+                reader_file.read_bytes(),
+                weight=float(manifest.get("mix", 0.5)),
+                size=int(manifest.get("crop", 96)),
+            )
+        else:
+            with np.load(reader_file) as arrays:
+                reader = Reader.from_arrays(arrays)
         return cls(
             name=str(manifest.get("name", path.name)), reader=reader, manifest=manifest, path=path
         )
 
     def save(self, folder: Path | None = None) -> Path:
-        """Write ``profile.yaml`` and ``reader.npz`` into ``folder`` (default: by name)."""
+        """Write ``profile.yaml`` and the reader (``classifier.onnx`` or ``reader.npz``) into
+        ``folder`` (default: by name)."""
         import yaml
 
         folder = Path(folder) if folder else profiles_dir() / check_name(self.name)
         folder.mkdir(parents=True, exist_ok=True)
-        np.savez(folder / READER_FILE, **self.reader.arrays())
+        own: dict[str, Any]
+        if isinstance(self.reader, NetReader):
+            (folder / NET_FILE).write_bytes(self.reader.onnx_bytes)
+            own = {"reader": NET_FILE, "mix": self.reader.weight, "crop": self.reader.size}
+        else:
+            np.savez(folder / READER_FILE, **self.reader.arrays())
+            own = {"reader": READER_FILE}
+        for stale in {NET_FILE, READER_FILE} - {own["reader"]}:
+            (folder / stale).unlink(missing_ok=True)
+        keep = ("kind", "version", "name", "reader", "mix", "crop")
         manifest = {
             "kind": PROFILE_KIND,
             "version": PROFILE_VERSION,
             "name": self.name,
-            "reader": READER_FILE,
-            **{k: v for k, v in self.manifest.items() if k not in ("kind", "version", "name")},
+            **own,
+            **{k: v for k, v in self.manifest.items() if k not in keep},
         }
         (folder / PROFILE_FILE).write_text(yaml.safe_dump(manifest, sort_keys=False))
         self.manifest, self.path = manifest, folder
@@ -329,6 +416,8 @@ class Profile:
         probabilities are ``probs``."""
         if len(boxes) == 0:
             return np.zeros((0, NUM_CLASSES), np.float32)
+        if isinstance(self.reader, NetReader):
+            return self.reader.probs(image, boxes, probs)
         return self.reader.probs(tile_features(image, boxes, probs))
 
     def apply(self, image: np.ndarray, recognition: Recognition) -> Recognition:

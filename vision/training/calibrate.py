@@ -26,10 +26,10 @@ from okey import Tile
 from vision.profiles import (
     COLOUR_OF,
     INK_BINS,
-    INK_DIM,
     NUM_CLASSES,
     NUMBER_OF,
     LayoutReading,
+    NetReader,
     Profile,
     ProfileError,
     Reader,
@@ -342,13 +342,24 @@ def render_rack_layout(
 
 # ---------------------------------------------------------------------------- making a profile
 
-# What the per-set reader may use and how hard it is held (measured: docs/calibration.md)
+# What the colour reader may use and how hard it is held (measured: docs/calibration.md)
 # the ink's colour only: a number term over the shipped logits read the held-out styles a little
 # better (95.55 against 95.38 %) and the real validation photos a little worse (one exact photo
 # lost); the numeral's shape no better (docs/calibration.md)
 READER_COLUMNS = np.arange(NUM_CLASSES, NUM_CLASSES + 3 + 3 + 1 + INK_BINS)
 READER_L2 = (1e-2, 1e3, 1e3)  # colour, number, identity terms (number and identity: off)
-AUGMENT_COPIES = 0  # augmented copies of each calibration photo (0: the photos as taken)
+
+# The fine-tuned reader (chosen on the tuning styles 20-25: docs/calibration.md)
+FT_LAYERS = (8, 9, 10)  # the classifier's blocks trained; the rest and every BatchNorm frozen
+FT_EPOCHS = 3
+FT_LR = 1e-4
+FT_BATCH = 32
+FT_ANCHOR = 1e-2  # L2 of the trained weights towards the shipped ones
+FT_EXAMPLES = 3000  # rack-like copies in all (30 a tile for a layout's ~100 tiles)
+FT_MAX_COPIES = 30
+FT_MIX = 0.5  # weight of the profile's log-probabilities against the shipped reading's
+FT_DEADLINE = 240.0  # s: training stops here whatever is left (5 minutes in all is the limit)
+CROP = 96  # the classifier's input
 
 
 @dataclass
@@ -387,36 +398,67 @@ class CalibrationPhoto:
         return feats, labels, probs
 
 
-def kept_examples(
-    recognizer: Any, kept: list[tuple[np.ndarray, dict]]
-) -> tuple[np.ndarray, np.ndarray]:
-    """Features and labels of tiles kept in the data folder (``DataStore.crops()``): each read
-    again by the shipped classifier from its box."""
-    feats = [np.zeros((0, NUM_CLASSES + INK_DIM), np.float32)]
-    labels: list[int] = []
+@dataclass
+class Group:
+    """Labelled tiles of one photo to learn from: their boxes, labels and the shipped reading."""
+
+    image: np.ndarray
+    boxes: np.ndarray  # (k, 4) xyxy pixels
+    labels: np.ndarray  # (k,) identities
+    shipped: np.ndarray  # (k, 53) the shipped recogniser's probabilities
+
+
+def photo_group(photo: CalibrationPhoto) -> Group:
+    """The labelled tiles of a calibration photo, read as the recogniser read them."""
+    tiles = photo.recognition.tiles
+    idx = [t.index for t in photo.layout.labelled]
+    return Group(
+        photo.image,
+        np.float32([tiles[i].box for i in idx]).reshape(-1, 4),
+        np.array([t.label.index for t in photo.layout.labelled], int),
+        np.stack([tiles[i].probs for i in idx]).astype(np.float32),
+    )
+
+
+def kept_groups(recognizer: Any, kept: list[tuple[np.ndarray, dict]]) -> list[Group]:
+    """Tiles kept in the data folder (``DataStore.crops()``), by photo, each read again by the
+    shipped classifier from its box."""
     by_photo: dict[int, tuple[np.ndarray, list[dict]]] = {}
     for image, record in kept:
         by_photo.setdefault(id(image), (image, []))[1].append(record)
+    groups = []
     for image, records in by_photo.values():
         boxes = np.float32([r["box"] for r in records])
         probs = recognizer.classify(image, boxes)
         probs = probs[:, :NUM_CLASSES] / probs[:, :NUM_CLASSES].sum(axis=1, keepdims=True)
-        feats.append(tile_features(image, boxes, probs))
-        labels += [Tile.parse(r["label"]).index for r in records]
-    return np.concatenate(feats), np.array(labels, int)
+        labels = np.array([Tile.parse(r["label"]).index for r in records], int)
+        groups.append(Group(image, boxes, labels, probs.astype(np.float32)))
+    return groups
+
+
+def check_readings(shipped: np.ndarray, mine: np.ndarray, labels: np.ndarray) -> dict[str, float]:
+    """The shipped reader's and the profile's identity on labelled tiles (probabilities of
+    each); ``ProfileError`` when the profile reads them worse (it is refused)."""
+    before = float((shipped.argmax(axis=1) == labels).mean())
+    after = float((mine.argmax(axis=1) == labels).mean())
+    if after < before:
+        raise ProfileError(
+            f"profile refused: it reads its own calibration photos worse than the shipped model "
+            f"({after:.2%} against {before:.2%}); check the layout and take the photos again"
+        )
+    return {"shipped_identity": before, "profile_identity": after}
 
 
 def check_profile(reader: Reader, features: np.ndarray, labels: np.ndarray) -> dict[str, float]:
-    """The shipped reader's and the profile's identity on labelled tiles; ``ProfileError`` when
-    the profile reads them worse (it is refused)."""
-    shipped = float((features[:, :NUM_CLASSES].argmax(axis=1) == labels).mean())
-    mine = float((reader.probs(features).argmax(axis=1) == labels).mean())
-    if mine < shipped:
-        raise ProfileError(
-            f"profile refused: it reads its own calibration photos worse than the shipped model "
-            f"({mine:.2%} against {shipped:.2%}); check the layout and take the photos again"
-        )
-    return {"shipped_identity": shipped, "profile_identity": mine}
+    """:func:`check_readings` of a colour reader on its features (shipped logits first)."""
+    return check_readings(features[:, :NUM_CLASSES], reader.probs(features), labels)
+
+
+def torch_available() -> bool:
+    """Whether the fine-tuned reader can be made here (torch and ultralytics: the train extra)."""
+    import importlib.util
+
+    return all(importlib.util.find_spec(m) is not None for m in ("torch", "ultralytics"))
 
 
 def make_profile(
@@ -425,57 +467,57 @@ def make_profile(
     photos: list[CalibrationPhoto],
     kept: list[tuple[np.ndarray, dict]] | None = None,
     *,
-    copies: int = AUGMENT_COPIES,
+    method: str = "auto",
     seed: int = 0,
     fit: Any = None,
 ) -> tuple[Profile, dict[str, Any]]:
     """Fit a profile from calibration photos and kept tiles, check it on them (refused,
     ``ProfileError``, if it reads them worse than the shipped model) and return it (unsaved)
-    with a report (tiles, seconds, both identities).  ``fit``: another fitting function
-    ``(features, labels) -> Reader`` (tests)."""
+    with a report (tiles, seconds, both identities, the reader made).
+
+    ``method``: ``finetune`` (:func:`finetune_classifier`: a fine-tuned copy of the classifier,
+    needs torch), ``colour`` (:func:`fit_reader`: colour terms over the ink, numpy only), or
+    ``auto`` (``finetune`` where torch is installed).  ``fit``: another fitting function
+    ``(features, labels) -> Reader`` for the colour reader (tests)."""
     t0 = time.perf_counter()
-    rng = np.random.default_rng(seed)
-    feats, labels = [], []
-    for photo in photos:
-        f, y, _ = photo.examples()
-        feats.append(f)
-        labels.append(y)
-        if copies:
-            tiles = photo.labelled_tiles()
-            boxes = np.float32([t.box for t in tiles])
-            fa, ya = augmented_examples(recognizer, photo.image, boxes, y, copies, rng)
-            feats.append(fa)
-            labels.append(ya)
-    plain = slice(None, None, 2 if copies else 1)  # the photos as taken, not their copies
-    check_x, check_y = feats[plain], labels[plain]
-    n_kept = 0
-    if kept:
-        fk, yk = kept_examples(recognizer, kept)
-        feats.append(fk)
-        labels.append(yk)
-        check_x, check_y = [*check_x, fk], [*check_y, yk]
-        n_kept = len(yk)
-    if not feats:
+    groups = [photo_group(p) for p in photos]
+    n_photo_tiles = sum(len(g.labels) for g in groups)
+    kept_part = kept_groups(recognizer, kept) if kept else []
+    groups += kept_part
+    n_kept = sum(len(g.labels) for g in kept_part)
+    if not groups or not n_photo_tiles + n_kept:
         raise ProfileError("nothing to learn from: no calibration photo and no kept tiles")
-    x, y = np.concatenate(feats), np.concatenate(labels)
-    check_x, check_y = np.concatenate(check_x), np.concatenate(check_y)
-    fit = fit or (
-        lambda a, b: fit_reader(a, b, l2=READER_L2, columns=READER_COLUMNS, learn_scale=True)
-    )
-    reader = fit(x, y)
-    check = check_profile(reader, check_x, check_y)
+    if method == "auto":
+        method = "finetune" if torch_available() else "colour"
+    labels = np.concatenate([g.labels for g in groups])
+    shipped = np.concatenate([g.shipped for g in groups])
+    reader: Reader | NetReader
+    if method == "finetune":
+        reader, kind = _net_reader(groups, seed), "finetune"
+        mine = np.concatenate([reader.probs(g.image, g.boxes, g.shipped) for g in groups])
+        check = check_readings(shipped, mine, labels)
+    elif method == "colour":
+        x = np.concatenate([tile_features(g.image, g.boxes, g.shipped) for g in groups])
+        fit = fit or (
+            lambda a, b: fit_reader(a, b, l2=READER_L2, columns=READER_COLUMNS, learn_scale=True)
+        )
+        reader, kind = fit(x, labels), "colour"
+        check = check_profile(reader, x, labels)
+    else:
+        raise ValueError(f"unknown calibration method {method!r}: use auto, finetune or colour")
     seconds = time.perf_counter() - t0
     report = {
         "photos": len(photos),
-        "tiles": int(len(check_y) - n_kept),
+        "tiles": n_photo_tiles,
         "kept": n_kept,
+        "reader": kind,
         "seconds": round(seconds, 2),
         **{k: round(v, 4) for k, v in check.items()},
     }
     manifest = {
         "created": time.strftime("%Y-%m-%dT%H:%M:%S"),
         "classifier": classifier_digest(),
-        "reader_kind": "colour terms over the ink's colour, on the shipped logits and marginals",
+        "reader_kind": READER_KINDS[kind],
         "photos": [p.name for p in photos],
         "tiles": report["tiles"],
         "kept": n_kept,
@@ -485,73 +527,159 @@ def make_profile(
     return Profile(name=name, reader=reader, manifest=manifest), report
 
 
-# ---------------------------------------------------------------------------- augmentation
+READER_KINDS = {
+    "finetune": "the classifier's last blocks fine-tuned on rack-like copies of the set's tiles, "
+    "averaged with the shipped reading",
+    "colour": "colour terms over the ink's colour, on the shipped logits and marginals",
+}
 
 
-def augment_photo(
-    image: np.ndarray, boxes: np.ndarray, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
-    """One changed copy of a calibration photo, as rack photos differ from it: seen at a slant
-    (squashed up to half height, sheared), turned a little, smaller, blurred, lit warmer or
-    cooler, recompressed.  Returns the image and the tiles' boxes (the hulls of their moved
-    corners)."""
+def _net_reader(groups: list[Group], seed: int) -> NetReader:
+    """The fine-tuned reader of labelled tiles: each tile's box crop and rack-like copies of it
+    (:func:`rack_like`), :func:`finetune_classifier` on them."""
+    from vision.crops import CROP_PAD, crop_tile
+
+    rng = np.random.default_rng(seed)
+    n = sum(len(g.labels) for g in groups)
+    copies = int(np.clip(FT_EXAMPLES // max(n, 1), 1, FT_MAX_COPIES))
+    crops, labels = [], []
+    for g in groups:
+        for box, label in zip(g.boxes, g.labels, strict=True):
+            crops.append(crop_tile(g.image, tuple(float(v) for v in box), CROP, CROP_PAD))
+            crops += [rack_like(g.image, box, rng) for _ in range(copies)]
+            labels += [int(label)] * (copies + 1)
+    onnx_bytes = finetune_classifier(crops, np.array(labels), seed=seed)
+    return NetReader(onnx_bytes, weight=FT_MIX, size=CROP)
+
+
+# ---------------------------------------------------------------------------- the fine-tuned reader
+
+
+def rack_like(
+    image: np.ndarray, box: Any, rng: np.random.Generator, size: int = CROP
+) -> np.ndarray:
+    """One copy of a tile of a calibration photo as a rack photo might show it: the photo around
+    the tile shrunk so the tile is 26-60 px tall, squashed (to 0.6, in 7 of 10) and sheared (a
+    rack seen at a slant), turned a little; the box shifted and resized by a few percent; blurred
+    (half), darker or brighter, noisier; one side hidden by a finger-, frame- or rack-coloured
+    band (3 in 10); JPEG-compressed.  A ``size`` crop cut as ``vision.crops.crop_tile`` cuts."""
     import cv2
 
-    h, w = image.shape[:2]
-    squash = float(rng.uniform(0.55, 1.0))
-    shear = float(rng.normal(0, 0.12))
-    angle = float(rng.normal(0, 4))
-    scale = float(np.exp(rng.uniform(np.log(0.45), 0.0)))
-    a = np.array([[1.0, shear, 0.0], [0.0, squash, 0.0]])
-    rot = cv2.getRotationMatrix2D((w / 2, h / 2), angle, scale)
-    m = rot @ np.vstack([a, [0, 0, 1]])
-    corners = np.float64([[0, 0], [w, 0], [w, h], [0, h]])
-    moved = corners @ m[:, :2].T + m[:, 2]
-    lo = moved.min(axis=0)
-    m[:, 2] -= lo
-    size = np.ceil(moved.max(axis=0) - lo).astype(int)
-    out = cv2.warpAffine(
-        image,
-        m,
-        (int(size[0]), int(size[1])),
-        flags=cv2.INTER_AREA,
-        borderMode=cv2.BORDER_REPLICATE,
+    from vision.crops import CROP_PAD, straight_crop
+
+    x1, y1, x2, y2 = (float(v) for v in box)
+    cx, cy, w, h = (x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1
+    scale = rng.uniform(26, 60) / h
+    squash = rng.uniform(0.6, 1.0) if rng.random() < 0.7 else 1.0
+    a = np.array([[1.0, rng.normal(0, 0.12)], [0.0, squash]]) * scale
+    turn = np.radians(rng.normal(0, 2))
+    a = np.array([[np.cos(turn), -np.sin(turn)], [np.sin(turn), np.cos(turn)]]) @ a
+    reach = 1.6 * max(w, h)
+    ox, oy = max(cx - reach, 0.0), max(cy - reach, 0.0)
+    around = image[int(oy) : int(cy + reach), int(ox) : int(cx + reach)]
+    side = int(np.ceil(2 * reach * scale * 1.3)) + 2
+    shift = np.array([side / 2, side / 2]) - a @ np.array([cx - ox, cy - oy])
+    warped = cv2.warpAffine(
+        around, np.hstack([a, shift[:, None]]), (side, side), borderMode=cv2.BORDER_REPLICATE
     )
-    pts = np.stack(
-        [boxes[:, [0, 1]], boxes[:, [2, 1]], boxes[:, [2, 3]], boxes[:, [0, 3]]], axis=1
-    ).astype(np.float64)
-    pts = pts @ m[:, :2].T + m[:, 2]
-    new_boxes = np.concatenate([pts.min(axis=1), pts.max(axis=1)], axis=1)
-    jitter = rng.normal(0, 0.04, new_boxes.shape) * np.repeat(
-        new_boxes[:, 2:] - new_boxes[:, :2], 2, axis=1
-    )
-    new_boxes = new_boxes + jitter
-    if rng.random() < 0.6:
-        out = cv2.GaussianBlur(out, (0, 0), float(rng.uniform(0.3, 1.4)))
-    gains = np.exp(rng.normal(0, 0.08, 3)) * float(rng.uniform(0.7, 1.2))
-    out = np.clip(out.astype(np.float32) * gains, 0, 255).astype(np.uint8)
-    ok, buf = cv2.imencode(".jpg", out, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(40, 95))])
-    if ok:
-        out = cv2.imdecode(buf, cv2.IMREAD_COLOR)
-    return out, new_boxes.astype(np.float32)
+    corners = np.array([[x1, y1], [x2, y1], [x2, y2], [x1, y2]]) - [ox, oy]
+    pts = corners @ a.T + shift
+    lo, hi = pts.min(axis=0), pts.max(axis=0)
+    (rx, ry), (rw, rh) = (lo + hi) / 2, hi - lo
+    j = rng.normal(0, 0.04, 4)
+    rect = (rx + j[0] * rw, ry + j[1] * rh, rw * (1 + j[2]), rh * (1 + j[3]), 0.0)
+    if rng.random() < 0.5:
+        warped = cv2.GaussianBlur(warped, (0, 0), rng.uniform(0.3, 1.0))
+    gains = np.exp(rng.normal(0, 0.02, 3)) * rng.uniform(0.75, 1.1)
+    noise = rng.normal(0, 3, warped.shape)
+    warped = np.clip(warped.astype(np.float32) * gains + noise, 0, 255).astype(np.uint8)
+    crop = straight_crop(warped, rect, size, CROP_PAD, "given")
+    if rng.random() < 0.3:
+        k = int(rng.uniform(0.12, 0.4) * size)
+        colour = HIDERS[rng.integers(len(HIDERS))]
+        where = [np.s_[:k], np.s_[-k:], np.s_[:, :k], np.s_[:, -k:]][rng.integers(4)]
+        crop[where] = colour
+    ok, buf = cv2.imencode(".jpg", crop, [cv2.IMWRITE_JPEG_QUALITY, int(rng.integers(50, 95))])
+    return cv2.imdecode(buf, cv2.IMREAD_COLOR) if ok else crop
 
 
-def augmented_examples(
-    recognizer: Any,
-    image: np.ndarray,
-    boxes: np.ndarray,
+HIDERS = ((120, 150, 210), (40, 40, 40), (60, 90, 140), (0, 0, 0))  # BGR: skin, dark, rack, frame
+
+
+def finetune_classifier(
+    crops: list[np.ndarray],
     labels: np.ndarray,
-    copies: int,
-    rng: np.random.Generator,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Features and labels of ``copies`` augmented copies of one photo's labelled tiles, read
-    by the shipped classifier (``recognizer.classify``) as it would read them."""
-    feats = [np.zeros((0, NUM_CLASSES + INK_DIM), np.float32)]
-    labs = [np.zeros(0, int)]
-    for _ in range(copies):
-        aug, aug_boxes = augment_photo(image, boxes, rng)
-        probs = recognizer.classify(aug, aug_boxes)
-        probs = probs[:, :NUM_CLASSES] / probs[:, :NUM_CLASSES].sum(axis=1, keepdims=True)
-        feats.append(tile_features(aug, aug_boxes, probs))
-        labs.append(labels)
-    return np.concatenate(feats), np.concatenate(labs)
+    *,
+    weights: Any = None,
+    seed: int = 0,
+    epochs: int = FT_EPOCHS,
+    deadline: float = FT_DEADLINE,
+) -> bytes:
+    """A copy of the shipped classifier (``weights``: its ``.pt``, default the manifest's) with
+    blocks ``FT_LAYERS`` trained on ``crops`` (BGR, the classifier's size) and their ``labels``
+    by AdamW, the other blocks and every BatchNorm's statistics frozen, the trained weights held
+    towards the shipped ones (``FT_ANCHOR``); exported to ONNX (bytes).  Needs torch and
+    ultralytics (the train extra); CPU only."""
+    import io
+    import warnings
+
+    import torch
+
+    from vision.recognizer import MANIFEST, RecognizerSpec, offline_environment
+
+    offline_environment()
+    from ultralytics import YOLO
+
+    if weights is None:
+        spec = RecognizerSpec.load(MANIFEST)
+        weights = (spec.classifier or spec.detector).with_suffix(".pt")
+    torch.manual_seed(seed)
+    model = YOLO(str(weights)).model.float()
+    for p in model.parameters():
+        p.requires_grad = False
+    trained = [p for i in FT_LAYERS for p in model.model[i].parameters()]
+    for p in trained:
+        p.requires_grad = True
+    anchors = [p.detach().clone() for p in trained]
+    optimiser = torch.optim.AdamW(trained, lr=FT_LR, weight_decay=0.0)
+    x = np.stack([c[:, :, ::-1] for c in crops]).astype(np.float32) / 255.0
+    x = torch.from_numpy(np.ascontiguousarray(x.transpose(0, 3, 1, 2)))
+    y = torch.from_numpy(np.asarray(labels, np.int64))
+    generator = torch.Generator().manual_seed(seed)
+    t0 = time.perf_counter()
+    model.train()
+    for module in model.modules():
+        if isinstance(module, torch.nn.BatchNorm2d):
+            module.eval()
+    for _ in range(epochs):
+        order = torch.randperm(len(y), generator=generator)
+        for i in range(0, len(y), FT_BATCH):
+            batch = order[i : i + FT_BATCH]
+            out = model(x[batch])
+            out = out[0] if isinstance(out, list | tuple) else out
+            loss = torch.nn.functional.cross_entropy(out, y[batch])
+            loss = loss + FT_ANCHOR * sum(
+                ((p - a) ** 2).sum() for p, a in zip(trained, anchors, strict=True)
+            )
+            optimiser.zero_grad()
+            loss.backward()
+            optimiser.step()
+            if time.perf_counter() - t0 > deadline:
+                break
+        if time.perf_counter() - t0 > deadline:
+            break
+    model.eval()
+    buf = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            model,
+            torch.zeros(1, 3, CROP, CROP),
+            buf,
+            input_names=["images"],
+            output_names=["output0"],
+            dynamic_axes={"images": {0: "batch"}, "output0": {0: "batch"}},
+            opset_version=17,
+            dynamo=False,
+        )
+    return buf.getvalue()
