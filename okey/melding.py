@@ -667,13 +667,15 @@ class MeldSearch:
     # -- rebuilding ------------------------------------------------------------------------------
     def _rebuild(self, x: int, j: int) -> list[Meld]:
         melds: list[Meld] = []
+        memo = self._memo
         while x:
-            self._solve(x, j)
-            _, choice = self._memo[x * 3 + j]
-            nx, nj, spec = choice
+            entry = memo.get(x * 3 + j)
+            if entry is None:  # (only where the search has not been run from here)
+                self._solve(x, j)
+                entry = memo[x * 3 + j]
+            x, j, spec = entry[1]
             if spec is not None:
                 melds.append(self._meld_of(spec))
-            x, j = nx, nj
         return melds
 
     def _tile_as_held(self, kind: int) -> Tile:
