@@ -111,27 +111,12 @@ _ONES = 0x55
 _HIGH_ONE_SHIFT = 8 * 13
 
 
-def _plain_sets(byte: int, colour: int) -> tuple[tuple[int, tuple[int, ...]], ...]:
-    """The sets of three or four real tiles through ``colour`` at a number whose counts are
-    ``byte`` (2 bits per colour), with colours above it only (the lower ones are decided):
-    (the counts they take, as a byte, and the set's colours), in ``_solve_plain``'s order."""
-    others = [c for c in range(colour + 1, 4) if (byte >> (2 * c)) & 3]
-    found = []
-    for mask in range(3, 1 << len(others)):
-        if mask.bit_count() >= 2:
-            chosen = tuple(c for i, c in enumerate(others) if mask >> i & 1)
-            found.append((sum(1 << (2 * c) for c in chosen), (colour, *chosen)))
-    return tuple(found)
-
-
-# ``_plain_sets`` by a number's counts and the colour.
-_PLAIN_SETS = [[_plain_sets(byte, colour) for colour in range(4)] for byte in range(256)]
-
-
-def _opening_sets(byte: int, colour: int) -> tuple[tuple[int, tuple[int, ...], bool], ...]:
-    """``_plain_sets`` for ``_solve_opening``: also the set of every colour above held (which
-    okeys may complete, however few real tiles it has), marked, in that search's order."""
-    others = [c for c in range(colour + 1, 4) if (byte >> (2 * c)) & 3]
+def _opening_sets(held: int, colour: int) -> tuple[tuple[int, tuple[int, ...], bool], ...]:
+    """The sets through ``colour`` at a number where the colours of ``held`` (bit c) hold
+    tiles, with colours above it only (the lower ones are decided), in ``_solve_opening``'s
+    order: (the counts they take, as a byte, the set's colours, whether it holds every real
+    tile left, so that okeys may complete it however few real tiles it has)."""
+    others = [c for c in range(colour + 1, 4) if held >> c & 1]
     full = (1 << len(others)) - 1
     found = []
     for mask in range(full + 1):
@@ -142,8 +127,22 @@ def _opening_sets(byte: int, colour: int) -> tuple[tuple[int, tuple[int, ...], b
     return tuple(found)
 
 
-# ``_opening_sets`` by a number's counts and the colour.
-_OPENING_SETS = [[_opening_sets(byte, colour) for colour in range(4)] for byte in range(256)]
+def _set_tables() -> tuple[list, list]:
+    """``_OPENING_SETS`` and ``_PLAIN_SETS``: per byte of a number's counts and colour, the
+    sets of ``_solve_opening`` and those of three or four real tiles (``_solve_plain``'s, in
+    the same order)."""
+    opening = [[_opening_sets(held, colour) for colour in range(4)] for held in range(16)]
+    plain = [
+        [tuple((taken, colours) for taken, colours, _ in sets if len(colours) >= 3) for sets in row]
+        for row in opening
+    ]
+    # A byte's colours holding tiles, as bits (each count is 2 bits).
+    held = [sum(1 << c for c in range(4) if byte >> (2 * c) & 3) for byte in range(256)]
+    return [opening[h] for h in held], [plain[h] for h in held]
+
+
+# The sets through the lowest tile by its number's counts (a byte) and its colour.
+_OPENING_SETS, _PLAIN_SETS = _set_tables()
 
 
 def _wraps(p: int) -> bool:
