@@ -143,9 +143,7 @@ def _prepare(args: argparse.Namespace) -> int:
         return 0
     obb = args.step == "real_obb"
     out = args.out or (data_real.DEFAULT_OUT_OBB if obb else data_real.DEFAULT_OUT)
-    counts = data_real.convert(
-        src, out, seed=args.seed, val_fraction=args.val_fraction, obb=obb
-    )
+    counts = data_real.convert(src, out, seed=args.seed, val_fraction=args.val_fraction, obb=obb)
     print(f"wrote {out}: {counts['train']} train, {counts['val']} val images")
     return 0
 

@@ -252,7 +252,7 @@ def correct_first_tile(page: Any, timeout: float = 60) -> None:
         " return {id: e.dataset.id, tile: e.dataset.tile}; })()"
     )
     new = "FJ" if first["tile"] != "FJ" else "R1"
-    tile = f"#hand .tile[data-id=\"{first['id']}\"]"
+    tile = f'#hand .tile[data-id="{first["id"]}"]'
     page.evaluate(f"document.querySelector('{tile}').click()")
     page.wait_for("document.getElementById('picker').classList.contains('open')")
     page.evaluate(

@@ -27,7 +27,6 @@ Example::
     istaka crops --src datasets/build/real --out datasets/build/crops --copies 3
 """
 
-
 from __future__ import annotations
 
 import math
@@ -52,6 +51,7 @@ from vision.training.data_real import REPO_ROOT
 from vision.types import CLASS_NAMES, Box, iou
 
 DEFAULT_OUT = REPO_ROOT / "datasets" / "build" / "crops"
+
 
 @dataclass(frozen=True)
 class CameraAugment:
@@ -99,6 +99,7 @@ def class_folder(index: int) -> str:
     if index == NOT_A_TILE:
         return NOT_A_TILE_FOLDER
     return f"{index:02d}_{CLASS_NAMES[index]}"
+
 
 def camera_crop(
     image: np.ndarray,
