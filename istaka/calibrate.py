@@ -30,9 +30,11 @@ def register(subparsers: Any) -> None:
         help="learn your own tile set from one or two photos of a known layout (a profile)",
         description="Make a named profile for one tile set. " + LAYOUT_HELP + " The photos are "
         "read, labelled from the layout (tiles out of place are named and left out), shown, and "
-        "after you agree a per-set reader is fitted on the CPU (about a minute) from them and "
-        "the kept corrections; it is refused if it reads its own photos worse than the shipped "
-        "model. Use it with: istaka scan --profile NAME. The shipped model is never changed.",
+        "after you agree a per-set reader is fitted on the CPU (one to three minutes) from them "
+        "and the kept corrections: a copy of the classifier fine-tuned on the set (needs the "
+        "train extra, torch), or without torch colour terms over the ink (seconds); it is "
+        "refused if it reads its own photos worse than the shipped model. Use it with: istaka "
+        "scan --profile NAME. The shipped model is never changed.",
     )
     cal.add_argument("photos", nargs="*", help="one or two photos of the layout")
     cal.add_argument("--profile", metavar="NAME", help="the profile to make (e.g. home-set)")
@@ -47,6 +49,13 @@ def register(subparsers: Any) -> None:
         "--no-kept",
         action="store_true",
         help="learn from the photos alone, not from corrections kept in the data folder",
+    )
+    cal.add_argument(
+        "--reader",
+        choices=["auto", "finetune", "colour"],
+        default="auto",
+        help="the per-set reader: finetune (torch), colour (numpy), auto: finetune where torch is "
+        "installed",
     )
     cal.add_argument("--list", action="store_true", help="list the saved profiles and stop")
     cal.add_argument("--remove", metavar="NAME", help="delete a saved profile and stop")
@@ -126,7 +135,9 @@ def run_calibrate(args: argparse.Namespace) -> int:
     store = DataStore()
     kept = [] if args.no_kept else store.crops()
     try:
-        profile, report = make_profile(args.profile, recognizer, photos, kept=kept)
+        profile, report = make_profile(
+            args.profile, recognizer, photos, kept=kept, method=args.reader
+        )
     except ProfileError as exc:
         raise InputError(str(exc)) from None
     folder = profile.save()
@@ -143,7 +154,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
         print(json.dumps({"profile": profile.name, "path": str(folder), **report}))
         return EXIT_OK
     print(
-        f"profile {profile.name} saved in {folder} ({report['seconds']:.0f} s on the CPU; "
+        f"profile {profile.name} ({report['reader']} reader) saved in {folder} "
+        f"({report['seconds']:.0f} s on the CPU; "
         f"{report['tiles']} tiles from {report['photos']} photo(s), {report['kept']} kept)"
     )
     print(

@@ -350,7 +350,7 @@ READER_COLUMNS = np.arange(NUM_CLASSES, NUM_CLASSES + 3 + 3 + 1 + INK_BINS)
 READER_L2 = (1e-2, 1e3, 1e3)  # colour, number, identity terms (number and identity: off)
 
 # The fine-tuned reader (chosen on the tuning styles 20-25: docs/calibration.md)
-FT_LAYERS = (8, 9, 10)  # the classifier's blocks trained; the rest and every BatchNorm frozen
+FT_LAYERS = (6, 7, 8, 9, 10)  # the blocks trained; the rest and every BatchNorm frozen
 FT_EPOCHS = 3
 FT_LR = 1e-4
 FT_BATCH = 32
@@ -489,6 +489,11 @@ def make_profile(
         raise ProfileError("nothing to learn from: no calibration photo and no kept tiles")
     if method == "auto":
         method = "finetune" if torch_available() else "colour"
+    if method == "finetune" and not torch_available():
+        raise ProfileError(
+            "the fine-tuned reader needs torch and ultralytics (the train extra); install them "
+            "or choose the colour reader"
+        )
     labels = np.concatenate([g.labels for g in groups])
     shipped = np.concatenate([g.shipped for g in groups])
     reader: Reader | NetReader
