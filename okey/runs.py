@@ -120,11 +120,26 @@ def line_profile(key: int, wrap: bool, size: int) -> Component:
     full = key | (wrap << 39) | (size << 40)
     profile = LINE_PROFILES.get(full)
     if profile is None:
-        profile = _profile_of_key(key, wrap, size)
+        table = _PLAIN_LINES if _PLAIN_LINES is not None else _load_plain_lines()
+        profile = table.get(full)
+        if profile is None:
+            profile = _profile_of_key(key, wrap, size)
         if len(LINE_PROFILES) >= _LINE_PROFILES_LIMIT:
             LINE_PROFILES.clear()
         LINE_PROFILES[full] = profile
     return profile
+
+
+# The precomputed profiles of the plain lines (``okey.line_table``), loaded on first use.
+_PLAIN_LINES: dict[int, Component] | None = None
+
+
+def _load_plain_lines() -> dict[int, Component]:
+    global _PLAIN_LINES
+    from okey.line_table import load
+
+    _PLAIN_LINES = load()
+    return _PLAIN_LINES
 
 
 def _colour_profile(
