@@ -10,7 +10,7 @@ of 14): at most ``MAX_TILES`` tiles held, and a copy left to draw exactly at the
 fewer than twice (what a line is until some of its tiles are seen, or the indicator is one of
 them); and of every line of at most ``MAX_TILES_ONE_OFF`` tiles that is plain but for one
 number held fewer than twice with no copy left (the set search's lines after a set takes one
-of two copies, or draws the last one).  That is 75,063 lines, which share 438 distinct
+of two copies, or draws the last one).  That is 135,552 lines, which share 839 distinct
 profiles; they serve about 90% of the new lines of random deals.  A line the table lacks is
 searched as before.
 
@@ -18,7 +18,8 @@ Stored (``okey/line_table_data.py``, generated: ``python -m okey.line_table``) a
 base64 strings of zlib-compressed little-endian arrays: the distinct profiles' entries (per
 profile its entry count, then slots, kept, excess per entry, one byte each), the lines' keys in
 increasing order as differences from the previous key (8 bytes each), and per line the index
-of its profile (2 bytes); loaded on first use (about 40 ms).
+of its profile (2 bytes).  Loaded on first use (about 25 ms) as arrays, searched by bisection
+(a line found is then cached with the searched ones, ``runs.LINE_PROFILES``).
 ``tests/test_engine_properties.py`` checks the lines against the search.
 """
 
@@ -28,6 +29,7 @@ import base64
 import sys
 import zlib
 from array import array
+from bisect import bisect_left
 from itertools import accumulate
 from pathlib import Path
 
@@ -45,7 +47,7 @@ TAIL = (WRAP << 39) | (SIZE << 40)
 
 
 # Most tiles a line with one number off the plain pattern holds.
-MAX_TILES_ONE_OFF = 4
+MAX_TILES_ONE_OFF = 5
 
 
 def plain_keys(most: int = MAX_TILES) -> list[int]:
@@ -87,8 +89,10 @@ def _pack(values: array) -> str:
     return base64.b64encode(zlib.compress(values.tobytes(), 9)).decode("ascii")
 
 
-def load() -> dict[int, Component]:
-    """The table: ``runs.line_profile`` key (line key, wrap and size) -> profile."""
+def load() -> tuple[array, array, tuple[Component, ...]]:
+    """The table: the ``runs.line_profile`` keys of its lines (line key, wrap and size) in
+    increasing order, per line the index of its profile, and the profiles.  (Arrays: loaded in
+    a few ms and never walked by the garbage collector; a line is found by bisection.)"""
     from okey.line_table_data import ENTRIES, INDEX, KEYS
 
     raw = _unpack(ENTRIES, "B")
@@ -99,8 +103,19 @@ def load() -> dict[int, Component]:
         flat = raw[at + 1 : at + 1 + 3 * count]
         profiles.append(Component.of(tuple(zip(flat[::3], flat[1::3], flat[2::3], strict=True))))
         at += 1 + 3 * count
-    keys = accumulate(_unpack(KEYS, "Q"))
-    return {key | TAIL: profiles[i] for key, i in zip(keys, _unpack(INDEX, "H"), strict=True)}
+    deltas = _unpack(KEYS, "Q")
+    deltas[0] |= TAIL
+    return array("Q", accumulate(deltas)), _unpack(INDEX, "H"), tuple(profiles)
+
+
+def lookup(table: tuple[array, array, tuple[Component, ...]], full: int) -> Component | None:
+    """The profile of the line with this ``runs.line_profile`` key, if the table (``load``)
+    holds it."""
+    keys, index, profiles = table
+    at = bisect_left(keys, full)
+    if at < len(keys) and keys[at] == full:
+        return profiles[index[at]]
+    return None
 
 
 def build() -> tuple[list[int], list[tuple[tuple[int, int, int], ...]], list[int]]:

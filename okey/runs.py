@@ -7,9 +7,11 @@ choices (a ``Component``), found by a memoised search over the line (``_runs_bit
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Sequence
 
 from okey.layout import FIELD_CODES, SHIFT, SLOTS_MASK, Component, kept_field_width
+from okey.line_table import load, lookup
 
 LONGEST_RUN = 13
 
@@ -120,8 +122,7 @@ def line_profile(key: int, wrap: bool, size: int) -> Component:
     full = key | (wrap << 39) | (size << 40)
     profile = LINE_PROFILES.get(full)
     if profile is None:
-        table = _PLAIN_LINES if _PLAIN_LINES is not None else _load_plain_lines()
-        profile = table.get(full)
+        profile = lookup(_PLAIN_LINES if _PLAIN_LINES is not None else _load_plain_lines(), full)
         if profile is None:
             profile = _profile_of_key(key, wrap, size)
         if len(LINE_PROFILES) >= _LINE_PROFILES_LIMIT:
@@ -131,13 +132,11 @@ def line_profile(key: int, wrap: bool, size: int) -> Component:
 
 
 # The precomputed profiles of the plain lines (``okey.line_table``), loaded on first use.
-_PLAIN_LINES: dict[int, Component] | None = None
+_PLAIN_LINES: tuple[array, array, tuple[Component, ...]] | None = None
 
 
-def _load_plain_lines() -> dict[int, Component]:
+def _load_plain_lines() -> tuple[array, array, tuple[Component, ...]]:
     global _PLAIN_LINES
-    from okey.line_table import load
-
     _PLAIN_LINES = load()
     return _PLAIN_LINES
 
