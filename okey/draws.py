@@ -195,14 +195,11 @@ class _Layout:
         )
         self.bound_with_pair = self.bound + set_bound(2)
 
-    def kept_with_run_face(self, face: int) -> int:
-        """Faces kept when a drawn ``face`` joins its colour's runs (the sets stay as they are)."""
+    def kept_with_run_face(self, face: int, target: int) -> int:
+        """Faces kept when a drawn ``face`` joins its colour's runs (the sets stay as they are),
+        or -1 where the layout's bound with the colour's new runs says it keeps fewer than
+        ``target`` (``kept_bound``: its knapsack is skipped)."""
         colour = face // 13
-        totals = self._without.get(colour)
-        if totals is None:
-            others = [p for c, p in enumerate(self.profiles) if c != colour]
-            totals = totals_of((*self.items, *others), self.size, self.budget)
-            self._without[colour] = totals
         # One more held copy, and the copy drawn leaves the pool (its last one: no copy left).
         lost = 4 if self.avail.get(face, self.hand_avail[face]) == 1 else 0
         key = self.keys[colour] + ((1 - lost) << (3 * (face % 13)))
@@ -210,6 +207,14 @@ class _Layout:
         profile = LINE_PROFILES.get(key | (self.wrap << 39) | (self.size << 40))
         if profile is None:
             profile = line_profile(key, self.wrap, self.size)
+        bound = self.bound - self.profiles[colour].packed_bound + profile.packed_bound
+        if (bound + GUARDS[target]) & HIGH != HIGH:
+            return -1
+        totals = self._without.get(colour)
+        if totals is None:
+            others = [p for c, p in enumerate(self.profiles) if c != colour]
+            totals = totals_of((*self.items, *others), self.size, self.budget)
+            self._without[colour] = totals
         return totals.best_with(profile.packed)
 
 
@@ -223,7 +228,7 @@ def _melds_improve(
     # solved again, below.)
     for layout in layouts:
         if number not in layout.numbers:
-            if layout.kept_with_run_face(face) >= target:
+            if layout.kept_with_run_face(face, target) >= target:
                 return True
             tried.add(layout.sets)
     for layout in layouts:
