@@ -29,7 +29,6 @@ import base64
 import sys
 import zlib
 from array import array
-from bisect import bisect_left
 from itertools import accumulate
 from pathlib import Path
 
@@ -106,16 +105,6 @@ def load() -> tuple[array, array, tuple[Component, ...]]:
     deltas = _unpack(KEYS, "Q")
     deltas[0] |= TAIL
     return array("Q", accumulate(deltas)), _unpack(INDEX, "H"), tuple(profiles)
-
-
-def lookup(table: tuple[array, array, tuple[Component, ...]], full: int) -> Component | None:
-    """The profile of the line with this ``runs.line_profile`` key, if the table (``load``)
-    holds it."""
-    keys, index, profiles = table
-    at = bisect_left(keys, full)
-    if at < len(keys) and keys[at] == full:
-        return profiles[index[at]]
-    return None
 
 
 def build() -> tuple[list[int], list[tuple[tuple[int, int, int], ...]], list[int]]:

@@ -8,10 +8,10 @@ choices (a ``Component``), found by a memoised search over the line (``_runs_bit
 from __future__ import annotations
 
 from array import array
+from bisect import bisect_left
 from collections.abc import Sequence
 
 from okey.layout import FIELD_CODES, SHIFT, SLOTS_MASK, Component, kept_field_width
-from okey.line_table import load, lookup
 
 LONGEST_RUN = 13
 
@@ -122,8 +122,11 @@ def line_profile(key: int, wrap: bool, size: int) -> Component:
     full = key | (wrap << 39) | (size << 40)
     profile = LINE_PROFILES.get(full)
     if profile is None:
-        profile = lookup(_PLAIN_LINES if _PLAIN_LINES is not None else _load_plain_lines(), full)
-        if profile is None:
+        keys, index, profiles = _PLAIN_LINES or _load_plain_lines()
+        at = bisect_left(keys, full)
+        if at < len(keys) and keys[at] == full:
+            profile = profiles[index[at]]
+        else:
             profile = _profile_of_key(key, wrap, size)
         if len(LINE_PROFILES) >= _LINE_PROFILES_LIMIT:
             LINE_PROFILES.clear()
@@ -137,6 +140,8 @@ _PLAIN_LINES: tuple[array, array, tuple[Component, ...]] | None = None
 
 def _load_plain_lines() -> tuple[array, array, tuple[Component, ...]]:
     global _PLAIN_LINES
+    from okey.line_table import load
+
     _PLAIN_LINES = load()
     return _PLAIN_LINES
 
