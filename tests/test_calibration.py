@@ -271,7 +271,9 @@ def test_fine_tuning_without_steps_exports_the_shipped_classifier() -> None:
 
     rng = np.random.default_rng(0)
     crops = [rng.integers(0, 255, (96, 96, 3), dtype=np.uint8) for _ in range(4)]
-    copy = NetReader(finetune_classifier(crops, np.array([0, 1, 2, 3]), epochs=0))
+    onnx_bytes, trained_for = finetune_classifier(crops, np.array([0, 1, 2, 3]), epochs=0)
+    assert trained_for["steps"] == trained_for["planned"] == 0
+    copy = NetReader(onnx_bytes)
     shipped = ort.InferenceSession(str(REPO / "models" / "tile_classifier.onnx"))
     batch = np.stack([c[:, :, ::-1] for c in crops]).astype(np.float32).transpose(0, 3, 1, 2)
     expected = shipped.run(None, {"images": batch / 255.0})[0][:, :53]

@@ -497,8 +497,10 @@ def make_profile(
     labels = np.concatenate([g.labels for g in groups])
     shipped = np.concatenate([g.shipped for g in groups])
     reader: Reader | NetReader
+    training: dict[str, Any] = {}
     if method == "finetune":
-        reader, kind = _net_reader(groups, seed), "finetune"
+        reader, training = _net_reader(groups, seed)
+        kind = "finetune"
         mine = np.concatenate([reader.probs(g.image, g.boxes, g.shipped) for g in groups])
         check = check_readings(shipped, mine, labels)
     elif method == "colour":
@@ -516,6 +518,7 @@ def make_profile(
         "tiles": n_photo_tiles,
         "kept": n_kept,
         "reader": kind,
+        **({"training": training} if training else {}),
         "seconds": round(seconds, 2),
         **{k: round(v, 4) for k, v in check.items()},
     }
@@ -527,6 +530,7 @@ def make_profile(
         "tiles": report["tiles"],
         "kept": n_kept,
         "seconds": report["seconds"],
+        **({"training": training} if training else {}),
         "check": {k: report[k] for k in ("shipped_identity", "profile_identity")},
     }
     return Profile(name=name, reader=reader, manifest=manifest), report
@@ -539,7 +543,7 @@ READER_KINDS = {
 }
 
 
-def _net_reader(groups: list[Group], seed: int) -> NetReader:
+def _net_reader(groups: list[Group], seed: int) -> tuple[NetReader, dict[str, Any]]:
     """The fine-tuned reader of labelled tiles: each tile's box crop and rack-like copies of it
     (:func:`rack_like`), :func:`finetune_classifier` on them."""
     from vision.crops import CROP_PAD, crop_tile
@@ -553,8 +557,8 @@ def _net_reader(groups: list[Group], seed: int) -> NetReader:
             crops.append(crop_tile(g.image, tuple(float(v) for v in box), CROP, CROP_PAD))
             crops += [rack_like(g.image, box, rng) for _ in range(copies)]
             labels += [int(label)] * (copies + 1)
-    onnx_bytes = finetune_classifier(crops, np.array(labels), seed=seed)
-    return NetReader(onnx_bytes, weight=FT_MIX, size=CROP)
+    onnx_bytes, trained_for = finetune_classifier(crops, np.array(labels), seed=seed)
+    return NetReader(onnx_bytes, weight=FT_MIX, size=CROP), {"copies": copies, **trained_for}
 
 
 # ---------------------------------------------------------------------------- the fine-tuned reader
@@ -619,15 +623,16 @@ def finetune_classifier(
     seed: int = 0,
     epochs: int = FT_EPOCHS,
     deadline: float = FT_DEADLINE,
-) -> bytes:
+    threads: int = 1,
+) -> tuple[bytes, dict[str, Any]]:
     """A copy of the shipped classifier (``weights``: its ``.pt``, default the manifest's) with
     blocks ``FT_LAYERS`` trained on ``crops`` (BGR, the classifier's size) and their ``labels``
     by AdamW, the other blocks and every BatchNorm's statistics frozen, the trained weights held
-    towards the shipped ones (``FT_ANCHOR``); exported to ONNX (bytes).  Needs torch and
-    ultralytics (the train extra); CPU only."""
-    import io
-    import warnings
-
+    towards the shipped ones (``FT_ANCHOR``); exported to ONNX.  Returns the ONNX bytes and what
+    training did (steps taken of those planned, seconds: ``deadline`` stops it early).  Runs on
+    ``threads`` CPU threads (one: on this busy 2-core machine torch's two made ``istaka calibrate``
+    three times slower, 263 against 89 s).
+    Needs torch and ultralytics (the train extra)."""
     import torch
 
     from vision.recognizer import MANIFEST, RecognizerSpec, offline_environment
@@ -639,7 +644,22 @@ def finetune_classifier(
         spec = RecognizerSpec.load(MANIFEST)
         weights = (spec.classifier or spec.detector).with_suffix(".pt")
     torch.manual_seed(seed)
-    model = YOLO(str(weights)).model.float()
+    threads_before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        return _finetune(YOLO(str(weights)).model.float(), crops, labels, seed, epochs, deadline)
+    finally:
+        torch.set_num_threads(threads_before)
+
+
+def _finetune(
+    model: Any, crops: list[np.ndarray], labels: np.ndarray, seed: int, epochs: int, deadline: float
+) -> tuple[bytes, dict[str, Any]]:
+    import io
+    import warnings
+
+    import torch
+
     for p in model.parameters():
         p.requires_grad = False
     trained = [p for i in FT_LAYERS for p in model.model[i].parameters()]
@@ -651,6 +671,8 @@ def finetune_classifier(
     x = torch.from_numpy(np.ascontiguousarray(x.transpose(0, 3, 1, 2)))
     y = torch.from_numpy(np.asarray(labels, np.int64))
     generator = torch.Generator().manual_seed(seed)
+    planned = epochs * -(-len(y) // FT_BATCH)
+    steps = 0
     t0 = time.perf_counter()
     model.train()
     for module in model.modules():
@@ -669,11 +691,14 @@ def finetune_classifier(
             optimiser.zero_grad()
             loss.backward()
             optimiser.step()
+            steps += 1
             if time.perf_counter() - t0 > deadline:
                 break
         if time.perf_counter() - t0 > deadline:
             break
     model.eval()
+    seconds = round(time.perf_counter() - t0, 1)
+    trained_for = {"steps": steps, "planned": planned, "seconds": seconds}
     buf = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -687,4 +712,4 @@ def finetune_classifier(
             opset_version=17,
             dynamo=False,
         )
-    return buf.getvalue()
+    return buf.getvalue(), trained_for
