@@ -122,11 +122,12 @@ def line_profile(key: int, wrap: bool, size: int) -> Component:
     full = key | (wrap << 39) | (size << 40)
     profile = LINE_PROFILES.get(full)
     if profile is None:
-        keys, index, profiles = _PLAIN_LINES or _load_plain_lines()
-        at = bisect_left(keys, full)
-        if at < len(keys) and keys[at] == full:
-            profile = profiles[index[at]]
-        else:
+        if full >> 39 == _PLAIN_RULES:
+            keys, index, profiles = _PLAIN_LINES or _load_plain_lines()
+            at = bisect_left(keys, full)
+            if at < len(keys) and keys[at] == full:
+                profile = profiles[index[at]]
+        if profile is None:
             profile = _profile_of_key(key, wrap, size)
         if len(LINE_PROFILES) >= _LINE_PROFILES_LIMIT:
             LINE_PROFILES.clear()
@@ -134,8 +135,12 @@ def line_profile(key: int, wrap: bool, size: int) -> Component:
     return profile
 
 
-# The precomputed profiles of the plain lines (``okey.line_table``), loaded on first use.
+# The precomputed profiles of the plain lines (``okey.line_table``), loaded on first use, and
+# the wrap switch and hand size they are for (``okey.line_table.TAIL >> 39``: classic rules).
 _PLAIN_LINES: tuple[array, array, tuple[Component, ...]] | None = None
+
+
+_PLAIN_RULES = 1 | (14 << 1)
 
 
 def _load_plain_lines() -> tuple[array, array, tuple[Component, ...]]:

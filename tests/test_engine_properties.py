@@ -226,8 +226,9 @@ def test_precomputed_line_profiles_are_the_run_search():
     (a sample; every line with ``ISTAKA_THOROUGH=1``), and the table holds the lines that
     ``table_keys`` names."""
     from okey import line_table
-    from okey.runs import _profile_of_key, line_profile
+    from okey.runs import _PLAIN_RULES, _profile_of_key, line_profile
 
+    assert line_table.TAIL >> 39 == _PLAIN_RULES  # the rules line_profile reads the table for
     stored, index, profiles = line_table.load()
     keys = line_table.table_keys()
     assert list(stored) == [key | line_table.TAIL for key in keys]
@@ -239,4 +240,5 @@ def test_precomputed_line_profiles_are_the_run_search():
         assert found == _profile_of_key(key, line_table.WRAP, line_table.SIZE), key
     # The lines a hand asks about, in the table or not (a colour held eight times).
     for key in [*keys[:50], *keys[-50:], sum(2 << (3 * p) for p in range(4))]:
-        assert line_profile(key, True, 14) == _profile_of_key(key, True, 14), key
+        for wrap, size in ((True, 14), (False, 14), (True, 21)):
+            assert line_profile(key, wrap, size) == _profile_of_key(key, wrap, size), key
