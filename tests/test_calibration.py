@@ -490,3 +490,49 @@ def test_calibration_page_reads_shows_and_learns(tmp_path: Path) -> None:
             "[...document.querySelectorAll('#profile option')].some(o => o.value === 'page-set')",
             timeout=60,
         )
+
+
+@pytest.mark.slow
+def test_scans_are_answered_while_a_calibration_learns(tmp_path: Path) -> None:
+    """A calibration that learns (the fine-tune takes a minute or more) runs beside the pipeline's
+    thread: a scan sent while it learns is answered before it has finished, and the profile is
+    then saved."""
+    import threading
+    import time
+
+    import httpx
+    from conftest_service import live_server, require_model
+
+    from service.settings import Settings
+    from vision.training.calibrate import heldout_style, render_layout, torch_available
+
+    require_model()
+    if not torch_available():
+        pytest.skip("the colour reader learns in under a second: nothing to overlap")
+    import cv2
+
+    layout, _ = render_layout(heldout_style(1), 3)
+    layout_bytes = cv2.imencode(".png", layout)[1].tobytes()
+    rack = (REPO / "examples" / "rack_real.jpg").read_bytes()
+    with live_server(Settings()) as server, httpx.Client(base_url=server.url, timeout=600) as http:
+        learned: dict[str, httpx.Response] = {}
+
+        def calibrate() -> None:
+            learned["answer"] = http.post(
+                "/api/v1/calibrate?profile=busy-set&learn=true",
+                files={"image": ("layout.png", layout_bytes)},
+            )
+
+        learning = threading.Thread(target=calibrate)
+        learning.start()
+        # let the upload reach the server (a loopback post of one photo): the scan below then
+        # comes after the calibration in the pipeline's queue; before learning left that thread,
+        # it waited there for the whole fine-tune
+        time.sleep(2.0)
+        scan = http.post("/api/v1/scan", files={"image": ("rack.jpg", rack)})
+        assert scan.status_code == 200, scan.text
+        assert learning.is_alive()  # answered while the calibration still learns
+        learning.join()
+    assert learned["answer"].status_code == 200, learned["answer"].text
+    assert learned["answer"].json()["learned"] is True
+    assert (profiles_dir() / "busy-set" / "profile.yaml").is_file()

@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from functools import partial
 from pathlib import Path
@@ -134,12 +135,29 @@ async def calibrate(
         )
     runner.require()
     async with runner.admit():
-        return await runner.run(partial(_calibrate, images, profile, learn, keep))
+        recognizer, photos = await runner.run(partial(_read_layouts, images))
+    out: dict[str, Any] = {
+        "profile": profile,
+        "photos": [_understood(p) for p in photos],
+        "learned": False,
+    }
+    if not learn:
+        return out
+    # Learning (a fine-tune of about a minute and a half with torch) runs beside the pipeline's
+    # thread, not in it, so scans and live frames go on being read meanwhile; one at a time.
+    learned = await anyio.to_thread.run_sync(partial(_learn, recognizer, photos, profile, keep))
+    out.update(learned=True, report=learned)
+    return out
 
 
-def _calibrate(images: list[Any], name: str, learn: bool, keep: bool, pipeline: Any) -> dict:
-    from vision.profiles import DataStore, LayoutError, ProfileError
-    from vision.training.calibrate import CalibrationPhoto, make_profile
+# one calibration learns at a time (each takes the CPU for up to a few minutes)
+_LEARNING = threading.Lock()
+
+
+def _read_layouts(images: list[Any], pipeline: Any) -> tuple[Any, list[Any]]:
+    """The calibration photos read by the shipped recogniser (unprofiled), and that recogniser."""
+    from vision.profiles import LayoutError
+    from vision.training.calibrate import CalibrationPhoto
 
     recognizer = pipeline.recognizer
     recognizer = getattr(recognizer, "recognizer", recognizer)  # the shipped one, unprofiled
@@ -149,15 +167,20 @@ def _calibrate(images: list[Any], name: str, learn: bool, keep: bool, pipeline: 
             photos.append(CalibrationPhoto.read(recognizer, image, name=f"photo {k}"))
         except LayoutError as exc:
             raise ApiError(422, "not_the_layout", f"photo {k}: {exc}") from exc
-    understood = [_understood(p) for p in photos]
-    out: dict[str, Any] = {"profile": name, "photos": understood, "learned": False}
-    if not learn:
-        return out
-    try:
-        profile, report = make_profile(name, recognizer, photos, kept=DataStore().crops())
-    except ProfileError as exc:
-        raise ApiError(422, "profile_refused", str(exc)) from exc
-    profile.save()
+    return recognizer, photos
+
+
+def _learn(recognizer: Any, photos: list[Any], name: str, keep: bool) -> dict[str, Any]:
+    """Make, check and save the profile; keep the photos' labelled tiles with consent."""
+    from vision.profiles import DataStore, ProfileError
+    from vision.training.calibrate import make_profile
+
+    with _LEARNING:
+        try:
+            profile, report = make_profile(name, recognizer, photos, kept=DataStore().crops())
+        except ProfileError as exc:
+            raise ApiError(422, "profile_refused", str(exc)) from exc
+        profile.save()
     _loaded.pop(name, None)
     if keep:
         for photo in photos:
@@ -168,8 +191,7 @@ def _calibrate(images: list[Any], name: str, learn: bool, keep: bool, pipeline: 
                 consent=True,
                 profile=name,
             )
-    out.update(learned=True, report=report)
-    return out
+    return report
 
 
 def _understood(photo: Any) -> dict[str, Any]:
