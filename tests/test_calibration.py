@@ -463,7 +463,7 @@ def test_calibration_page_reads_shows_and_learns(tmp_path: Path) -> None:
     import cv2
 
     from service.settings import Settings
-    from vision.training.calibrate import heldout_style, render_layout
+    from vision.training.calibrate import FT_DEADLINE, heldout_style, render_layout
 
     layout, _ = render_layout(heldout_style(1), 3)
     photo = tmp_path / "layout.jpg"
@@ -482,7 +482,8 @@ def test_calibration_page_reads_shows_and_learns(tmp_path: Path) -> None:
         assert not (profiles_dir() / "page-set").exists()  # nothing learned before agreeing
         page.evaluate("document.getElementById('keep').click()")
         page.evaluate("document.getElementById('learn').click()")
-        page.wait_for("document.body.dataset.learned === 'page-set'", timeout=180)
+        # learning stops at FT_DEADLINE whatever is left; a slow or shared machine gets there
+        page.wait_for("document.body.dataset.learned === 'page-set'", timeout=FT_DEADLINE + 120)
         assert (profiles_dir() / "page-set" / "profile.yaml").is_file()
         assert {r["source"] for r in DataStore().records()} == {"calibration"}
         page.navigate(f"{server.url}/camera")
