@@ -67,9 +67,16 @@ def photo_angle(turned: np.ndarray) -> tuple[float, float]:
     """
     if not len(turned):
         return 0.0, 0.0
-    angles = np.radians([upright_rect(tuple(r))[4] for r in turned]) * 2
-    weights = np.maximum(turned[:, 2], turned[:, 3]).astype(np.float64)
-    c, s = float(np.sum(weights * np.cos(angles))), float(np.sum(weights * np.sin(angles)))
+    angles = np.radians([upright_rect(tuple(r))[4] for r in turned])
+    return _axial_mean(angles, np.maximum(turned[:, 2], turned[:, 3]).astype(np.float64))
+
+
+def _axial_mean(radians: np.ndarray, weights: np.ndarray) -> tuple[float, float]:
+    """The weighted mean of directions that have no sign (a turn of 180 degrees is the same),
+    in degrees, ``-90 < angle <= 90``, and how much they agree (0..1): the mean of the doubled
+    angles, halved."""
+    doubled = 2 * radians
+    c, s = float(np.sum(weights * np.cos(doubled))), float(np.sum(weights * np.sin(doubled)))
     agree = math.hypot(c, s) / max(float(weights.sum()), 1e-9)
     angle = math.degrees(math.atan2(s, c)) / 2
     if angle <= -90:
@@ -97,13 +104,7 @@ def row_angle(turned: np.ndarray) -> tuple[float, float]:
     gaps = np.linalg.norm(centres[:, None] - centres[None], axis=2)
     np.fill_diagonal(gaps, np.inf)
     step = centres[gaps.argmin(axis=1)] - centres
-    doubled = 2 * np.arctan2(step[:, 1], step[:, 0])
-    c, s = float(np.cos(doubled).sum()), float(np.sin(doubled).sum())
-    agree = math.hypot(c, s) / len(step)
-    angle = math.degrees(math.atan2(s, c)) / 2
-    if angle <= -90:
-        angle += 180
-    return angle, agree
+    return _axial_mean(np.arctan2(step[:, 1], step[:, 0]), np.ones(len(step)))
 
 
 def _corners(turned: np.ndarray) -> np.ndarray:
