@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from okey.distance import HandState, optimal_set_choices, unseen_counts
-from okey.draws import improving_draws_from, meld_raising_faces
+from okey.draws import RootBound, improving_draws_from, meld_raising_faces
 from okey.hand import check_playing_hand, hand_stage, okey_for
 from okey.rules import Rules
 from okey.sets import SetChoice
@@ -122,25 +122,41 @@ def advise(
     # left to draw), so a face f that does not let T keep one more cannot let a discard keeping
     # as many as T keep one more either (T less d plus f holds less than T plus f).  Asked of T
     # once, for the discards that keep as many as T does (an okey discard aside).
+    # Conversely a face f that lets T keep one more lets every such discard d keeping fewer
+    # than T keep one more: T less d plus f keeps at least one less than T plus f (a drawn copy
+    # of d takes its place), so at least as many as T, one more than d.
     whole_solved = optimal_set_choices(whole, rules)
-    not_raising_whole: set[int] | None = None
+    # The bound of each discard plus a face mostly changes by what the whole hand's does.
+    whole_root = RootBound(whole, rules)
+    raising: dict[int, SetChoice] | None = None
     options = []
     for discard in sorted(after, key=lambda d: (after[d][1][0], d)):
         state, solved = after[discard]
         never: set[int] = set()
+        known: set[int] | frozenset[int] = frozenset()
+        hints: dict[int, SetChoice] | None = None
+        face = okey.index if discard.is_false_joker else discard.index  # FJ: the okey's face
         # Throwing an okey changes the okeys held: the shortcut holds neither way for it.
         if discard != okey:
             for kept, faces in failing.items():
                 if kept < solved[0]:
                     never |= faces
             if solved[0] == whole_solved[0]:
-                if not_raising_whole is None:
-                    raising = meld_raising_faces(whole, rules, whole_solved)
-                    not_raising_whole = set(range(len(whole.avail))) - raising
-                never |= not_raising_whole
-        option, failed = _option(discard, state, solved, never, rules, unseen, okey)
+                if raising is None:
+                    raising = meld_raising_faces(whole, rules, whole_solved, whole_root)
+                never |= set(range(len(whole.avail))) - raising.keys()
+                # Such a face lets the discard keep one more where a layout that lets T keep
+                # one more does without the discard: that layout's sets are tried first.
+                hints = raising
+            elif solved[0] < whole_solved[0] and whole.avail[face] > 0:
+                if raising is None:
+                    raising = meld_raising_faces(whole, rules, whole_solved, whole_root)
+                known = raising.keys() - {face}
+        shared = whole_root, (None if discard == okey else face)
+        option, failed = _option(
+            discard, state, solved, never, rules, unseen, okey, known, shared, hints
+        )
         options.append(option)
-        face = okey.index if discard.is_false_joker else discard.index  # FJ: the okey's face
         # No drawn copy can take the place of a discard whose face has no copy left.
         if discard != okey and whole.avail[face] > 0:
             failing.setdefault(solved[0], set()).update(failed - {face})
@@ -166,13 +182,19 @@ def _option(
     rules: Rules,
     unseen: list[int],
     okey: Tile,
+    known: set[int] | frozenset[int] = frozenset(),
+    shared: tuple[RootBound, int | None] | None = None,
+    hints: dict[int, SetChoice] | None = None,
 ) -> tuple[DiscardOption, set[int]]:
     """One discard's option (``state`` is the hand after it), and the faces found not to let its
-    meld layout keep one more."""
+    meld layout keep one more (``known``: faces known to let it keep one more; ``shared``: the
+    whole hand's ``RootBound`` and the discard's face; ``hints``: sets to try first per face)."""
     # The discarded copy lies on the table now: it is seen, no longer unseen.
     left = list(unseen)
     left[discard.index] = max(0, left[discard.index] - 1)
-    distance, faces, failed = improving_draws_from(state, rules, solved, never)
+    distance, faces, failed = improving_draws_from(
+        state, rules, solved, never, known, shared, hints
+    )
     improving = _improving_tiles(distance, faces, left, okey)
     is_okey = discard == okey
     advised = not is_okey or distance == 0

@@ -37,6 +37,9 @@ def improving_draws_from(
     rules: Rules,
     solved: tuple[int, list[SetChoice]],
     never: set[int] | frozenset[int] = frozenset(),
+    known: set[int] | frozenset[int] = frozenset(),
+    shared: tuple[RootBound, int | None] | None = None,
+    hints: dict[int, SetChoice] | None = None,
 ) -> tuple[int, set[int], set[int]]:
     """``improving_draws`` from the hand's ``optimal_set_choices`` (``solved``), also returning
     the faces checked and found not to let the meld layout keep one more.
@@ -47,8 +50,13 @@ def improving_draws_from(
     draw.  If a face f (not A's missing one) does not let A keep one more, then T plus f keeps at
     most one more than A (removing A's missing tile from it loses at most one kept face, as a
     drawn copy can take its place), so B plus f, which holds less, keeps no more than B.)
-    A face whose bound (``_RootBound``) already falls short is not checked any further.
+    A face whose bound (``RootBound``) already falls short is not checked any further.
+    ``known`` are faces known to let the meld layout keep one more (``advise`` knows some too):
+    found without a check.  ``shared``: the root bound of a hand this one is less one tile of,
+    and that tile's face (``RootBound``).  ``hints``: per face, sets that may well keep one
+    more with it (``meld_raising_faces`` of a hand this one is less one tile of): tried first.
     """
+    hints = hints or {}
     size = rules.hand_size
     pairs_on = rules.seven_pairs and size % 2 == 0
     kept_melds, optimal = solved
@@ -61,14 +69,13 @@ def improving_draws_from(
     if distance == 0:
         return 0, found, melds_failed
     layouts = [_Layout(hand, rules, sets) for sets in optimal] if melds == distance else []
-    root = _RootBound(hand, rules) if layouts else None
+    root = RootBound(hand, rules, shared) if layouts else None
     pairs_count = pairs == distance
     for face in range(NUMBERED_KINDS):
         if not hand.avail[face]:
             continue  # no copy left to draw
         if not pairs_count and (not layouts or face in never):
             continue  # nothing to check for this face
-        drawn = hand.with_face(face)
         if (
             pairs_count
             and size - kept_in_pairs_of(hand, pair_counts_drawn(hand, counts, face), rules)
@@ -76,50 +83,77 @@ def improving_draws_from(
         ):
             found.add(face)
         elif layouts and face not in never:
-            if root.cuts(drawn, face, kept_melds + 1):
-                melds_failed.add(face)
-            elif _melds_improve(drawn, face, layouts, kept_melds + 1, rules):
+            if face in known:
                 found.add(face)
-            else:
+                continue
+            if face not in hints and root.cuts(face, kept_melds + 1):
                 melds_failed.add(face)
+            else:
+                drawn = hand.with_face(face)
+                witness = hints.get(face)
+                if (
+                    witness is not None
+                    and kept_with_sets(drawn, rules, witness, kept_melds + 1) > kept_melds
+                ) or _melds_improve(drawn, face, layouts, kept_melds + 1, rules) is not None:
+                    found.add(face)
+                else:
+                    melds_failed.add(face)
     return distance, found, melds_failed
 
 
 def meld_raising_faces(
-    hand: HandState, rules: Rules, solved: tuple[int, list[SetChoice]]
-) -> set[int]:
+    hand: HandState,
+    rules: Rules,
+    solved: tuple[int, list[SetChoice]],
+    root: RootBound | None = None,
+) -> dict[int, SetChoice]:
     """The drawable faces whose draw lets the hand's meld layout keep one more face than its
     ``optimal_set_choices`` (``solved``) do (the meld checks of ``improving_draws_from``, for
-    any hand size: ``advise`` asks it of the whole 15-tile hand)."""
+    any hand size: ``advise`` asks it of the whole 15-tile hand, ``root`` its ``RootBound``),
+    each with the sets of a layout that does."""
     kept, optimal = solved
     if kept >= rules.hand_size:
-        return set()
+        return {}
     layouts = [_Layout(hand, rules, sets) for sets in optimal]
-    root = _RootBound(hand, rules)
-    found = set()
+    if root is None:
+        root = RootBound(hand, rules)
+    found = {}
     for face in range(NUMBERED_KINDS):
-        if not hand.avail[face]:
+        if not hand.avail[face] or root.cuts(face, kept + 1):
             continue
-        drawn = hand.with_face(face)
-        if not root.cuts(drawn, face, kept + 1) and _melds_improve(
-            drawn, face, layouts, kept + 1, rules
-        ):
-            found.add(face)
+        witness = _melds_improve(hand.with_face(face), face, layouts, kept + 1, rules)
+        if witness is not None:
+            found[face] = witness
     return found
 
 
-class _RootBound:
+class RootBound:
     """The set search's bound at its root (``SetSearch``: every colour's runs as the faces
     stand, plus the most the sets at each number could add), kept per part so that the bound
     of the hand plus one drawn face costs one colour profile and one number's choices.
 
     It bounds every meld layout of the hand plus that face, so a face whose bound falls short
-    of the target cannot let the layout keep that many: its layout checks are skipped."""
+    of the target cannot let the layout keep that many: its layout checks are skipped.
 
-    __slots__ = ("wrap", "size", "gains", "runs", "total", "lone")
+    The bound of a hand less one tile (``advise``'s discards) plus a face changes by what the
+    whole hand's does (``shared``) where the face is of another colour and its number (and,
+    its last copy drawn, the numbers near it) is not the discard's: each part of the change
+    reads the faces and copies left at those numbers and the face's colour line, which the
+    discard leaves as they are (a discarded tile is seen: the copies left stay the same; of the
+    faces that may stand alone in a set only the discard's own may change)."""
 
-    def __init__(self, hand: HandState, rules: Rules) -> None:
+    __slots__ = ("hand", "wrap", "size", "gains", "runs", "total", "lone", "shared", "deltas")
+
+    def __init__(
+        self,
+        hand: HandState,
+        rules: Rules,
+        shared: tuple[RootBound, int | None] | None = None,
+    ) -> None:
+        """``shared``: the whole hand's bound and the face index of the tile this hand lacks
+        (None: an okey, which changes no face)."""
         faces, avail = hand.faces, hand.avail
+        self.hand = hand
         self.wrap = rules.wrap_13_1
         self.size = rules.hand_size
         # ``lone_faces`` per colour: a drawn face changes its own colour's only.
@@ -130,10 +164,40 @@ class _RootBound:
         self.total = (
             priced_size(self.size) + sum(self.gains) + sum(p.packed_bound for p in self.runs)
         )
+        self.shared = shared
+        self.deltas: dict[int, int] = {}  # per face: the change a draw makes to the total
 
-    def cuts(self, drawn: HandState, face: int, target: int) -> bool:
-        """True when the hand plus a drawn ``face`` (``drawn``) keeps fewer than ``target``
-        faces in any meld layout (its bound says so)."""
+    def cuts(self, face: int, target: int) -> bool:
+        """True when the hand plus a drawn ``face`` keeps fewer than ``target`` faces in any
+        meld layout (its bound says so)."""
+        return (self.total + self.delta(face) + GUARDS[target]) & HIGH != HIGH
+
+    def delta(self, face: int) -> int:
+        """What drawing ``face`` adds to the packed bound (``total``)."""
+        found = self.deltas.get(face)
+        if found is not None:
+            return found
+        shared = self.shared
+        if shared is not None:
+            whole, lacking = shared
+            if lacking is None:
+                found = whole.delta(face)
+            else:
+                colour, number = divmod(face, 13)
+                at = lacking % 13
+                if (
+                    lacking // 13 != colour
+                    and at != number
+                    and (self.hand.avail[face] > 1 or at not in NEAR[self.wrap][number])
+                ):
+                    found = whole.delta(face)
+        if found is None:
+            found = self._delta(self.hand.with_face(face), face)
+        self.deltas[face] = found
+        return found
+
+    def _delta(self, drawn: HandState, face: int) -> int:
+        """``delta``, computed (``drawn``: the hand plus that face)."""
         colour, number = divmod(face, 13)
         keys = drawn.line_keys()
         profile = line_profile(keys[colour], self.wrap, self.size)
@@ -141,10 +205,8 @@ class _RootBound:
         lines = list(self.lone)
         lines[colour] = lone_faces(keys[colour], self.wrap)
         l0, l1, l2, l3 = lines
-        total = (
-            self.total
-            - self.gains[number]
-            + number_gain(
+        change = (
+            number_gain(
                 drawn.faces,
                 drawn.avail,
                 number,
@@ -153,8 +215,9 @@ class _RootBound:
                 | (l2 >> number & 1) << 2
                 | (l3 >> number & 1) << 3,
             )
-            - self.runs[colour].packed_bound
+            - self.gains[number]
             + profile.packed_bound
+            - self.runs[colour].packed_bound
         )
         if not drawn.avail[face]:
             # Its last copy drawn: runs through it draw no more, so a lone face nearby may
@@ -166,9 +229,8 @@ class _RootBound:
                     | (l2 >> near & 1) << 2
                     | (l3 >> near & 1) << 3
                 )
-                total += number_gain(drawn.faces, drawn.avail, near, lone) - self.gains[near]
-        # The bound is below the target in some field (``SetSearch._set_guard``).
-        return (total + GUARDS[target]) & HIGH != HIGH
+                change += number_gain(drawn.faces, drawn.avail, near, lone) - self.gains[near]
+        return change
 
 
 class _Layout:
@@ -220,7 +282,9 @@ class _Layout:
 
 def _melds_improve(
     drawn: HandState, face: int, layouts: list[_Layout], target: int, rules: Rules
-) -> bool:
+) -> SetChoice | None:
+    """The sets of a meld layout of the hand plus a drawn ``face`` (``drawn``) keeping
+    ``target`` faces, or None where none does."""
     colour, number = divmod(face, 13)
     tried: set[SetChoice] = set()
     # The drawn face in its colour's runs, in every layout first (one knapsack step each).  (A
@@ -229,7 +293,7 @@ def _melds_improve(
     for layout in layouts:
         if number not in layout.numbers:
             if layout.kept_with_run_face(face, target) >= target:
-                return True
+                return layout.sets
             tried.add(layout.sets)
     for layout in layouts:
         sets = layout.sets
@@ -252,5 +316,5 @@ def _melds_improve(
                 continue
             tried.add(option)
             if kept_with_sets(drawn, rules, option, target) >= target:
-                return True
-    return False
+                return option
+    return None
