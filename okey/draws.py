@@ -71,6 +71,8 @@ def improving_draws_from(
     layouts = [_Layout(hand, rules, sets) for sets in optimal] if melds == distance else []
     root = RootBound(hand, rules, shared) if layouts else None
     pairs_count = pairs == distance
+    target = kept_melds + 1
+    checked: list[int] = []  # faces whose meld layouts are to be checked
     for face in range(NUMBERED_KINDS):
         if not hand.avail[face]:
             continue  # no copy left to draw
@@ -83,21 +85,19 @@ def improving_draws_from(
         ):
             found.add(face)
         elif layouts and face not in never:
-            if face in known:
+            if face in known or (
+                face in hints
+                and kept_with_sets(hand.with_face(face), rules, hints[face], target) >= target
+            ):
                 found.add(face)
-                continue
-            if face not in hints and root.cuts(face, kept_melds + 1):
+            elif root.cuts(face, target):
                 melds_failed.add(face)
             else:
-                drawn = hand.with_face(face)
-                witness = hints.get(face)
-                if (
-                    witness is not None
-                    and kept_with_sets(drawn, rules, witness, kept_melds + 1) > kept_melds
-                ) or _melds_improve(drawn, face, layouts, kept_melds + 1, rules) is not None:
-                    found.add(face)
-                else:
-                    melds_failed.add(face)
+                checked.append(face)
+    if checked:
+        raised = _melds_improving(hand, checked, layouts, target, rules)
+        found.update(raised)
+        melds_failed.update(face for face in checked if face not in raised)
     return distance, found, melds_failed
 
 
@@ -117,14 +117,10 @@ def meld_raising_faces(
     layouts = [_Layout(hand, rules, sets) for sets in optimal]
     if root is None:
         root = RootBound(hand, rules)
-    found = {}
-    for face in range(NUMBERED_KINDS):
-        if not hand.avail[face] or root.cuts(face, kept + 1):
-            continue
-        witness = _melds_improve(hand.with_face(face), face, layouts, kept + 1, rules)
-        if witness is not None:
-            found[face] = witness
-    return found
+    checked = [
+        face for face in range(NUMBERED_KINDS) if hand.avail[face] and not root.cuts(face, kept + 1)
+    ]
+    return _melds_improving(hand, checked, layouts, kept + 1, rules)
 
 
 class RootBound:
@@ -256,45 +252,91 @@ class _Layout:
             + sum(p.packed_bound for p in self.profiles)
         )
         self.bound_with_pair = self.bound + set_bound(2)
+        # The bound terms of everything but each colour's runs.
+        self.bases = [self.bound - p.packed_bound for p in self.profiles]
 
-    def kept_with_run_face(self, face: int, target: int) -> int:
-        """Faces kept when a drawn ``face`` joins its colour's runs (the sets stay as they are),
-        or -1 where the layout's bound with the colour's new runs says it keeps fewer than
-        ``target`` (``kept_bound``: its knapsack is skipped)."""
-        colour = face // 13
-        # One more held copy, and the copy drawn leaves the pool (its last one: no copy left).
-        lost = 4 if self.avail.get(face, self.hand_avail[face]) == 1 else 0
-        key = self.keys[colour] + ((1 - lost) << (3 * (face % 13)))
-        # ``line_profile``, its cache read here first.
-        profile = LINE_PROFILES.get(key | (self.wrap << 39) | (self.size << 40))
-        if profile is None:
-            profile = line_profile(key, self.wrap, self.size)
-        bound = self.bound - self.profiles[colour].packed_bound + profile.packed_bound
-        if (bound + GUARDS[target]) & HIGH != HIGH:
-            return -1
+    def without(self, colour: int) -> Totals:
+        """The knapsack of everything but ``colour``'s runs."""
         totals = self._without.get(colour)
         if totals is None:
             others = [p for c, p in enumerate(self.profiles) if c != colour]
             totals = totals_of((*self.items, *others), self.size, self.budget)
             self._without[colour] = totals
-        return totals.best_with(profile.packed)
+        return totals
 
 
-def _melds_improve(
+# Per face: its colour, its number, and what a drawn copy adds to its colour's line key
+# (``line_key``) with a copy still left after it and with none.
+_FACE_STEPS = [
+    (face // 13, face % 13, 1 << (3 * (face % 13)), -3 << (3 * (face % 13)))
+    for face in range(NUMBERED_KINDS)
+]
+
+
+def _melds_improving(
+    hand: HandState, faces: list[int], layouts: list[_Layout], target: int, rules: Rules
+) -> dict[int, SetChoice]:
+    """Of ``faces`` (drawable), those whose draw lets a meld layout of the hand keep ``target``
+    faces, each with the sets of the first such layout found.
+
+    A drawn face joins its colour's runs in each layout first, layout by layout (one bound,
+    and where the bound reaches the target one knapsack step, per layout and face: the faces
+    still unanswered go on to the next layout); the faces no layout's runs take are then
+    tried in the layouts' sets (``_sets_improve``)."""
+    found: dict[int, SetChoice] = {}
+    guard = GUARDS[target]
+    wrap, size = rules.wrap_13_1, rules.hand_size
+    tail = (wrap << 39) | (size << 40)
+    cache = LINE_PROFILES
+    hand_avail = hand.avail
+    pending = faces
+    for layout in layouts:
+        if not pending:
+            break
+        numbers, keys, bases, avail = layout.numbers, layout.keys, layout.bases, layout.avail
+        left = []
+        for face in pending:
+            colour, number, drawn, last = _FACE_STEPS[face]
+            if number in numbers:
+                # A set at its number may draw that face as its missing tile: its sets are
+                # solved again (``_sets_improve``).
+                left.append(face)
+                continue
+            # One more held copy, and the copy drawn leaves the pool (its last one: no copy
+            # left).
+            key = keys[colour] + (
+                last
+                if (avail.get(face, hand_avail[face]) if avail else hand_avail[face]) == 1
+                else drawn
+            )
+            # ``line_profile``, its cache read here first.
+            profile = cache.get(key | tail)
+            if profile is None:
+                profile = line_profile(key, wrap, size)
+            if (bases[colour] + profile.packed_bound + guard) & HIGH == HIGH and (
+                layout.without(colour).best_with(profile.packed) >= target
+            ):
+                found[face] = layout.sets
+            else:
+                left.append(face)
+        pending = left
+    for face in pending:
+        witness = _sets_improve(hand.with_face(face), face, layouts, target, rules)
+        if witness is not None:
+            found[face] = witness
+    return found
+
+
+def _sets_improve(
     drawn: HandState, face: int, layouts: list[_Layout], target: int, rules: Rules
 ) -> SetChoice | None:
     """The sets of a meld layout of the hand plus a drawn ``face`` (``drawn``) keeping
-    ``target`` faces, or None where none does."""
+    ``target`` faces with that face in a set (or in its colour's runs, where a set at its
+    number draws it as a missing tile), or None where none does: each layout's sets solved
+    again with it, a set at its number grown by it, or a new set of it and a held face of its
+    number (the layouts with no set at its number were tried with it in their runs)."""
     colour, number = divmod(face, 13)
-    tried: set[SetChoice] = set()
-    # The drawn face in its colour's runs, in every layout first (one knapsack step each).  (A
-    # set at its number may draw that face as its missing tile, so then the whole layout is
-    # solved again, below.)
-    for layout in layouts:
-        if number not in layout.numbers:
-            if layout.kept_with_run_face(face, target) >= target:
-                return layout.sets
-            tried.add(layout.sets)
+    tried = {layout.sets for layout in layouts if number not in layout.numbers}
     for layout in layouts:
         sets = layout.sets
         options = [sets]
