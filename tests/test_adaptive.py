@@ -298,6 +298,35 @@ def test_tiles_lying_across_are_stood_up_one_way_for_the_whole_photo(shipped: Re
     assert "up" not in shipped.recognize(cv2.imread(str(EXAMPLE))).second_look
 
 
+def test_a_lone_tile_on_its_side_is_read_every_way_it_may_stand(shipped: Recognizer) -> None:
+    """A real photo of one tile (K12) turned a quarter either way: the detector boxes it nearly
+    square, so the box's long side does not say which way the tile stands, and with one tile
+    there is no photo to vote.  Read only as its box stands it, the tile is misread both ways;
+    read four ways (``up_each_square``), the surest reading is K12 both ways."""
+    name = "rummy4-69_jpeg.rf.7af6581cbd209e051c31d29b250cdfb8"
+    image = cv2.imread(str(REAL_VAL / f"{name}.jpg"))
+    alone = _without(shipped, up_each_from=None)
+    for degrees in (90, -90):
+        lying = turn(image, degrees)
+        assert _read(alone, lying) != [Tile.parse("K12")]
+        assert _read(shipped, lying) == [Tile.parse("K12")]
+    assert _read(shipped, image) == [Tile.parse("K12")]
+
+
+def test_which_tiles_are_read_more_ways(shipped: Recognizer) -> None:
+    boxes = np.float32(
+        [
+            [50, 50, 30, 42, 0],  # standing: read as it stands
+            [50, 50, 30, 42, 80],  # on its side: also turned over
+            [50, 50, 40, 38, 10],  # nearly square: all four ways
+            [50, 50, 30, 42, 40],  # leaning 40 degrees: as it stands
+        ]
+    )
+    assert shipped._turns_each(boxes) == [(1, (2,)), (2, (1, 2, 3))]
+    # without the square test, the square box counts by its turn (its long side named across)
+    assert _without(shipped, up_each_square=1.0)._turns_each(boxes) == [(1, (2,)), (2, (2,))]
+
+
 def test_a_rack_turned_across_the_frame_is_read_in_a_view_turned_by_its_rows(
     shipped: Recognizer,
 ) -> None:
@@ -312,7 +341,9 @@ def test_a_rack_turned_across_the_frame_is_read_in_a_view_turned_by_its_rows(
     across = turn(image, 90)
     _, _, first = shipped._detect(across)
     assert photo_angle(first)[1] < 0.8 < row_angle(first)[1]
-    alone = _read(_without(shipped, second_look_turned=None), across)
+    # the first pass alone, each box read as it stands (reading the tiles on their side more
+    # ways, ``up_each_from``, rights one of the two)
+    alone = _read(_without(shipped, second_look_turned=None, up_each_from=None), across)
     assert sum(min(alone.count(t), truth.count(t)) for t in set(truth)) <= len(truth) - 2
     recognition = shipped.recognize(across)
     assert "turned" in recognition.second_look

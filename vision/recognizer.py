@@ -52,7 +52,7 @@ from vision.adapt import (
     unify_angles,
 )
 from vision.colour import balance, cast_gains, cast_strength, face_colour
-from vision.crops import CROP_PAD, crop_tile, level_rect, straight_crop
+from vision.crops import CROP_PAD, crop_tile, level_rect, straight_crop, upright_rect
 from vision.types import Recognition, TileReading
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -108,6 +108,13 @@ class RecognizerSpec:
     up_vote_from: float | None = None
     # ... when the tiles agree on their turn at least this much (``vision.adapt.photo_angle``)
     up_vote_agree: float = 0.8
+    # when the photo's up vote does not turn it: a tile whose stand-up turn is at least this
+    # many degrees (on its side: the smaller turn is a coin toss) is also read turned over, the
+    # surer reading kept; None: off
+    up_each_from: float | None = None
+    # ... and a tile whose box is nearly square (short side at least this share of the long: its
+    # long side no longer tells which way the tile stands) read four ways; 1.0: off
+    up_each_square: float = 1.0
     # colour decided within the photo (``vision.adapt.colour_model``)
     colour_model: bool = False
     # a box sharing this share of the smaller box's area with a surer box of like size is a
@@ -155,6 +162,8 @@ class RecognizerSpec:
             second_look_slices=int(raw.get("second_look_slices", 1)),
             up_vote_from=_optional(raw.get("up_vote_from")),
             up_vote_agree=float(raw.get("up_vote_agree", 0.8)),
+            up_each_from=_optional(raw.get("up_each_from")),
+            up_each_square=float(raw.get("up_each_square", 1.0)),
             colour_model=bool(raw.get("colour_model", False)),
             merge_duplicates=float(raw.get("merge_duplicates", 1.0)),
             unreadable_cut=float(raw.get("unreadable_cut", 1.0)),
@@ -451,15 +460,34 @@ class Recognizer:
             crops += [
                 straight_crop(image_bgr, tuple(turned[i]), size, CROP_PAD, "level") for i in both
             ]
+            if self.spec.up_each_from is not None:
+                for i, turns in self._turns_each(turned):
+                    both += [i] * len(turns)
+                    crops += [np.ascontiguousarray(np.rot90(crops[i], k)) for k in turns]
         probs = self.classifier(to_tensor(crops))
         probs = probs / probs.sum(axis=1, keepdims=True)
-        main, levelled = probs[: len(boxes)], probs[len(boxes) :]
+        main, others = probs[: len(boxes)], probs[len(boxes) :]
         shown = crops[: len(boxes)]
-        for i, other, crop in zip(both, levelled, crops[len(boxes) :], strict=True):
+        for i, other, crop in zip(both, others, crops[len(boxes) :], strict=True):
             if other.max() > main[i].max():
                 main[i] = other
                 shown[i] = crop
         return main, shown
+
+    def _turns_each(self, turned: np.ndarray) -> list[tuple[int, tuple[int, ...]]]:
+        """Per tile that the manifest's ``up_each_from`` reads more ways than stood up: its
+        index and the quarter turns (``np.rot90``'s k) of its crop to read too.  A box nearly
+        square (``up_each_square``) is read all four ways; one turned at least ``up_each_from``
+        degrees from standing (on its side, where the smaller turn up is a coin toss) also
+        turned over."""
+        out = []
+        for i, r in enumerate(turned):
+            _, _, w, h, angle = upright_rect(tuple(float(v) for v in r))
+            if w >= self.spec.up_each_square * h:
+                out.append((i, (1, 2, 3)))
+            elif abs(angle) >= self.spec.up_each_from:
+                out.append((i, (2,)))
+        return out
 
     def _second_look(
         self, image_bgr: np.ndarray, scores: np.ndarray, turned: np.ndarray, det_scale: float
