@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from okey.distance import HandState, optimal_set_choices, unseen_counts
+from okey.distance import HandState, kept_with_sets, optimal_set_choices, unseen_counts
 from okey.draws import RootBound, improving_draws_from, meld_raising_faces
 from okey.hand import check_playing_hand, hand_stage, okey_for
 from okey.rules import Rules
@@ -109,12 +109,25 @@ def advise(
         return _waits(tiles, indicator, rules, seen, unseen)
     okey = okey_for(indicator)
     whole = HandState.of(tiles, indicator, seen)
+    whole_solved = optimal_set_choices(whole, rules)
+    most, whole_optimal = whole_solved
     after: dict[Tile, tuple[HandState, tuple[int, list[SetChoice]]]] = {}
     for discard in set(tiles):
         rest = list(tiles)
         rest.remove(discard)
         state = HandState.of(rest, indicator, [*seen, discard])
-        after[discard] = state, optimal_set_choices(state, rules)
+        # The whole hand T keeps at least as many faces as T less d in any layout (the
+        # discarded copy is seen: the same copies left to draw, and an okey discarded leaves
+        # fewer okeys), so where some of T's optimal set choices keep as many without d, those
+        # are exactly the optimal set choices of T less d.
+        kept_as_many = [
+            sets for sets in whole_optimal if kept_with_sets(state, rules, sets, most) == most
+        ]
+        if kept_as_many:
+            after[discard] = state, (most, kept_as_many)
+        else:
+            # Usually one fewer (a drawn copy of d takes its place): searched from there.
+            after[discard] = state, optimal_set_choices(state, rules, max(0, most - 1))
     # The discards keeping the fewest faces go first: a face found not to raise one of them
     # cannot raise a discard keeping more (see ``improving_draws_from``), which then skips it.
     failing: dict[int, set[int]] = {}  # faces kept -> faces found not to raise such a discard
@@ -125,7 +138,6 @@ def advise(
     # Conversely a face f that lets T keep one more lets every such discard d keeping fewer
     # than T keep one more: T less d plus f keeps at least one less than T plus f (a drawn copy
     # of d takes its place), so at least as many as T, one more than d.
-    whole_solved = optimal_set_choices(whole, rules)
     # The bound of each discard plus a face mostly changes by what the whole hand's does.
     whole_root = RootBound(whole, rules)
     raising: dict[int, SetChoice] | None = None

@@ -292,8 +292,19 @@ def max_kept_in_melds(hand: HandState, rules: Rules, enough: int | None = None) 
     return SetSearch(hand, rules, size if enough is None else min(enough, size), False).run()[0]
 
 
-def optimal_set_choices(hand: HandState, rules: Rules) -> tuple[int, list[SetChoice]]:
-    """The most faces a meld layout keeps, and every choice of sets that keeps that many."""
+def optimal_set_choices(
+    hand: HandState, rules: Rules, floor: int = 0
+) -> tuple[int, list[SetChoice]]:
+    """The most faces a meld layout keeps, and every choice of sets that keeps that many.
+
+    ``floor``: a number of faces some layout is known to keep (the search skips whatever keeps
+    fewer from the start); should none keep that many, the hand is searched again without."""
+    if floor:
+        search = SetSearch(hand, rules, rules.hand_size + 1, True)
+        search.best = floor
+        found = search.run()
+        if found[1]:
+            return found
     return SetSearch(hand, rules, rules.hand_size + 1, True).run()
 
 
@@ -373,11 +384,13 @@ class SetSearch:
         size = self.size
         if i == self.leaf:
             kept = layout_kept((*self.items, *self.profiles), size, self.budget)
-            if kept > self.best or not self.optimal:
+            if kept > self.best:
                 self.best, self.optimal = kept, [tuple(self.sets)]
                 self._set_guard()
-            elif kept == self.best and self.ties:
+            elif kept == self.best and (self.ties or not self.optimal):
                 self.optimal.append(tuple(self.sets))
+                if len(self.optimal) == 1:
+                    self._set_guard()
             return not self.ties and self.best >= self.enough
         after = self.rest[i + 1]
         keys, profiles, wrap, items, sets = (
