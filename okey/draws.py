@@ -15,7 +15,14 @@ from okey.distance import (
 from okey.layout import GUARDS, HIGH, Totals, priced_size, totals_of
 from okey.rules import Rules
 from okey.runs import LINE_PROFILES, NEAR, line_profile, lone_faces
-from okey.sets import SetChoice, lone_colours, number_gain, set_bound, take_set_keys
+from okey.sets import (
+    SetChoice,
+    lone_colours,
+    number_gain,
+    set_bound,
+    set_component,
+    take_set_keys,
+)
 from okey.solver import NUMBERED_KINDS
 
 
@@ -337,8 +344,25 @@ def _sets_improve(
     number (the layouts with no set at its number were tried with it in their runs)."""
     colour, number = divmod(face, 13)
     tried = {layout.sets for layout in layouts if number not in layout.numbers}
+    guard = GUARDS[target]
+    wrap, size = rules.wrap_13_1, rules.hand_size
+    shift = 3 * number
+    # The face's field of its colour's line key once drawn, a copy left or not: no set of a
+    # layout holds its colour at its number (the hand held no copy that a set took, or none
+    # at all), so a layout's key there holds one more, and a copy may be left at most where
+    # the drawn hand has one.
+    left = 4 if drawn.avail[face] > 0 else 0
     for layout in layouts:
         sets = layout.sets
+        if sets not in tried:
+            # Its sets as they are, the face in its colour's runs: bounded first by the
+            # layout's bound with the colour's runs holding it (a set at its number drawing
+            # other copies only lowers what is left).
+            key = layout.keys[colour]
+            key += ((((key >> shift) & 3) + 1) | left) - ((key >> shift) & 7) << shift
+            profile = line_profile(key, wrap, size)
+            if (layout.bases[colour] + profile.packed_bound + guard) & HIGH != HIGH:
+                tried.add(sets)
         options = [sets]
         for i, (colours, at) in enumerate(sets):
             if at == number and colour not in colours and len(colours) < 4:
@@ -349,10 +373,15 @@ def _sets_improve(
             if at == number:
                 for c in colours:
                     used[c] += 1
-        if (layout.bound_with_pair + GUARDS[target]) & HIGH == HIGH:  # bound >= target
+        if (layout.bound_with_pair + guard) & HIGH == HIGH:  # bound >= target
             for other in range(4):
                 if other != colour and drawn.faces[other * 13 + number] > used[other]:
-                    options.append((*sets, (tuple(sorted((colour, other))), number)))
+                    pair = (tuple(sorted((colour, other))), number)
+                    option = (*sets, pair)
+                    if option not in tried and _pair_bound(layout, pair, other) < target:
+                        tried.add(option)
+                        continue
+                    options.append(option)
         for option in options:
             if option in tried:
                 continue
@@ -360,3 +389,30 @@ def _sets_improve(
             if kept_with_sets(drawn, rules, option, target) >= target:
                 return option
     return None
+
+
+def _pair_bound(layout: _Layout, pair: tuple[tuple[int, ...], int], other: int) -> int:
+    """A bound on the faces a layout keeps with a new set of a drawn face and a held face of
+    colour ``other`` at its number (``pair``) added: its knapsack without ``other``'s runs,
+    plus that set and ``other``'s runs less that face, one choice of each.  (The drawn copy
+    and the set's drawn tiles only lower what is left to draw elsewhere.)"""
+    colours, number = pair
+    avail, hand_avail = layout.avail, layout.hand_avail
+    here = tuple(avail.get(c * 13 + number, hand_avail[c * 13 + number]) for c in range(4))
+    component = set_component(colours, here)[0]
+    runs = line_profile(layout.keys[other] - (1 << (3 * number)), layout.wrap, layout.size)
+    key = (id(component.packed), id(runs.packed))
+    hit = _COMBINED.get(key)
+    if hit is None or hit[0] is not component or hit[1] is not runs:
+        combined = tuple(
+            (k + j, kept + more) for k, kept in component.packed for j, more in runs.packed
+        )
+        if len(_COMBINED) >= 1 << 14:
+            _COMBINED.clear()
+        # (The entry holds both parts, so their ids stay theirs while it lasts.)
+        hit = _COMBINED[key] = (component, runs, combined)
+    return layout.without(other).best_with(hit[2])
+
+
+# The choices of a set and a colour's runs together, by their ids (``_pair_bound``).
+_COMBINED: dict[tuple[int, int], tuple] = {}

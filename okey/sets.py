@@ -92,7 +92,7 @@ def _number_options(counts: tuple[int, ...], avail: tuple[int, ...], singles: in
         for colours, _ in choice:
             for c in colours:
                 taken[c] += 1
-            component, drawn_colours = _set_component(colours, tuple(here))
+            component, drawn_colours = set_component(colours, tuple(here))
             for c in drawn_colours:
                 here[c] -= 1
                 drawn[c] += 1
@@ -151,7 +151,7 @@ def take_set_keys(
             )
         else:
             here = (avail[number], avail[13 + number], avail[26 + number], avail[39 + number])
-        component, drawn = _set_component(colours, here)
+        component, drawn = set_component(colours, here)
         for c in drawn:
             left = here[c] - 1
             changed[c * 13 + number] = left
@@ -191,7 +191,7 @@ def set_bound(kept: int) -> int:
 
 
 @bounded_cache(4096)
-def _set_component(
+def set_component(
     colours: tuple[int, ...], avail: tuple[int, ...]
 ) -> tuple[Component, tuple[int, ...]]:
     """Slot options of one set (3 or 4 tiles) and the colours whose copies it draws.
