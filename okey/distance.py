@@ -362,6 +362,17 @@ class SetSearch:
 
     def run(self) -> tuple[int, list[SetChoice]]:
         runs = sum(p.packed_bound for p in self.profiles)
+        if self.leaf:
+            # The layout with no sets first: the search then looks for as good (ties) or
+            # better ones only (a tie's list is the same: every layout keeping the most is
+            # still visited, in the same order).
+            kept = layout_kept(self.profiles, self.size, self.budget)
+            if kept > self.best:
+                self.best = kept
+                if not self.ties:
+                    self.optimal = [()]
+                    if kept >= self.enough:
+                        return self.best, self.optimal
         self._set_guard()
         self._visit(0, runs)
         return self.best, self.optimal
