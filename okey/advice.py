@@ -140,6 +140,7 @@ def advise(
     # of d takes its place), so at least as many as T, one more than d.
     # The bound of each discard plus a face mostly changes by what the whole hand's does.
     whole_root = RootBound(whole, rules)
+    whole_choices = set(whole_optimal)
     raising: dict[int, SetChoice] | None = None
     options = []
     for discard in sorted(after, key=lambda d: (after[d][1][0], d)):
@@ -158,8 +159,16 @@ def advise(
                     raising = meld_raising_faces(whole, rules, whole_solved, whole_root)
                 never |= set(range(len(whole.avail))) - raising.keys()
                 # Such a face lets the discard keep one more where a layout that lets T keep
-                # one more does without the discard: that layout's sets are tried first.
-                hints = raising
+                # one more does without the discard: that layout's sets are tried first, unless
+                # they are an optimal choice of T that keeps fewer without the discard (its
+                # optimal choices are T's that keep as many, above): a drawn face adds at most
+                # one to a layout of fixed sets.
+                mine = set(solved[1])
+                hints = {
+                    drawn: sets
+                    for drawn, sets in raising.items()
+                    if sets in mine or sets not in whole_choices
+                }
             elif solved[0] < whole_solved[0] and whole.avail[face] > 0:
                 if raising is None:
                     raising = meld_raising_faces(whole, rules, whole_solved, whole_root)
