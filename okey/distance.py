@@ -308,6 +308,11 @@ def optimal_set_choices(
     return SetSearch(hand, rules, rules.hand_size + 1, True).run()
 
 
+# ``number_choices`` by a number's counts, copies left and lone colours packed in one int
+# (``SetSearch``).
+_NUMBER_CHOICES: dict[int, tuple] = {}
+
+
 class SetSearch:
     """Depth-first search over the set choices, number by number, with a bound that prunes.
 
@@ -338,13 +343,34 @@ class SetSearch:
         # each colour's line key is fixed).
         self.choices = []
         gains = []
+        known = _NUMBER_CHOICES
         for n in self.numbers:
-            choices, gain = number_choices(
-                (faces[n], faces[13 + n], faces[26 + n], faces[39 + n]),
-                (avail[n], avail[13 + n], avail[26 + n], avail[39 + n]),
-                n,
-                singles[n],
+            # ``number_choices``, read first from a table keyed by one int.
+            r, y, b, k = n, 13 + n, 26 + n, 39 + n
+            key = (
+                faces[r]
+                | faces[y] << 2
+                | faces[b] << 4
+                | faces[k] << 6
+                | avail[r] << 8
+                | avail[y] << 10
+                | avail[b] << 12
+                | avail[k] << 14
+                | singles[n] << 16
+                | n << 20
             )
+            found = known.get(key)
+            if found is None:
+                found = number_choices(
+                    (faces[r], faces[y], faces[b], faces[k]),
+                    (avail[r], avail[y], avail[b], avail[k]),
+                    n,
+                    singles[n],
+                )
+                if len(known) >= 1 << 14:
+                    known.clear()
+                known[key] = found
+            choices, gain = found
             self.choices.append(choices)
             gains.append(gain)
         self.leaf = len(self.numbers)
@@ -353,8 +379,12 @@ class SetSearch:
         for gain in reversed(gains):
             self.rest.append(self.rest[-1] + gain)
         self.rest.reverse()
-        self.keys = list(hand.line_keys())
-        self.profiles = [line_profile(key, self.wrap, size) for key in self.keys]
+        self.keys = keys = list(hand.line_keys())
+        # ``line_profile``, its cache read here first.
+        tail = (self.wrap << 39) | (size << 40)
+        self.profiles = [
+            LINE_PROFILES.get(key | tail) or line_profile(key, self.wrap, size) for key in keys
+        ]
         self.items: list[Component] = []
         self.sets: list[tuple[tuple[int, ...], int]] = []
         self.best = 0
@@ -374,7 +404,12 @@ class SetSearch:
                     if kept >= self.enough:
                         return self.best, self.optimal
         self._set_guard()
-        self._visit(0, runs)
+        if (self.rest[0] + runs + self.guard) & HIGH != HIGH:
+            return self.best, self.optimal
+        if self.leaf:
+            self._visit(0, runs)
+        else:
+            self._leaf()
         return self.best, self.optimal
 
     def _set_guard(self) -> None:
@@ -386,31 +421,26 @@ class SetSearch:
         need = self.best + (0 if self.ties or not self.optimal else 1)
         self.guard = 0 if need > self.size else GUARDS[need]
 
-    def _visit(self, i: int, acc: int) -> bool:
-        """Search from number ``i`` on; True once the answer is settled (stop everything).
-
-        ``acc`` is the packed bound terms of the sets chosen so far and the colours' runs."""
-        if (self.rest[i] + acc + self.guard) & HIGH != HIGH:
-            return False
-        size = self.size
-        if i == self.leaf:
-            kept = layout_kept((*self.items, *self.profiles), size, self.budget)
-            if kept > self.best:
-                self.best, self.optimal = kept, [tuple(self.sets)]
+    def _leaf(self) -> bool:
+        """Lay out the sets chosen at every number; True once the answer is settled."""
+        kept = layout_kept((*self.items, *self.profiles), self.size, self.budget)
+        if kept > self.best:
+            self.best, self.optimal = kept, [tuple(self.sets)]
+            self._set_guard()
+        elif kept == self.best and (self.ties or not self.optimal):
+            self.optimal.append(tuple(self.sets))
+            if len(self.optimal) == 1:
                 self._set_guard()
-            elif kept == self.best and (self.ties or not self.optimal):
-                self.optimal.append(tuple(self.sets))
-                if len(self.optimal) == 1:
-                    self._set_guard()
-            return not self.ties and self.best >= self.enough
+        return not self.ties and self.best >= self.enough
+
+    def _visit(self, i: int, acc: int) -> bool:
+        """Search from number ``i`` (before the leaf) on, its bound (``acc``: the packed bound
+        terms of the sets chosen so far and the colours' runs) reaching the guard; True once
+        the answer is settled (stop everything)."""
         after = self.rest[i + 1]
-        keys, profiles, wrap, items, sets = (
-            self.keys,
-            self.profiles,
-            self.wrap,
-            self.items,
-            self.sets,
-        )
+        last = i + 1 == self.leaf
+        keys, profiles, items, sets = self.keys, self.profiles, self.items, self.sets
+        wrap, size = self.wrap, self.size
         cache, tail = LINE_PROFILES, (wrap << 39) | (size << 40)
         for gains, deltas, choice_items, choice_sets in self.choices[i]:
             child = acc + gains
@@ -420,23 +450,30 @@ class SetSearch:
             if (after + child + self.guard) & HIGH != HIGH:
                 continue
             if deltas:
-                old = [profiles[colour] for colour, _ in deltas]
+                old = []
                 for colour, delta in deltas:
+                    before = profiles[colour]
+                    old.append(before)
                     key = keys[colour] = keys[colour] + delta
                     # ``line_profile``, its cache read here first.
                     new = cache.get(key | tail)
                     if new is None:
                         new = line_profile(key, wrap, size)
-                    child += new.packed_bound - profiles[colour].packed_bound
+                    child += new.packed_bound - before.packed_bound
                     profiles[colour] = new
+                if (after + child + self.guard) & HIGH != HIGH:
+                    for (colour, delta), profile in zip(deltas, old, strict=True):
+                        keys[colour] -= delta
+                        profiles[colour] = profile
+                    continue
             if choice_items:
                 items += choice_items
                 sets += choice_sets
-                done = self._visit(i + 1, child)
+                done = self._leaf() if last else self._visit(i + 1, child)
                 del items[-len(choice_items) :]
                 del sets[-len(choice_items) :]
             else:
-                done = self._visit(i + 1, child)
+                done = self._leaf() if last else self._visit(i + 1, child)
             if deltas:
                 for (colour, delta), profile in zip(deltas, old, strict=True):
                     keys[colour] -= delta
