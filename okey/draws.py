@@ -243,6 +243,15 @@ class _Layout:
     def __init__(self, hand: HandState, rules: Rules, sets: SetChoice) -> None:
         self.sets = sets
         self.numbers = {number for _, number in sets}
+        # Per number with sets: the sets there (their index and colours) and the faces they
+        # hold per colour.
+        at: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
+        for i, (colours, number) in enumerate(sets):
+            at.setdefault(number, []).append((i, colours))
+        self.at = {
+            number: (members, tuple(sum(c in colours for _, colours in members) for c in range(4)))
+            for number, members in at.items()
+        }
         self.items, self.keys, self.avail = take_set_keys(hand, sets)
         self.hand_avail = hand.avail
         self.size = rules.hand_size
@@ -343,39 +352,48 @@ def _sets_improve(
     again with it, a set at its number grown by it, or a new set of it and a held face of its
     number (the layouts with no set at its number were tried with it in their runs)."""
     colour, number = divmod(face, 13)
-    tried = {layout.sets for layout in layouts if number not in layout.numbers}
+    # (The layouts with no set at its number, whose sets as they are were tried, never come
+    # back below: every option has a set at its number.)
+    tried: set[SetChoice] = set()
     guard = GUARDS[target]
     wrap, size = rules.wrap_13_1, rules.hand_size
+    tail = (wrap << 39) | (size << 40)
     shift = 3 * number
     # The face's field of its colour's line key once drawn, a copy left or not: no set of a
     # layout holds its colour at its number (the hand held no copy that a set took, or none
     # at all), so a layout's key there holds one more, and a copy may be left at most where
     # the drawn hand has one.
     left = 4 if drawn.avail[face] > 0 else 0
+    faces = drawn.faces
     for layout in layouts:
         sets = layout.sets
-        if sets not in tried:
-            # Its sets as they are, the face in its colour's runs: bounded first by the
-            # layout's bound with the colour's runs holding it (a set at its number drawing
-            # other copies only lowers what is left).
-            key = layout.keys[colour]
-            key += ((((key >> shift) & 3) + 1) | left) - ((key >> shift) & 7) << shift
-            profile = line_profile(key, wrap, size)
-            if (layout.bases[colour] + profile.packed_bound + guard) & HIGH != HIGH:
-                tried.add(sets)
-        options = [sets]
-        for i, (colours, at) in enumerate(sets):
-            if at == number and colour not in colours and len(colours) < 4:
-                grown = (tuple(sorted((*colours, colour))), at)
-                options.append((*sets[:i], grown, *sets[i + 1 :]))
-        used = [0] * 4
-        for colours, at in sets:
-            if at == number:
-                for c in colours:
-                    used[c] += 1
+        here = layout.at.get(number)
+        options = []
+        if here is None:
+            used = _NONE_USED
+        else:
+            members, used = here
+            if sets not in tried:
+                # Its sets as they are, the face in its colour's runs: bounded first by the
+                # layout's bound with the colour's runs holding it (a set at its number
+                # drawing other copies only lowers what is left).
+                key = layout.keys[colour]
+                key += ((((key >> shift) & 3) + 1) | left) - ((key >> shift) & 7) << shift
+                # ``line_profile``, its cache read here first.
+                profile = LINE_PROFILES.get(key | tail)
+                if profile is None:
+                    profile = line_profile(key, wrap, size)
+                if (layout.bases[colour] + profile.packed_bound + guard) & HIGH != HIGH:
+                    tried.add(sets)
+                else:
+                    options.append(sets)
+            for i, colours in members:
+                if colour not in colours and len(colours) < 4:
+                    grown = (tuple(sorted((*colours, colour))), number)
+                    options.append((*sets[:i], grown, *sets[i + 1 :]))
         if (layout.bound_with_pair + guard) & HIGH == HIGH:  # bound >= target
             for other in range(4):
-                if other != colour and drawn.faces[other * 13 + number] > used[other]:
+                if other != colour and faces[other * 13 + number] > used[other]:
                     pair = (tuple(sorted((colour, other))), number)
                     option = (*sets, pair)
                     if option not in tried and _pair_bound(layout, pair, other) < target:
@@ -389,6 +407,9 @@ def _sets_improve(
             if kept_with_sets(drawn, rules, option, target) >= target:
                 return option
     return None
+
+
+_NONE_USED = (0, 0, 0, 0)
 
 
 def _pair_bound(layout: _Layout, pair: tuple[tuple[int, ...], int], other: int) -> int:
