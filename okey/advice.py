@@ -24,7 +24,7 @@ from okey.draws import RootBound, improving_draws_from, meld_raising_faces
 from okey.hand import check_playing_hand, hand_stage, okey_for
 from okey.rules import Rules
 from okey.sets import SetChoice
-from okey.tiles import ALL_KINDS, Tile
+from okey.tiles import ALL_KINDS, FALSE_JOKER_INDEX, Tile
 
 if TYPE_CHECKING:
     from okey.okey101 import DiscardFigures
@@ -248,16 +248,16 @@ def _improving_tiles(
     distance: int, faces: set[int], unseen: list[int], okey: Tile
 ) -> tuple[tuple[Tile, int], ...]:
     """The unseen tiles whose draw lowers the distance (``faces``: the faces that do)."""
+    if distance == 0:
+        return ()
     found = []
-    for tile in ALL_KINDS:
-        if unseen[tile.index] <= 0 or distance == 0:
-            continue
-        if tile == okey:
-            lowers = True  # an okey fills any missing tile
-        else:
-            lowers = (okey.index if tile.is_false_joker else tile.index) in faces
-        if lowers:
-            found.append((tile, unseen[tile.index]))
+    for face in faces:
+        # A false joker plays as the okey's face; the okey itself is below.
+        index = FALSE_JOKER_INDEX if face == okey.index else face
+        if unseen[index] > 0:
+            found.append((ALL_KINDS[index], unseen[index]))
+    if unseen[okey.index] > 0:
+        found.append((okey, unseen[okey.index]))  # an okey fills any missing tile
     found.sort(key=lambda tc: (-tc[1], tc[0]))
     return tuple(found)
 

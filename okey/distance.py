@@ -37,7 +37,6 @@ from okey.layout import (
     HIGH,
     Component,
     bounded_cache,
-    kept_bound,
     layout_kept,
     priced_size,
 )
@@ -509,8 +508,13 @@ def kept_with_sets(
         # ``line_profile``, its cache read here first.
         profile = cache.get(key | tail)
         components.append(line_profile(key, wrap, size) if profile is None else profile)
-    if at_least is not None and kept_bound(components, size) < at_least:
-        return -1
+    if at_least is not None:
+        # ``kept_bound(components, size) < at_least``, with the set search's guard.
+        bound = priced_size(size)
+        for component in components:
+            bound += component.packed_bound
+        if (bound + GUARDS[at_least]) & HIGH != HIGH:
+            return -1
     return layout_kept(components, size, hand.okeys + hand.wild_avail)
 
 
