@@ -287,16 +287,21 @@ def _knapsack_bits(parts: Sequence[tuple[tuple[int, int], ...]], size: int, budg
     """The (kept, slots, excess) totals of one choice per part (packed choices), as bits
     (``_layout_fields``), those over ``size`` slots or ``budget`` excess left out."""
     valid = _layout_masks(size, budget)[0]
-    table = 1
+    table = 0  # (none yet: the first part's own bits come first)
     for packed in parts:
         cached = _SHIFTS.get(id(packed))
         if cached is None or cached[0] is not packed or cached[1] != size:
             cached = _layout_shifts(packed, size)
-        new = 0
-        for shift in cached[2]:
-            new |= table << shift
-        table = new & valid
-    return table
+        if table:
+            new = 0
+            for shift in cached[2]:
+                new |= table << shift
+            table = new & valid
+        else:
+            table = cached[3] & valid
+        if not table:
+            return 0  # (an empty table stays empty)
+    return table if parts else 1
 
 
 # Bit positions of a layout knapsack total (``layout_kept``): kept in the lowest
@@ -305,7 +310,7 @@ def _knapsack_bits(parts: Sequence[tuple[tuple[int, int], ...]], size: int, budg
 # more than ``size`` slots are dropped after every step, so two totals add to at most
 # ``2 * size`` kept and slots: a kept sum that overflows its field carries one into a slot count
 # above ``size`` (dropped at once), and slot sums never overflow theirs.
-_SHIFTS: dict[int, tuple[tuple[tuple[int, int], ...], int, tuple[int, ...]]] = {}
+_SHIFTS: dict[int, tuple[tuple[tuple[int, int], ...], int, tuple[int, ...], int]] = {}
 
 
 _SHIFTS_LIMIT = 1 << 17
@@ -321,18 +326,22 @@ def _layout_fields(size: int) -> tuple[int, int]:
 
 def _layout_shifts(
     packed: tuple[tuple[int, int], ...], size: int
-) -> tuple[tuple[tuple[int, int], ...], int, tuple[int, ...]]:
-    """A component's choices as bit shifts of the layout knapsack (cached by the choices' id,
-    the entry holding them so the id stays theirs); choices over ``size`` slots never fit."""
+) -> tuple[tuple[tuple[int, int], ...], int, tuple[int, ...], int]:
+    """A component's choices as bit shifts of the layout knapsack, and as bits on their own
+    (cached by the choices' id, the entry holding them so the id stays theirs); choices over
+    ``size`` slots never fit."""
     kept_bits, excess_at = _layout_fields(size)
     shifts = tuple(
         kept + ((key & SLOTS_MASK) << kept_bits) + ((key >> SHIFT) << excess_at)
         for key, kept in packed
         if (key & SLOTS_MASK) <= size
     )
+    alone = 0
+    for shift in shifts:
+        alone |= 1 << shift
     if len(_SHIFTS) >= _SHIFTS_LIMIT:
         _SHIFTS.clear()
-    entry = _SHIFTS[id(packed)] = (packed, size, shifts)
+    entry = _SHIFTS[id(packed)] = (packed, size, shifts, alone)
     return entry
 
 
