@@ -18,6 +18,7 @@ from okey.runs import LINE_PROFILES, NEAR, line_profile, lone_faces
 from okey.sets import (
     SetChoice,
     lone_colours,
+    number_choices,
     number_gain,
     set_bound,
     set_component,
@@ -195,36 +196,45 @@ class RootBound:
                 ):
                     found = whole.delta(face)
         if found is None:
-            found = self._delta(self.hand.with_face(face), face)
+            found = self._delta(face)
         self.deltas[face] = found
         return found
 
-    def _delta(self, drawn: HandState, face: int) -> int:
-        """``delta``, computed (``drawn``: the hand plus that face)."""
+    def _delta(self, face: int) -> int:
+        """``delta``, computed."""
         colour, number = divmod(face, 13)
-        keys = drawn.line_keys()
-        profile = line_profile(keys[colour], self.wrap, self.size)
+        hand = self.hand
+        faces, avail = hand.faces, hand.avail
+        # The hand plus that face: one more held copy, and the copy drawn leaves the pool
+        # (``HandState.with_face``), read at its colour's line and its number only.
+        left = avail[face] - 1
+        key = hand.line_keys()[colour] + ((1 if left else -3) << (3 * number))
+        profile = LINE_PROFILES.get(key | (self.wrap << 39) | (self.size << 40))
+        if profile is None:
+            profile = line_profile(key, self.wrap, self.size)
         # ``lone_colours(keys, wrap)``, at the numbers read below.
         lines = list(self.lone)
-        lines[colour] = lone_faces(keys[colour], self.wrap)
+        lines[colour] = lone_faces(key, self.wrap)
         l0, l1, l2, l3 = lines
-        change = (
-            number_gain(
-                drawn.faces,
-                drawn.avail,
-                number,
-                (l0 >> number & 1)
-                | (l1 >> number & 1) << 1
-                | (l2 >> number & 1) << 2
-                | (l3 >> number & 1) << 3,
-            )
-            - self.gains[number]
-            + profile.packed_bound
-            - self.runs[colour].packed_bound
+        counts = [faces[number], faces[13 + number], faces[26 + number], faces[39 + number]]
+        counts[colour] += 1
+        here = [avail[number], avail[13 + number], avail[26 + number], avail[39 + number]]
+        here[colour] = left
+        singles = (
+            (l0 >> number & 1)
+            | (l1 >> number & 1) << 1
+            | (l2 >> number & 1) << 2
+            | (l3 >> number & 1) << 3
         )
-        if not drawn.avail[face]:
+        # ``number_gain`` of the hand plus that face at its number.
+        if singles or (counts[0] > 0) + (counts[1] > 0) + (counts[2] > 0) + (counts[3] > 0) >= 2:
+            gain = number_choices(tuple(counts), tuple(here), number, singles)[1]
+        else:
+            gain = 0
+        change = gain - self.gains[number] + profile.packed_bound - self.runs[colour].packed_bound
+        if not left:
             # Its last copy drawn: runs through it draw no more, so a lone face nearby may
-            # now stand in a set.
+            # now stand in a set (the faces and copies at those numbers are the hand's).
             for near in NEAR[self.wrap][number]:
                 lone = (
                     (l0 >> near & 1)
@@ -232,7 +242,7 @@ class RootBound:
                     | (l2 >> near & 1) << 2
                     | (l3 >> near & 1) << 3
                 )
-                change += number_gain(drawn.faces, drawn.avail, near, lone) - self.gains[near]
+                change += number_gain(faces, avail, near, lone) - self.gains[near]
         return change
 
 
