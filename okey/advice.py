@@ -20,7 +20,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from okey.distance import HandState, kept_with_sets, optimal_set_choices, unseen_counts
-from okey.draws import RootBound, improving_draws_from, meld_raising_faces
+from okey.draws import (
+    RootBound,
+    hand_layouts,
+    improving_draws_from,
+    meld_raising_faces,
+    sets_kept_without,
+)
 from okey.hand import check_playing_hand, hand_stage, okey_for
 from okey.rules import Rules
 from okey.sets import SetChoice
@@ -111,6 +117,7 @@ def advise(
     whole = HandState.of(tiles, indicator, seen)
     whole_solved = optimal_set_choices(whole, rules)
     most, whole_optimal = whole_solved
+    whole_layouts = hand_layouts(whole, rules, whole_solved)
     after: dict[Tile, tuple[HandState, tuple[int, list[SetChoice]]]] = {}
     for discard in set(tiles):
         rest = list(tiles)
@@ -120,9 +127,13 @@ def advise(
         # discarded copy is seen: the same copies left to draw, and an okey discarded leaves
         # fewer okeys), so where some of T's optimal set choices keep as many without d, those
         # are exactly the optimal set choices of T less d.
-        kept_as_many = [
-            sets for sets in whole_optimal if kept_with_sets(state, rules, sets, most) == most
-        ]
+        if discard == okey:
+            kept_as_many = [
+                sets for sets in whole_optimal if kept_with_sets(state, rules, sets, most) == most
+            ]
+        else:
+            face = okey.index if discard.is_false_joker else discard.index
+            kept_as_many = sets_kept_without(whole_layouts, face, most)
         if kept_as_many:
             after[discard] = state, (most, kept_as_many)
         else:
@@ -156,7 +167,9 @@ def advise(
                     never |= faces
             if solved[0] == whole_solved[0]:
                 if raising is None:
-                    raising = meld_raising_faces(whole, rules, whole_solved, whole_root)
+                    raising = meld_raising_faces(
+                        whole, rules, whole_solved, whole_root, whole_layouts
+                    )
                 never |= set(range(len(whole.avail))) - raising.keys()
                 # Such a face lets the discard keep one more where a layout that lets T keep
                 # one more does without the discard: that layout's sets are tried first, unless
@@ -171,7 +184,9 @@ def advise(
                 }
             elif solved[0] < whole_solved[0] and whole.avail[face] > 0:
                 if raising is None:
-                    raising = meld_raising_faces(whole, rules, whole_solved, whole_root)
+                    raising = meld_raising_faces(
+                        whole, rules, whole_solved, whole_root, whole_layouts
+                    )
                 known = raising.keys() - {face}
         shared = whole_root, (None if discard == okey else face)
         option, failed = _option(

@@ -109,20 +109,53 @@ def improving_draws_from(
     return distance, found, melds_failed
 
 
+def hand_layouts(hand: HandState, rules: Rules, solved: tuple[int, list[SetChoice]]) -> list:
+    """The meld layouts of a hand's ``optimal_set_choices`` (``solved``), for
+    ``sets_kept_without`` and ``meld_raising_faces`` to share."""
+    return [_Layout(hand, rules, sets) for sets in solved[1]]
+
+
+def sets_kept_without(layouts: list, face: int, kept: int) -> list[SetChoice]:
+    """Of a hand's optimal layouts (``hand_layouts``, keeping ``kept`` faces), the sets of
+    those that keep as many once a held tile of ``face`` (no okey) is discarded, a seen tile
+    (the same copies left to draw): its colour's runs, less that tile, in one knapsack step
+    with the rest (a layout whose sets hold every copy of it does not)."""
+    colour, number = divmod(face, 13)
+    shift = 3 * number
+    guard = GUARDS[kept]
+    found = []
+    for layout in layouts:
+        key = layout.keys[colour]
+        if not (key >> shift) & 3:
+            continue
+        key -= 1 << shift
+        # ``line_profile``, its cache read here first.
+        profile = LINE_PROFILES.get(key | (layout.wrap << 39) | (layout.size << 40))
+        if profile is None:
+            profile = line_profile(key, layout.wrap, layout.size)
+        if (layout.bases[colour] + profile.packed_bound + guard) & HIGH == HIGH and (
+            layout.without(colour).best_with(profile.packed) >= kept
+        ):
+            found.append(layout.sets)
+    return found
+
+
 def meld_raising_faces(
     hand: HandState,
     rules: Rules,
     solved: tuple[int, list[SetChoice]],
     root: RootBound | None = None,
+    layouts: list | None = None,
 ) -> dict[int, SetChoice]:
     """The drawable faces whose draw lets the hand's meld layout keep one more face than its
     ``optimal_set_choices`` (``solved``) do (the meld checks of ``improving_draws_from``, for
-    any hand size: ``advise`` asks it of the whole 15-tile hand, ``root`` its ``RootBound``),
-    each with the sets of a layout that does."""
+    any hand size: ``advise`` asks it of the whole 15-tile hand, ``root`` its ``RootBound``,
+    ``layouts`` its ``hand_layouts``), each with the sets of a layout that does."""
     kept, optimal = solved
     if kept >= rules.hand_size:
         return {}
-    layouts = [_Layout(hand, rules, sets) for sets in optimal]
+    if layouts is None:
+        layouts = hand_layouts(hand, rules, solved)
     if root is None:
         root = RootBound(hand, rules)
     checked = [
