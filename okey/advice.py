@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from okey.distance import HandState, kept_with_sets, optimal_set_choices, unseen_counts
 from okey.draws import (
     RootBound,
+    Witnesses,
     hand_layouts,
     improving_draws_from,
     meld_raising_faces,
@@ -118,6 +119,7 @@ def advise(
     whole_solved = optimal_set_choices(whole, rules)
     most, whole_optimal = whole_solved
     whole_layouts = hand_layouts(whole, rules, whole_solved)
+    witnesses = Witnesses(whole_layouts)
     after: dict[Tile, tuple[HandState, tuple[int, list[SetChoice]]]] = {}
     for discard in set(tiles):
         rest = list(tiles)
@@ -190,7 +192,7 @@ def advise(
                 known = raising.keys() - {face}
         shared = whole_root, (None if discard == okey else face)
         option, failed = _option(
-            discard, state, solved, never, rules, unseen, okey, known, shared, hints
+            discard, state, solved, never, rules, unseen, okey, known, shared, hints, witnesses
         )
         options.append(option)
         # No drawn copy can take the place of a discard whose face has no copy left.
@@ -221,15 +223,17 @@ def _option(
     known: set[int] | frozenset[int] = frozenset(),
     shared: tuple[RootBound, int | None] | None = None,
     hints: dict[int, SetChoice] | None = None,
+    witnesses: Witnesses | None = None,
 ) -> tuple[DiscardOption, set[int]]:
     """One discard's option (``state`` is the hand after it), and the faces found not to let its
     meld layout keep one more (``known``: faces known to let it keep one more; ``shared``: the
-    whole hand's ``RootBound`` and the discard's face; ``hints``: sets to try first per face)."""
+    whole hand's ``RootBound`` and the discard's face; ``hints``: sets to try first per face,
+    checked with the whole hand's ``witnesses``)."""
     # The discarded copy lies on the table now: it is seen, no longer unseen.
     left = list(unseen)
     left[discard.index] = max(0, left[discard.index] - 1)
     distance, faces, failed = improving_draws_from(
-        state, rules, solved, never, known, shared, hints
+        state, rules, solved, never, known, shared, hints, witnesses
     )
     improving = _improving_tiles(distance, faces, left, okey)
     is_okey = discard == okey

@@ -12,7 +12,15 @@ from okey.distance import (
     pair_counts,
     pair_counts_drawn,
 )
-from okey.layout import GUARDS, HIGH, Totals, priced_size, totals_of
+from okey.layout import (
+    GUARDS,
+    HIGH,
+    Totals,
+    kept_adding,
+    knapsack_table,
+    priced_size,
+    totals_of,
+)
 from okey.rules import Rules
 from okey.runs import LINE_PROFILES, NEAR, line_profile, lone_faces
 from okey.sets import (
@@ -48,6 +56,7 @@ def improving_draws_from(
     known: set[int] | frozenset[int] = frozenset(),
     shared: tuple[RootBound, int | None] | None = None,
     hints: dict[int, SetChoice] | None = None,
+    witnesses: Witnesses | None = None,
 ) -> tuple[int, set[int], set[int]]:
     """``improving_draws`` from the hand's ``optimal_set_choices`` (``solved``), also returning
     the faces checked and found not to let the meld layout keep one more.
@@ -61,10 +70,12 @@ def improving_draws_from(
     A face whose bound (``RootBound``) already falls short is not checked any further.
     ``known`` are faces known to let the meld layout keep one more (``advise`` knows some too):
     found without a check.  ``shared``: the root bound of a hand this one is less one tile of,
-    and that tile's face (``RootBound``).  ``hints``: per face, sets that may well keep one
+    and that tile's face (``RootBound``; ``witnesses``: the raising layouts of that hand, which
+    check ``hints`` in a knapsack step or two).  ``hints``: per face, sets that may well keep one
     more with it (``meld_raising_faces`` of a hand this one is less one tile of): tried first.
     """
     hints = hints or {}
+    lacking = None if shared is None else shared[1]
     size = rules.hand_size
     pairs_on = rules.seven_pairs and size % 2 == 0
     kept_melds, optimal = solved
@@ -95,7 +106,11 @@ def improving_draws_from(
         elif layouts and face not in never:
             if face in known or (
                 face in hints
-                and kept_with_sets(hand.with_face(face), rules, hints[face], target) >= target
+                and (
+                    witnesses.lets_keep(hand, lacking, face, hints[face], target, rules)
+                    if witnesses is not None
+                    else kept_with_sets(hand.with_face(face), rules, hints[face], target) >= target
+                )
             ):
                 found.add(face)
             elif root.cuts(face, target):
@@ -162,6 +177,64 @@ def meld_raising_faces(
         face for face in range(NUMBERED_KINDS) if hand.avail[face] and not root.cuts(face, kept + 1)
     ]
     return _melds_improving(hand, checked, layouts, kept + 1, rules)
+
+
+class Witnesses:
+    """The layouts of a hand (``hand_layouts``) that its raising faces (``meld_raising_faces``)
+    were found in, so that such a face in such a layout with a discard of the hand left out
+    is checked in a knapsack step or two: the layout's knapsack without the discard's colour,
+    with the face in its colour's runs, kept per face and colour."""
+
+    def __init__(self, layouts: list[_Layout]) -> None:
+        self.by_sets = {layout.sets: layout for layout in layouts}
+        self.tables: dict[tuple[int, int], int] = {}
+
+    def lets_keep(
+        self,
+        hand: HandState,
+        lacking: int | None,
+        face: int,
+        sets: SetChoice,
+        target: int,
+        rules: Rules,
+    ) -> bool:
+        """Whether the hand (the witnesses' hand less a tile of face ``lacking``, a seen
+        tile) plus a drawn ``face`` keeps ``target`` faces with these ``sets``
+        (``kept_with_sets``)."""
+        layout = self.by_sets.get(sets)
+        colour, number = divmod(face, 13)
+        if layout is None or number in layout.numbers or lacking is None or lacking == face:
+            return kept_with_sets(hand.with_face(face), rules, sets, target) >= target
+        # The sets draw as they did (no set at the face's number, and the copies left are the
+        # same but for the face's): the layout's parts but for two colours' runs, the face's
+        # with it and the discard's without it.
+        away, at = divmod(lacking, 13)
+        wrap, size, budget = layout.wrap, layout.size, layout.budget
+        tail = (wrap << 39) | (size << 40)
+        step = (1 if hand.avail[face] > 1 else -3) << (3 * number)
+        shift = 3 * at
+        if away == colour:
+            key = layout.keys[colour] + step
+            if not (key >> shift) & 3:
+                return False  # (the sets hold every copy of the discard)
+            key -= 1 << shift
+            profile = LINE_PROFILES.get(key | tail) or line_profile(key, wrap, size)
+            return layout.without(colour).best_with(profile.packed) >= target
+        key = layout.keys[away]
+        if not (key >> shift) & 3:
+            return False
+        table = self.tables.get((face, away))
+        if table is None:
+            drawn = layout.keys[colour] + step
+            runs = LINE_PROFILES.get(drawn | tail) or line_profile(drawn, wrap, size)
+            parts = [*layout.items]
+            for c, profile in enumerate(layout.profiles):
+                if c != away:
+                    parts.append(runs if c == colour else profile)
+            table = self.tables[(face, away)] = knapsack_table(parts, size, budget)
+        key -= 1 << shift
+        profile = LINE_PROFILES.get(key | tail) or line_profile(key, wrap, size)
+        return kept_adding(table, profile, size, budget) >= target
 
 
 class RootBound:

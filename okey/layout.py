@@ -273,7 +273,29 @@ def layout_kept(components: Sequence[Component], size: int, budget: int) -> int:
     by each of its choices, so every step is a few big-int operations instead of a loop over
     the table's entries times the component's choices.
     """
-    table = _knapsack_bits([c.packed for c in components], size, budget)
+    return kept_of_table(_knapsack_bits([c.packed for c in components], size, budget), size, budget)
+
+
+def knapsack_table(components: Sequence[Component], size: int, budget: int) -> int:
+    """The knapsack of these components as bits (``layout_kept`` reads the most kept from
+    it; ``kept_adding`` adds one more component to it first)."""
+    return _knapsack_bits([c.packed for c in components], size, budget)
+
+
+def kept_adding(table: int, component: Component, size: int, budget: int) -> int:
+    """``layout_kept`` of the components of a ``knapsack_table`` and one more."""
+    cached = _SHIFTS.get(id(component.packed))
+    if cached is None or cached[0] is not component.packed or cached[1] != size:
+        cached = _layout_shifts(component.packed, size)
+    new = 0
+    for shift in cached[2]:
+        new |= table << shift
+    return kept_of_table(new & _layout_masks(size, budget)[0], size, budget)
+
+
+def kept_of_table(table: int, size: int, budget: int) -> int:
+    """The most kept by a knapsack's totals (bits) that win: exactly ``size`` slots, or 3 or
+    more fewer (a group of drawn tiles fills them)."""
     kept = size
     _, kept_masks = _layout_masks(size, budget)
     for mask in kept_masks:
