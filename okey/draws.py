@@ -512,7 +512,7 @@ def _sets_improve(
                 if other != colour and faces[other * 13 + number] > used[other]:
                     pair = (tuple(sorted((colour, other))), number)
                     option = (*sets, pair)
-                    if option not in tried and _pair_bound(layout, pair, other) < target:
+                    if option not in tried and _pair_bound(layout, pair, other, target) < target:
                         tried.add(option)
                         continue
                     options.append(option)
@@ -528,16 +528,20 @@ def _sets_improve(
 _NONE_USED = (0, 0, 0, 0)
 
 
-def _pair_bound(layout: _Layout, pair: tuple[tuple[int, ...], int], other: int) -> int:
+def _pair_bound(layout: _Layout, pair: tuple[tuple[int, ...], int], other: int, target: int) -> int:
     """A bound on the faces a layout keeps with a new set of a drawn face and a held face of
     colour ``other`` at its number (``pair``) added: its knapsack without ``other``'s runs,
     plus that set and ``other``'s runs less that face, one choice of each.  (The drawn copy
     and the set's drawn tiles only lower what is left to draw elsewhere.)"""
     colours, number = pair
+    runs = line_profile(layout.keys[other] - (1 << (3 * number)), layout.wrap, layout.size)
+    # First the bound terms: the layout but for ``other``'s runs, those less the face, and a
+    # set of two held faces (``set_bound``).
+    if (layout.bases[other] + runs.packed_bound + _PAIR_TERMS + GUARDS[target]) & HIGH != HIGH:
+        return -1
     avail, hand_avail = layout.avail, layout.hand_avail
     here = tuple(avail.get(c * 13 + number, hand_avail[c * 13 + number]) for c in range(4))
     component = set_component(colours, here)[0]
-    runs = line_profile(layout.keys[other] - (1 << (3 * number)), layout.wrap, layout.size)
     key = (id(component.packed), id(runs.packed))
     hit = _COMBINED.get(key)
     if hit is None or hit[0] is not component or hit[1] is not runs:
@@ -549,6 +553,10 @@ def _pair_bound(layout: _Layout, pair: tuple[tuple[int, ...], int], other: int) 
         # (The entry holds both parts, so their ids stay theirs while it lasts.)
         hit = _COMBINED[key] = (component, runs, combined)
     return layout.without(other).best_with(hit[2])
+
+
+# The bound terms of a set of two held faces (``_pair_bound``).
+_PAIR_TERMS = set_bound(2)
 
 
 # The choices of a set and a colour's runs together, by their ids (``_pair_bound``).
