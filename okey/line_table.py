@@ -10,16 +10,18 @@ of 14): at most ``MAX_TILES`` tiles held, and a copy left to draw exactly at the
 fewer than twice (what a line is until some of its tiles are seen, or the indicator is one of
 them); and of every line of at most ``MAX_TILES_ONE_OFF`` tiles that is plain but for one
 number held fewer than twice with no copy left (the set search's lines after a set takes one
-of two copies, or draws the last one).  That is 135,552 lines, which share 839 distinct
-profiles; they serve about 90% of the new lines of random deals.  A line the table lacks is
-searched as before.
+of two copies, or draws the last one; ``advise``'s lines with a discard's other copy held or a
+drawn face's last copy).  That is 285,130 lines, which share 1,801 distinct profiles; they serve
+about 95% of the new lines of random 14-tile deals (84% of ``advise``'s on 15-tile deals).  A
+line the table lacks is searched as before.
 
 Stored (``okey/line_table_data.py``, generated: ``python -m okey.line_table``) as three
 base64 strings of zlib-compressed little-endian arrays: the distinct profiles' entries (per
 profile its entry count, then slots, kept, excess per entry, one byte each), the lines' keys in
 increasing order as differences from the previous key (8 bytes each), and per line the index
-of its profile (2 bytes).  Loaded on first use (about 25 ms) as arrays, searched by bisection
-(a line found is then cached with the searched ones, ``runs.LINE_PROFILES``).
+of its profile (2 bytes); 280 KB.  Loaded on first use (about 45 ms) as arrays, searched by
+bisection (a line found is then cached with the searched ones, ``runs.LINE_PROFILES``; a
+profile is made a ``Component`` when first read).
 ``tests/test_engine_properties.py`` checks the lines against the search.
 """
 
@@ -46,7 +48,7 @@ TAIL = (WRAP << 39) | (SIZE << 40)
 
 
 # Most tiles a line with one number off the plain pattern holds.
-MAX_TILES_ONE_OFF = 5
+MAX_TILES_ONE_OFF = 6
 
 
 def plain_keys(most: int = MAX_TILES) -> list[int]:
@@ -88,23 +90,45 @@ def _pack(values: array) -> str:
     return base64.b64encode(zlib.compress(values.tobytes(), 9)).decode("ascii")
 
 
-def load() -> tuple[array, array, tuple[Component, ...]]:
+def load() -> tuple[array, array, Profiles]:
     """The table: the ``runs.line_profile`` keys of its lines (line key, wrap and size) in
     increasing order, per line the index of its profile, and the profiles.  (Arrays: loaded in
     a few ms and never walked by the garbage collector; a line is found by bisection.)"""
     from okey.line_table_data import ENTRIES, INDEX, KEYS
 
-    raw = _unpack(ENTRIES, "B")
-    profiles = []
-    at = 0
-    while at < len(raw):
-        count = raw[at]
-        flat = raw[at + 1 : at + 1 + 3 * count]
-        profiles.append(Component.of(tuple(zip(flat[::3], flat[1::3], flat[2::3], strict=True))))
-        at += 1 + 3 * count
     deltas = _unpack(KEYS, "Q")
     deltas[0] |= TAIL
-    return array("Q", accumulate(deltas)), _unpack(INDEX, "H"), tuple(profiles)
+    return array("Q", accumulate(deltas)), _unpack(INDEX, "H"), Profiles(_unpack(ENTRIES, "B"))
+
+
+class Profiles:
+    """The table's distinct profiles, each made a ``Component`` the first time it is read
+    (most processes read a few hundred of them)."""
+
+    __slots__ = ("raw", "starts", "made")
+
+    def __init__(self, raw: array) -> None:
+        """From the stored entries: per profile its entry count, then slots, kept, excess per
+        entry, one byte each."""
+        self.raw = raw
+        self.starts = []
+        at = 0
+        while at < len(raw):
+            self.starts.append(at)
+            at += 1 + 3 * raw[at]
+        self.made: list[Component | None] = [None] * len(self.starts)
+
+    def __len__(self) -> int:
+        return len(self.starts)
+
+    def __getitem__(self, i: int) -> Component:
+        profile = self.made[i]
+        if profile is None:
+            at = self.starts[i]
+            flat = self.raw[at + 1 : at + 1 + 3 * self.raw[at]]
+            entries = tuple(zip(flat[::3], flat[1::3], flat[2::3], strict=True))
+            profile = self.made[i] = Component.of(entries)
+        return profile
 
 
 def build() -> tuple[list[int], list[tuple[tuple[int, int, int], ...]], list[int]]:

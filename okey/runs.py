@@ -10,8 +10,12 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from okey.layout import FIELD_CODES, SHIFT, SLOTS_MASK, Component, kept_field_width
+
+if TYPE_CHECKING:
+    from okey.line_table import Profiles
 
 LONGEST_RUN = 13
 
@@ -137,13 +141,13 @@ def line_profile(key: int, wrap: bool, size: int) -> Component:
 
 # The precomputed profiles of the plain lines (``okey.line_table``), loaded on first use, and
 # the wrap switch and hand size they are for (``okey.line_table.TAIL >> 39``: classic rules).
-_PLAIN_LINES: tuple[array, array, tuple[Component, ...]] | None = None
+_PLAIN_LINES: tuple[array, array, Profiles] | None = None
 
 
 _PLAIN_RULES = 1 | (14 << 1)
 
 
-def _load_plain_lines() -> tuple[array, array, tuple[Component, ...]]:
+def _load_plain_lines() -> tuple[array, array, Profiles]:
     global _PLAIN_LINES
     from okey.line_table import load
 
