@@ -119,7 +119,7 @@ def advise(
     whole_solved = optimal_set_choices(whole, rules)
     most, whole_optimal = whole_solved
     whole_layouts = hand_layouts(whole, rules, whole_solved)
-    witnesses = Witnesses(whole_layouts)
+    witnesses = Witnesses(whole_layouts, most)
     after: dict[Tile, tuple[HandState, tuple[int, list[SetChoice]]]] = {}
     for discard in set(tiles):
         rest = list(tiles)

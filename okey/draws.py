@@ -75,7 +75,6 @@ def improving_draws_from(
     more with it (``meld_raising_faces`` of a hand this one is less one tile of): tried first.
     """
     hints = hints or {}
-    lacking = None if shared is None else shared[1]
     size = rules.hand_size
     pairs_on = rules.seven_pairs and size % 2 == 0
     kept_melds, optimal = solved
@@ -83,11 +82,20 @@ def improving_draws_from(
     counts = pair_counts(hand.faces, hand.avail) if pairs_on else (0, 0, 0)
     pairs = size - kept_in_pairs_of(hand, counts, rules) if pairs_on else size
     distance = max(0, min(melds, pairs))
+    lacking = None if shared is None else shared[1]
     found: set[int] = set()
     melds_failed: set[int] = set()
     if distance == 0:
         return 0, found, melds_failed
-    layouts = [_Layout(hand, rules, sets) for sets in optimal] if melds == distance else []
+    if melds != distance:
+        layouts = []
+    elif witnesses is not None and lacking is not None and kept_melds == witnesses.kept:
+        # Optimal choices of the whole hand that keep as many without the discard: its layouts
+        # less that tile.
+        by_sets = witnesses.by_sets
+        layouts = [by_sets[sets].less(hand, lacking) for sets in optimal]
+    else:
+        layouts = [_Layout(hand, rules, sets) for sets in optimal]
     root = RootBound(hand, rules, shared) if layouts else None
     pairs_count = pairs == distance
     target = kept_melds + 1
@@ -185,7 +193,9 @@ class Witnesses:
     is checked in a knapsack step or two: the layout's knapsack without the discard's colour,
     with the face in its colour's runs, kept per face and colour."""
 
-    def __init__(self, layouts: list[_Layout]) -> None:
+    def __init__(self, layouts: list[_Layout], kept: int) -> None:
+        """``layouts``: the hand's optimal ones, keeping ``kept`` faces."""
+        self.kept = kept
         self.by_sets = {layout.sets: layout for layout in layouts}
         self.tables: dict[tuple[int, int], int] = {}
 
@@ -386,6 +396,30 @@ class _Layout:
         self.bound_with_pair = self.bound + set_bound(2)
         # The bound terms of everything but each colour's runs.
         self.bases = [self.bound - p.packed_bound for p in self.profiles]
+
+    def less(self, hand: HandState, face: int) -> _Layout:
+        """This layout of a hand, for that hand less a held tile of ``face`` (no okey; the
+        tile is seen then, so the copies left to draw are the same) that its sets leave in
+        their colour's runs (``hand``: the hand less that tile): the same sets, and that
+        colour's runs less the tile."""
+        colour, number = divmod(face, 13)
+        layout = object.__new__(_Layout)
+        layout.sets, layout.numbers, layout.at = self.sets, self.numbers, self.at
+        layout.items, layout.avail, layout.hand_avail = self.items, self.avail, hand.avail
+        layout.size, layout.wrap, layout.budget = self.size, self.wrap, self.budget
+        layout.keys = keys = list(self.keys)
+        keys[colour] -= 1 << (3 * number)
+        layout.profiles = profiles = list(self.profiles)
+        profiles[colour] = line_profile(keys[colour], self.wrap, self.size)
+        layout.bound = (
+            self.bound - self.profiles[colour].packed_bound + profiles[colour].packed_bound
+        )
+        layout.bound_with_pair = layout.bound + set_bound(2)
+        layout.bases = [layout.bound - p.packed_bound for p in profiles]
+        # (Everything but that colour's runs is as it was.)
+        same = self._without.get(colour)
+        layout._without = {} if same is None else {colour: same}
+        return layout
 
     def without(self, colour: int) -> Totals:
         """The knapsack of everything but ``colour``'s runs."""
