@@ -122,9 +122,11 @@ def advise(
     witnesses = Witnesses(whole_layouts, most)
     after: dict[Tile, tuple[HandState, tuple[int, list[SetChoice]]]] = {}
     for discard in set(tiles):
-        rest = list(tiles)
-        rest.remove(discard)
-        state = HandState.of(rest, indicator, [*seen, discard])
+        # (``HandState.of`` the hand less the discard, with the discard seen.)
+        if discard == okey:
+            state = whole.less(None)
+        else:
+            state = whole.less(okey.index if discard.is_false_joker else discard.index)
         # The whole hand T keeps at least as many faces as T less d in any layout (the
         # discarded copy is seen: the same copies left to draw, and an okey discarded leaves
         # fewer okeys), so where some of T's optimal set choices keep as many without d, those

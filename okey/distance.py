@@ -160,6 +160,22 @@ class HandState:
         state._keys = keys
         return state
 
+    def less(self, face: int | None) -> HandState:
+        """This hand less one held tile of ``face`` (None: an okey), that tile seen then (the
+        copies left to draw stay the same, and the okeys left to draw)."""
+        if face is None:
+            less = HandState(self.faces, self.okeys - 1, self.avail, self.wild_avail)
+            less._keys = self._keys
+            return less
+        faces = list(self.faces)
+        faces[face] -= 1
+        less = HandState(faces, self.okeys, self.avail, self.wild_avail)
+        if self._keys is not None:
+            keys = list(self._keys)
+            keys[face // 13] -= 1 << (3 * (face % 13))
+            less._keys = keys
+        return less
+
     def with_face(self, face: int) -> HandState:
         """This hand plus one drawn tile of ``face`` (that copy leaves the unseen pool)."""
         faces = list(self.faces)
