@@ -271,21 +271,54 @@ class RootBound:
         shared: tuple[RootBound, int | None] | None = None,
     ) -> None:
         """``shared``: the whole hand's bound and the face index of the tile this hand lacks
-        (None: an okey, which changes no face)."""
+        (None: an okey, which changes no face): its parts are the whole hand's but at that
+        tile's colour line and number."""
         faces, avail = hand.faces, hand.avail
         self.hand = hand
         self.wrap = rules.wrap_13_1
         self.size = rules.hand_size
+        self.shared = shared
+        self.deltas: dict[int, int] = {}  # per face: the change a draw makes to the total
+        keys = hand.line_keys()
+        if shared is not None:
+            whole, lacking = shared
+            if lacking is None:  # (an okey: the same faces)
+                self.lone, self.gains, self.runs = whole.lone, whole.gains, whole.runs
+                self.total = whole.total
+                return
+            # The whole hand's parts but for the lacking tile's colour line and number.
+            colour, number = divmod(lacking, 13)
+            self.lone = list(whole.lone)
+            self.lone[colour] = lone_faces(keys[colour], self.wrap)
+            l0, l1, l2, l3 = self.lone
+            self.gains = list(whole.gains)
+            self.gains[number] = number_gain(
+                faces,
+                avail,
+                number,
+                (l0 >> number & 1)
+                | (l1 >> number & 1) << 1
+                | (l2 >> number & 1) << 2
+                | (l3 >> number & 1) << 3,
+            )
+            self.runs = list(whole.runs)
+            self.runs[colour] = line_profile(keys[colour], self.wrap, self.size)
+            self.total = (
+                whole.total
+                + self.gains[number]
+                - whole.gains[number]
+                + self.runs[colour].packed_bound
+                - whole.runs[colour].packed_bound
+            )
+            return
         # ``lone_faces`` per colour: a drawn face changes its own colour's only.
-        self.lone = [lone_faces(key, self.wrap) for key in hand.line_keys()]
-        lone = lone_colours(hand.line_keys(), self.wrap)
+        self.lone = [lone_faces(key, self.wrap) for key in keys]
+        lone = lone_colours(keys, self.wrap)
         self.gains = [number_gain(faces, avail, n, lone[n]) for n in range(13)]
-        self.runs = [line_profile(key, self.wrap, self.size) for key in hand.line_keys()]
+        self.runs = [line_profile(key, self.wrap, self.size) for key in keys]
         self.total = (
             priced_size(self.size) + sum(self.gains) + sum(p.packed_bound for p in self.runs)
         )
-        self.shared = shared
-        self.deltas: dict[int, int] = {}  # per face: the change a draw makes to the total
 
     def cuts(self, face: int, target: int) -> bool:
         """True when the hand plus a drawn ``face`` keeps fewer than ``target`` faces in any
