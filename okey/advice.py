@@ -150,9 +150,6 @@ def advise(
     # left to draw), so a face f that does not let T keep one more cannot let a discard keeping
     # as many as T keep one more either (T less d plus f holds less than T plus f).  Asked of T
     # once, for the discards that keep as many as T does (an okey discard aside).
-    # Conversely a face f that lets T keep one more lets every such discard d keeping fewer
-    # than T keep one more: T less d plus f keeps at least one less than T plus f (a drawn copy
-    # of d takes its place), so at least as many as T, one more than d.
     # The bound of each discard plus a face mostly changes by what the whole hand's does.
     whole_root = RootBound(whole, rules)
     whole_choices = set(whole_optimal)
@@ -161,7 +158,6 @@ def advise(
     for discard in sorted(after, key=lambda d: (after[d][1][0], d)):
         state, solved = after[discard]
         never: set[int] = set()
-        known: set[int] | frozenset[int] = frozenset()
         hints: dict[int, SetChoice] | None = None
         face = okey.index if discard.is_false_joker else discard.index  # FJ: the okey's face
         # Throwing an okey changes the okeys held: the shortcut holds neither way for it.
@@ -191,10 +187,15 @@ def advise(
                     raising = meld_raising_faces(
                         whole, rules, whole_solved, whole_root, whole_layouts
                     )
-                known = raising.keys() - {face}
+                # Such a face usually lets a discard keeping one fewer than T keep one more:
+                # the layout that lets T keep one more, less the discard, mostly still keeps as
+                # many as T (a drawn copy takes the discard's place; not where that layout
+                # draws the discard's last copy elsewhere too, with no okey to spare), so its
+                # sets are tried first.
+                hints = raising
         shared = whole_root, (None if discard == okey else face)
         option, failed = _option(
-            discard, state, solved, never, rules, unseen, okey, known, shared, hints, witnesses
+            discard, state, solved, never, rules, unseen, okey, shared, hints, witnesses
         )
         options.append(option)
         # No drawn copy can take the place of a discard whose face has no copy left.
@@ -222,20 +223,19 @@ def _option(
     rules: Rules,
     unseen: list[int],
     okey: Tile,
-    known: set[int] | frozenset[int] = frozenset(),
     shared: tuple[RootBound, int | None] | None = None,
     hints: dict[int, SetChoice] | None = None,
     witnesses: Witnesses | None = None,
 ) -> tuple[DiscardOption, set[int]]:
     """One discard's option (``state`` is the hand after it), and the faces found not to let its
-    meld layout keep one more (``known``: faces known to let it keep one more; ``shared``: the
-    whole hand's ``RootBound`` and the discard's face; ``hints``: sets to try first per face,
+    meld layout keep one more (``shared``: the whole hand's ``RootBound`` and the discard's
+    face; ``hints``: sets to try first per face,
     checked with the whole hand's ``witnesses``)."""
     # The discarded copy lies on the table now: it is seen, no longer unseen.
     left = list(unseen)
     left[discard.index] = max(0, left[discard.index] - 1)
     distance, faces, failed = improving_draws_from(
-        state, rules, solved, never, known, shared, hints, witnesses
+        state, rules, solved, never, shared, hints, witnesses
     )
     improving = _improving_tiles(distance, faces, left, okey)
     is_okey = discard == okey

@@ -53,7 +53,6 @@ def improving_draws_from(
     rules: Rules,
     solved: tuple[int, list[SetChoice]],
     never: set[int] | frozenset[int] = frozenset(),
-    known: set[int] | frozenset[int] = frozenset(),
     shared: tuple[RootBound, int | None] | None = None,
     hints: dict[int, SetChoice] | None = None,
     witnesses: Witnesses | None = None,
@@ -68,11 +67,10 @@ def improving_draws_from(
     most one more than A (removing A's missing tile from it loses at most one kept face, as a
     drawn copy can take its place), so B plus f, which holds less, keeps no more than B.)
     A face whose bound (``RootBound``) already falls short is not checked any further.
-    ``known`` are faces known to let the meld layout keep one more (``advise`` knows some too):
-    found without a check.  ``shared``: the root bound of a hand this one is less one tile of,
-    and that tile's face (``RootBound``; ``witnesses``: the raising layouts of that hand, which
-    check ``hints`` in a knapsack step or two).  ``hints``: per face, sets that may well keep one
-    more with it (``meld_raising_faces`` of a hand this one is less one tile of): tried first.
+    ``shared``: the root bound of a hand this one is less one tile of, and that tile's face
+    (``RootBound``).  ``hints``: per face, sets that may well keep one more with it
+    (``meld_raising_faces`` of a hand this one is less one tile of): tried first, checked with
+    that hand's raising layouts (``witnesses``) in a knapsack step or two.
     """
     hints = hints or {}
     size = rules.hand_size
@@ -112,13 +110,10 @@ def improving_draws_from(
         ):
             found.add(face)
         elif layouts and face not in never:
-            if face in known or (
-                face in hints
-                and (
-                    witnesses.lets_keep(hand, lacking, face, hints[face], target, rules)
-                    if witnesses is not None
-                    else kept_with_sets(hand.with_face(face), rules, hints[face], target) >= target
-                )
+            if face in hints and (
+                witnesses.lets_keep(hand, lacking, face, hints[face], target, rules)
+                if witnesses is not None
+                else kept_with_sets(hand.with_face(face), rules, hints[face], target) >= target
             ):
                 found.add(face)
             elif root.cuts(face, target):
