@@ -420,7 +420,9 @@ class Recognizer:
         box and stood upright first (``vision.crops.straight_crop``).  With the manifest's
         ``read_both_ways``, a box wider than tall once levelled (a tile on its side, or a
         standing tile squashed by a camera high above the rack: its box alone cannot tell) is
-        also read levelled, and the reading whose most probable identity is surer is kept."""
+        also read levelled, and the reading whose most probable identity is surer is kept; with
+        ``up_each_from``, a tile on its side or boxed nearly square is also read turned
+        (:meth:`_turns_each`), the surest reading kept the same way."""
         return self._read(image_bgr, boxes, turned)[0]
 
     def _read(
