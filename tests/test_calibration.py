@@ -470,7 +470,9 @@ def test_calibration_page_reads_shows_and_learns(tmp_path: Path) -> None:
     cv2.imwrite(str(photo), layout)
     with live_server(Settings()) as server, chromium(width=1000, height=900) as (page, _):
         page.navigate(f"{server.url}/calibrate")
-        page.wait_for("document.getElementById('photo1') !== null")
+        # the read button is enabled once the page's script handles the form (a click before
+        # that would submit it natively and reload the page, losing the chosen photo)
+        page.wait_for("document.querySelector('#read:enabled') !== null")
         root = page.send("DOM.getDocument")["root"]["nodeId"]
         node = page.send("DOM.querySelector", {"nodeId": root, "selector": "#photo1"})["nodeId"]
         page.send("DOM.setFileInputFiles", {"files": [str(photo)], "nodeId": node})

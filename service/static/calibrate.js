@@ -66,6 +66,8 @@
     }
   });
 
+  $("read").disabled = false; // the form is handled from here on (disabled in the page until now)
+
   $("learn").addEventListener("click", async () => {
     if (!ready) return;
     message("Learning your set (about a minute)…");
