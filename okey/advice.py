@@ -143,9 +143,6 @@ def advise(
         else:
             # Usually one fewer (a drawn copy of d takes its place): searched from there.
             after[discard] = state, optimal_set_choices(state, rules, max(0, most - 1))
-    # The discards keeping the fewest faces go first: a face found not to raise one of them
-    # cannot raise a discard keeping more (see ``improving_draws_from``), which then skips it.
-    failing: dict[int, set[int]] = {}  # faces kept -> faces found not to raise such a discard
     # The whole hand T keeps at least as many faces as T less any tile d (d seen: the same copies
     # left to draw), so a face f that does not let T keep one more cannot let a discard keeping
     # as many as T keep one more either (T less d plus f holds less than T plus f).  Asked of T
@@ -162,9 +159,6 @@ def advise(
         face = okey.index if discard.is_false_joker else discard.index  # FJ: the okey's face
         # Throwing an okey changes the okeys held: the shortcut holds neither way for it.
         if discard != okey:
-            for kept, faces in failing.items():
-                if kept < solved[0]:
-                    never |= faces
             if solved[0] == whole_solved[0]:
                 if raising is None:
                     raising = meld_raising_faces(
@@ -194,13 +188,9 @@ def advise(
                 # sets are tried first.
                 hints = raising
         shared = whole_root, (None if discard == okey else face)
-        option, failed = _option(
-            discard, state, solved, never, rules, unseen, okey, shared, hints, witnesses
+        options.append(
+            _option(discard, state, solved, never, rules, unseen, okey, shared, hints, witnesses)
         )
-        options.append(option)
-        # No drawn copy can take the place of a discard whose face has no copy left.
-        if discard != okey and whole.avail[face] > 0:
-            failing.setdefault(solved[0], set()).update(failed - {face})
     # A winning okey discard scores double, so it beats any other winning discard.
     options.sort(
         key=lambda o: (
@@ -226,21 +216,19 @@ def _option(
     shared: tuple[RootBound, int | None] | None = None,
     hints: dict[int, SetChoice] | None = None,
     witnesses: Witnesses | None = None,
-) -> tuple[DiscardOption, set[int]]:
-    """One discard's option (``state`` is the hand after it), and the faces found not to let its
-    meld layout keep one more (``shared``: the whole hand's ``RootBound`` and the discard's
-    face; ``hints``: sets to try first per face,
-    checked with the whole hand's ``witnesses``)."""
-    # The discarded copy lies on the table now: it is seen, no longer unseen.
-    left = list(unseen)
-    left[discard.index] = max(0, left[discard.index] - 1)
-    distance, faces, failed = improving_draws_from(
-        state, rules, solved, never, shared, hints, witnesses
-    )
-    improving = _improving_tiles(distance, faces, left, okey)
+) -> DiscardOption:
+    """One discard's option (``state`` is the hand after it; ``shared``: the whole hand's
+    ``RootBound`` and the discard's face; ``hints``: sets to try first per face, checked with
+    the whole hand's ``witnesses``).
+
+    ``unseen`` are the whole hand's, which are also the hand's after the discard: the discarded
+    copy was in the hand and is seen now, so the copies not held and not seen are the same (a
+    discard's other copy, when unseen, is drawable like any tile and listed when it helps)."""
+    distance, faces, _ = improving_draws_from(state, rules, solved, never, shared, hints, witnesses)
+    improving = _improving_tiles(distance, faces, unseen, okey)
     is_okey = discard == okey
     advised = not is_okey or distance == 0
-    option = DiscardOption(
+    return DiscardOption(
         discard,
         distance,
         improving,
@@ -248,7 +236,6 @@ def _option(
         advised,
         _sentence(discard, distance, improving, is_okey, advised, rules.hand_size),
     )
-    return option, failed
 
 
 def _improving(

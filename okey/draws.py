@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from okey.distance import (
     HandState,
+    SetSearch,
     kept_in_pairs_of,
     kept_with_sets,
     optimal_set_choices,
@@ -42,7 +43,8 @@ def improving_draws(hand: HandState, rules: Rules) -> tuple[int, set[int]]:
     Rather than solving the hand again for every face, this starts from the optimal meld layouts
     of the hand: a drawn face lowers the meld distance only if some optimal layout can keep it, in
     its colour's runs, in one of its sets, or in a new set with one held face of its number (any
-    layout keeping it one more time came from an optimal one in one of these ways).
+    layout keeping it one more time came from an optimal one in one of these ways; but for the
+    last copy of a face that a set at its number may draw, ``_last_copy_raises``).
     """
     distance, found, _ = improving_draws_from(hand, rules, optimal_set_choices(hand, rules))
     return distance, found
@@ -61,11 +63,9 @@ def improving_draws_from(
     the faces checked and found not to let the meld layout keep one more.
 
     ``never`` are faces known not to let the meld layout keep one more: their meld check is
-    skipped.  (``advise`` knows some.  Say hands A and B are one 15-tile hand T less one tile
-    each, neither an okey, B keeps more faces than A, and A's missing tile still has a copy to
-    draw.  If a face f (not A's missing one) does not let A keep one more, then T plus f keeps at
-    most one more than A (removing A's missing tile from it loses at most one kept face, as a
-    drawn copy can take its place), so B plus f, which holds less, keeps no more than B.)
+    skipped.  (``advise`` knows some: for a hand that is a 15-tile hand T less one tile (no
+    okey) and keeps as many faces as T, the faces that do not let T keep one more, as the hand
+    plus such a face holds less than T plus it.)
     A face whose bound (``RootBound``) already falls short is not checked any further.
     ``shared``: the root bound of a hand this one is less one tile of, and that tile's face
     (``RootBound``).  ``hints``: per face, sets that may well keep one more with it
@@ -124,6 +124,20 @@ def improving_draws_from(
         raised = _melds_improving(hand, checked, layouts, target, rules)
         found.update(raised)
         melds_failed.update(face for face in checked if face not in raised)
+    if melds > distance:
+        # The pairs are closer, and a draw usually raises the melds by one at most; not the
+        # draw of a face's last copy that a set at its number took (``_last_copy_raises``).
+        need = size - hand.okeys - distance + 1
+        faces = hand.faces
+        for face in range(NUMBERED_KINDS):
+            if (
+                hand.avail[face] == 1
+                and face not in found
+                and face not in never
+                and _set_may_take(faces, face)
+                and _last_copy_raises(hand.with_face(face), need, rules) is not None
+            ):
+                found.add(face)
     return distance, found, melds_failed
 
 
@@ -514,11 +528,38 @@ def _melds_improving(
             else:
                 left.append(face)
         pending = left
+    faces_held = hand.faces
     for face in pending:
-        witness = _sets_improve(hand.with_face(face), face, layouts, target, rules)
+        drawn = hand.with_face(face)
+        witness = _sets_improve(drawn, face, layouts, target, rules)
+        if witness is None and hand_avail[face] == 1 and _set_may_take(faces_held, face):
+            witness = _last_copy_raises(drawn, target, rules)  # (its last copy)
         if witness is not None:
             found[face] = witness
     return found
+
+
+def _set_may_take(faces: list[int], face: int) -> bool:
+    """Whether a set at a face's number may draw its copy left (``_last_copy_raises``): another
+    colour is held there."""
+    number = face % 13
+    return (
+        faces[number] + faces[13 + number] + faces[26 + number] + faces[39 + number] > faces[face]
+    )
+
+
+def _last_copy_raises(drawn: HandState, target: int, rules: Rules) -> SetChoice | None:
+    """The sets of a meld layout of a hand plus the drawn last copy of a face (``drawn``) that
+    keeps ``target`` faces, or None, the drawn hand searched itself (up to ``target``).
+
+    A set that draws its missing tile takes the copy left of the most available colour, so a
+    layout with a set at the face's number may take that face's last copy from its colour's
+    runs and keep one face fewer than it could (not optimal for the hand, or no better than its
+    pairs); drawing that copy then raises it by two, which the optimal layouts do not show."""
+    search = SetSearch(drawn, rules, target, False)
+    search.best = target - 1
+    kept, optimal = search.run()
+    return optimal[0] if kept >= target and optimal else None
 
 
 def _sets_improve(

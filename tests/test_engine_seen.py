@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from okey_reference import brute_pairs
 
-from okey import FULL_SET, Rules, Tile, advise, distance_to_win, okey_for
+from okey import FULL_SET, Rules, Tile, advise, distance_to_win, okey_for, parse_tiles
 from okey.distance import HandState
 from okey.draws import improving_draws
 from okey.okey101 import best_pairs_opening
@@ -140,11 +140,10 @@ def test_improving_draws_with_killing_seen_sets_match_solving_each_draw(rnd):
 def test_advise_options_match_solving_each_discard_and_draw(rnd, random_deal):
     """15-tile hands (one to three tiles off a win plus one, or dealt at random), killing seen
     sets: every discard's distance is what solving the hand less that tile (seen then) gives,
-    and every tile it lists improves it (solving that hand with the tile drawn), as advise
-    reads them from the whole hand's layouts, raising faces and bounds instead.  (Every
-    improving tile is listed where an okey is held or can still be drawn; with none left, a
-    tile that a discard keeping fewer faces found not to help may be missing: docs/engine.md,
-    known approximations.)"""
+    and its improving tiles, with their unseen counts, are exactly the drawable tiles whose draw
+    lowers it (solving that hand with each drawn), as advise reads them from the whole hand's
+    layouts, raising faces and bounds instead; with or without an okey left, the discard's own
+    face included."""
     if random_deal:
         pool = list(FULL_SET)
         rnd.shuffle(pool)
@@ -158,32 +157,97 @@ def test_advise_options_match_solving_each_discard_and_draw(rnd, random_deal):
             if fits([*tiles, indicator], indicator):
                 break
     seen = killing_seen(rnd, tiles, indicator) if rnd.random() < 0.7 else []
-    okey = okey_for(indicator)
     for option in advise(tiles, indicator, CLASSIC, seen).options:
-        rest = list(tiles)
-        rest.remove(option.discard)
-        hand = HandState.of(rest, indicator, [*seen, option.discard])
-        distance = hand.distance(CLASSIC)
-        assert option.distance == distance, (tiles, indicator, seen, option.discard)
-        # (The discard's own face aside: advise counts its unseen copies one short, the
-        # discarded copy taken out of them a second time, so a last copy is not listed.)
-        own = okey.index if option.discard.is_false_joker else option.discard.index
-        direct = {
-            f
-            for f in range(52)
-            if f != own
-            and hand.avail[f]
-            and distance
-            and hand.with_face(f).distance(CLASSIC) < distance
-        }
-        found = {
-            okey.index if tile.is_false_joker else tile.index
-            for tile, _ in option.improving
-            if tile != okey
-        } - {own}
-        assert found <= direct, (tiles, indicator, seen, option.discard)
-        if hand.okeys + hand.wild_avail > 1:
-            assert found == direct, (tiles, indicator, seen, option.discard)
+        assert_option_is_solving_each_draw(tiles, indicator, seen, option)
+
+
+def assert_option_is_solving_each_draw(tiles, indicator, seen, option):
+    """A discard's distance and improving tiles (with their unseen copies) are solving the hand
+    less that tile (seen then) and that hand with each drawable tile drawn."""
+    okey = okey_for(indicator)
+    rest = list(tiles)
+    rest.remove(option.discard)
+    gone = [*seen, option.discard]
+    hand = HandState.of(rest, indicator, gone)
+    distance = hand.distance(CLASSIC)
+    assert option.distance == distance, (tiles, indicator, seen, option.discard)
+    unseen = Counter(FULL_SET) - Counter([*rest, indicator, *gone])
+    direct = {}
+    if distance:
+        for face in range(52):
+            if hand.avail[face] and hand.with_face(face).distance(CLASSIC) < distance:
+                # (A false joker plays as the okey's face.)
+                tile = Tile.false_joker() if face == okey.index else Tile(face)
+                direct[tile] = unseen[tile]
+        if unseen[okey]:
+            direct[okey] = unseen[okey]  # an okey fills any missing tile
+    assert dict(option.improving) == direct, (tiles, indicator, seen, option.discard)
+
+
+def test_advise_lists_a_discards_other_copy_when_drawing_it_lowers_the_distance():
+    """Throwing K3 leaves the other K3 unseen (the thrown copy is seen, the hand held it): drawing
+    it back lowers the distance (2 to 1: the hand before the discard, which throws another tile),
+    so it is listed, with its one unseen copy."""
+    tiles = parse_tiles("K9 B9 K5 B10 R3 Y3 B11 Y12 Y9 K3 R5 Y11 Y10 B12 R4")
+    indicator = Tile.parse("K10")
+    k3 = Tile.parse("K3")
+    option = next(o for o in advise(tiles, indicator, CLASSIC).options if o.discard == k3)
+    assert option.distance == 2
+    assert (k3, 1) in option.improving
+    rest = list(tiles)
+    rest.remove(k3)
+    assert brute_distance([*rest, k3], indicator, CLASSIC, (k3,), limit=1) == 1
+    assert_option_is_solving_each_draw(tiles, indicator, [], option)
+
+
+def test_advise_lists_every_improving_tile_with_no_okey_left():
+    """Both okeys (R4) seen, none held: a false joker (playing as R4) lowers the distance after
+    throwing K3, B9 or B10.  advise once skipped it there, having found it no help to a discard
+    keeping fewer faces (a rule that assumed a drawn copy can always stand in for a discard)."""
+    tiles = parse_tiles("Y9 K5 B3 Y4 K4 K6 B4 K3 B5 B10 Y11 K7 B9 B2 Y12")
+    indicator = Tile.parse("R3")
+    seen = parse_tiles("B8 B1 B1 Y2 B9 B6 Y2 B10 R4 R4")
+    options = {o.discard: o for o in advise(tiles, indicator, CLASSIC, seen).options}
+    for name in ("K3", "B9", "B10"):
+        option = options[Tile.parse(name)]
+        assert option.distance == 2
+        assert (Tile.false_joker(), 2) in option.improving, name
+    rest = list(tiles)
+    rest.remove(Tile.parse("K3"))
+    gone = (*seen, Tile.parse("K3"))
+    assert brute_distance(rest, indicator, CLASSIC, gone, limit=1) is None
+    assert brute_distance([*rest, Tile.false_joker()], indicator, CLASSIC, gone, limit=1) == 1
+    for option in options.values():
+        assert_option_is_solving_each_draw(tiles, indicator, seen, option)
+
+
+def test_waits_include_a_last_copy_that_a_set_of_a_layout_not_optimal_drew():
+    """No okey left (both Y8 seen); K11's last copy wins (K10 K11 K12, with the set R11 Y11 B11
+    kept), but the set R11 Y11 B11 draws K11 as its missing tile, so the layout with it keeps
+    one face fewer than the optimal one and the draw raises it by two: the waits list it."""
+    tiles = parse_tiles("K8 B4 Y11 R11 R8 K10 FJ B3 B8 K12 B11 B1 Y12 B2")
+    indicator = Tile.parse("Y7")
+    seen = parse_tiles(
+        "R6 R8 B10 R9 B8 Y12 K1 Y9 K11 B6 Y10 B13 Y2 B10 K9 B1 K6 K8 Y8 R4 K7 Y11 B9 Y4 Y8"
+    )
+    advice = advise(tiles, indicator, CLASSIC, seen)
+    assert advice.distance == 1
+    k11 = Tile.parse("K11")
+    assert (k11, 1) in advice.waits
+    assert brute_distance([*tiles, k11], indicator, CLASSIC, tuple(seen), limit=0) == 0
+
+
+def test_advise_lists_a_last_copy_that_raises_the_melds_past_the_pairs():
+    """Throwing B1 leaves pairs one closer than melds (5 against 6), no okey left; Y8's last copy
+    raises the melds by two (the set R8 B8 drew it from Y6 Y7 Y9), past the pairs."""
+    tiles = parse_tiles("Y7 Y9 R3 Y6 B13 B8 K5 R3 R1 R12 B1 K5 Y13 R8 Y1")
+    indicator = Tile.parse("R10")
+    seen = parse_tiles("R5 Y12 R8 R4 B2 Y5 B6 Y7 K12 Y3 R6 B7 B8 B10 R12 R11 K9 K9 Y8 R11")
+    b1 = Tile.parse("B1")
+    option = next(o for o in advise(tiles, indicator, CLASSIC, seen).options if o.discard == b1)
+    assert option.distance == 5
+    assert (Tile.parse("Y8"), 1) in option.improving
+    assert_option_is_solving_each_draw(tiles, indicator, seen, option)
 
 
 @SETTINGS
