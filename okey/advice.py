@@ -224,7 +224,7 @@ def _option(
     ``unseen`` are the whole hand's, which are also the hand's after the discard: the discarded
     copy was in the hand and is seen now, so the copies not held and not seen are the same (a
     discard's other copy, when unseen, is drawable like any tile and listed when it helps)."""
-    distance, faces, _ = improving_draws_from(state, rules, solved, never, shared, hints, witnesses)
+    distance, faces = improving_draws_from(state, rules, solved, never, shared, hints, witnesses)
     improving = _improving_tiles(distance, faces, unseen, okey)
     is_okey = discard == okey
     advised = not is_okey or distance == 0
@@ -248,7 +248,7 @@ def _improving(
 ) -> tuple[int, tuple[tuple[Tile, int], ...]]:
     """The distance of a hand and the unseen tiles whose draw lowers it, most copies first."""
     state = HandState.of(tiles, indicator, seen)
-    distance, faces, _ = improving_draws_from(state, rules, optimal_set_choices(state, rules))
+    distance, faces = improving_draws_from(state, rules, optimal_set_choices(state, rules))
     return distance, _improving_tiles(distance, faces, unseen, okey)
 
 

@@ -46,8 +46,7 @@ def improving_draws(hand: HandState, rules: Rules) -> tuple[int, set[int]]:
     layout keeping it one more time came from an optimal one in one of these ways; but for the
     last copy of a face that a set at its number may draw, ``_last_copy_raises``).
     """
-    distance, found, _ = improving_draws_from(hand, rules, optimal_set_choices(hand, rules))
-    return distance, found
+    return improving_draws_from(hand, rules, optimal_set_choices(hand, rules))
 
 
 def improving_draws_from(
@@ -58,9 +57,8 @@ def improving_draws_from(
     shared: tuple[RootBound, int | None] | None = None,
     hints: dict[int, SetChoice] | None = None,
     witnesses: Witnesses | None = None,
-) -> tuple[int, set[int], set[int]]:
-    """``improving_draws`` from the hand's ``optimal_set_choices`` (``solved``), also returning
-    the faces checked and found not to let the meld layout keep one more.
+) -> tuple[int, set[int]]:
+    """``improving_draws`` from the hand's ``optimal_set_choices`` (``solved``).
 
     ``never`` are faces known not to let the meld layout keep one more: their meld check is
     skipped.  (``advise`` knows some: for a hand that is a 15-tile hand T less one tile (no
@@ -82,9 +80,8 @@ def improving_draws_from(
     distance = max(0, min(melds, pairs))
     lacking = None if shared is None else shared[1]
     found: set[int] = set()
-    melds_failed: set[int] = set()
     if distance == 0:
-        return 0, found, melds_failed
+        return 0, found
     if melds != distance:
         layouts = []
     elif witnesses is not None and lacking is not None and kept_melds == witnesses.kept:
@@ -116,14 +113,10 @@ def improving_draws_from(
                 else kept_with_sets(hand.with_face(face), rules, hints[face], target) >= target
             ):
                 found.add(face)
-            elif root.cuts(face, target):
-                melds_failed.add(face)
-            else:
+            elif not root.cuts(face, target):
                 checked.append(face)
     if checked:
-        raised = _melds_improving(hand, checked, layouts, target, rules)
-        found.update(raised)
-        melds_failed.update(face for face in checked if face not in raised)
+        found.update(_melds_improving(hand, checked, layouts, target, rules))
     if melds > distance:
         # The pairs are closer, and a draw usually raises the melds by one at most; not the
         # draw of a face's last copy that a set at its number took (``_last_copy_raises``).
@@ -138,7 +131,7 @@ def improving_draws_from(
                 and _last_copy_raises(hand.with_face(face), need, rules) is not None
             ):
                 found.add(face)
-    return distance, found, melds_failed
+    return distance, found
 
 
 def hand_layouts(hand: HandState, rules: Rules, solved: tuple[int, list[SetChoice]]) -> list:
