@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from itertools import combinations
-from operator import attrgetter
+from operator import attrgetter, itemgetter
 from typing import Literal
 
 from okey.hand import okey_for
@@ -101,6 +101,7 @@ _BIT = [1 << _shift(kind // 13, kind % 13 + 1) for kind in range(52)]
 
 
 _index = attrgetter("index")
+_second = itemgetter(1)
 
 
 # Masks of ``MeldSearch.live`` over the packed counts: the low bit of every count, the low bit
@@ -145,6 +146,39 @@ def _set_tables() -> tuple[list, list]:
 _OPENING_SETS, _PLAIN_SETS = _set_tables()
 
 
+def _byte_sets(byte: int, found: dict[int, tuple[int, tuple]]) -> tuple[int, tuple]:
+    """``_solve_plain``'s search of one number's counts (a byte) alone, with sets only: (the
+    tiles its sets hold, the sets' colours in the order the search lays them).  The same
+    options in the same order (leave the lowest kind, then ``_PLAIN_SETS``), so the same choice
+    on a tie; every set of a number is worth the number times its tiles, so the choices hold at
+    every number."""
+    hit = found.get(byte)
+    if hit is not None:
+        return hit
+    if not byte:
+        return 0, ()
+    low = (byte & -byte).bit_length() - 1
+    colour = low >> 1
+    best = _byte_sets(byte - (1 << low), found)
+    rest = byte - (1 << (2 * colour))
+    for taken, colours in _PLAIN_SETS[byte][colour]:
+        tiles, sets = _byte_sets(rest - taken, found)
+        if len(colours) + tiles > best[0]:
+            best = (len(colours) + tiles, (colours, *sets))
+    found[byte] = best
+    return best
+
+
+# ``_byte_sets`` of every byte: where no colour held at the lowest number has a run of three
+# starting there, ``_solve_plain`` lays that number's sets from this table (no run can hold
+# its tiles, and every choice about it ends at the same state: the rest of the hand).
+_BYTE_SETS: list[tuple[int, tuple]] = []
+_found: dict[int, tuple[int, tuple]] = {}
+for _byte in range(256):
+    _BYTE_SETS.append(_byte_sets(_byte, _found))
+del _byte, _found
+
+
 def _wraps(p: int) -> bool:
     """Whether some colour holds 12, 13 and 1 (presence bits of ``MeldSearch.live``)."""
     return bool(p & (p >> (8 * 11)) & (p >> (8 * 12)) & _ONES)
@@ -160,6 +194,10 @@ _MEMO_LIMIT = 1 << 17
 
 # ``MeldSearch._meld_of`` by choice and okey.
 _MELDS: dict[tuple, Meld] = {}
+
+# ``MeldSearch._build``'s entries of the choices whose melds hold no okey nor false joker, the
+# same under every okey but those of their kinds (bit k of the first item: kind k played).
+_PLAIN_BUILT: dict[tuple, tuple] = {}
 
 
 class MeldSearch:
@@ -193,33 +231,40 @@ class MeldSearch:
         # The memo depends on the objective and the run rules only (never on the okey: its face
         # is counted like any other, and okeys are a count), so searches share it; a full one
         # is replaced by a new one (never emptied: a search under way keeps its own).
-        shared = (wrap, max_run_length, okey_weight, self.free_okeys, self.top_okeys_only)
-        memo = _MEMOS.get(shared)
-        if memo is None or len(memo) >= _MEMO_LIMIT:
-            memo = _MEMOS[shared] = {}
-        self._memo: dict[int, tuple[int, tuple | None]] = memo
+        self._shared = (wrap, max_run_length, okey_weight, self.free_okeys, self.top_okeys_only)
+        self._memo: dict[int, tuple[int, tuple | None]] = {}
+        self._renew_memo()
         if self.top_okeys_only:
             self._solve = self._solve_opening  # type: ignore[method-assign]
+        # ``pack``'s table: the packed count of each tile index (0 for the okey, counted apart;
+        # a false joker as the okey's face).
+        okey = self.okey.index
+        self._bits = [*_BIT, _BIT[okey]]
+        self._bits[okey] = 0
+        # The melds of search choices as ``best`` uses them: (sort key, meld, tile indices).
+        self._built: dict[tuple, tuple] = {}
+
+    def _renew_memo(self) -> None:
+        """Take the shared memo, or a new one where it is full (a search that is kept, as
+        ``okey.okey101`` keeps one per okey and rules, checks before each hand)."""
+        memo = _MEMOS.get(self._shared)
+        if memo is None or len(memo) >= _MEMO_LIMIT:
+            memo = _MEMOS[self._shared] = {}
+        self._memo = memo
 
     # -- packing ---------------------------------------------------------------------------------
     def pack(self, tiles: Iterable[Tile]) -> tuple[int, int, int]:
         """(packed counts, okeys held, false jokers held)."""
-        x = okeys = false_jokers = 0
-        okey = self.okey.index
-        for tile in tiles:
-            index = tile.index
-            if index == okey:
-                okeys += 1
-                continue
-            if index == FALSE_JOKER_INDEX:
-                false_jokers += 1
-                index = okey  # a false joker plays as the okey's face
-            x += _BIT[index]
-        return x, okeys, false_jokers
+        indices = list(map(_index, tiles))
+        # (A false joker plays as the okey's face: ``_bits``.)
+        x = sum(map(self._bits.__getitem__, indices))
+        return x, indices.count(self.okey.index), indices.count(FALSE_JOKER_INDEX)
 
     # -- search ----------------------------------------------------------------------------------
     def value(self, x: int, okeys: int) -> int:
         """Best total weight of disjoint melds from packed counts ``x`` and ``okeys`` wild tiles."""
+        if len(self._memo) >= _MEMO_LIMIT:
+            self._renew_memo()
         x = self.live(x, okeys)
         if okeys:
             return self._solve(x, okeys)
@@ -227,17 +272,33 @@ class MeldSearch:
 
     def best(self, tiles: Sequence[Tile]) -> MeldSearchResult:
         """Search a hand and rebuild the melds (false jokers and okeys mapped back to the tiles)."""
-        x, okeys, false_jokers = self.pack(tiles)
+        if len(self._memo) >= _MEMO_LIMIT:
+            self._renew_memo()
+        indices = list(map(_index, tiles))
+        x = sum(map(self._bits.__getitem__, indices))
+        okeys = indices.count(self.okey.index)
         x = self.live(x, okeys)
+        built: list[tuple] = []
         if okeys:
             value = self._solve(x, okeys)
-            return self._result(value, self._rebuild(x, okeys), tiles)
-        value = 0
-        melds: list[Meld] = []
-        for part in self.parts(x):
-            value += self._solve(part, 0)
-            melds += self._rebuild(part, 0)
-        return self._result(value, melds, tiles)
+            self._rebuild_built(x, okeys, built)
+        else:
+            value = 0
+            for part in self.parts(x):
+                value += self._solve(part, 0)
+                self._rebuild_built(part, 0, built)
+        # Melds listed in tile order of their first slot (as ``_result``), the rest by index.
+        built.sort(key=_second)
+        left = sorted(indices)
+        try:
+            for _, _, _, laid in built:
+                for index in laid:
+                    left.remove(index)
+        except ValueError:
+            raise ValueError("a meld holds a tile the hand does not") from None
+        return MeldSearchResult(
+            value, tuple([b[2] for b in built]), tuple(map(ALL_KINDS.__getitem__, left))
+        )
 
     def parts(self, x: int) -> list[int]:
         """Packed counts with no okey (after ``live``) split into ranges of numbers that no meld
@@ -540,8 +601,18 @@ class MeldSearch:
         solve = self._solve_plain
         low = (x & -x).bit_length() - 1
         n0 = low >> 3
-        colour = (low >> 1) & 3
         n = n0 + 1
+        y = x >> (8 * n0)
+        q = (y | (y >> 1)) & 0x555555  # the colours held at n, n + 1 and n + 2
+        if not q & (q >> 8) & (q >> 16) & 0x55:
+            # No run starts at n: only sets hold this number's tiles (``_BYTE_SETS``).
+            byte = y & 0xFF
+            rest = x - (byte << (8 * n0))
+            tiles, sets = _BYTE_SETS[byte]
+            best = n * tiles + solve(rest)
+            memo[key] = (best, (rest, 0, ("sets", n, sets) if tiles else None))
+            return best
+        colour = (low >> 1) & 3
         best = solve(x - (1 << low))
         choice: tuple = (x - (1 << low), 0, None)
         x1 = x - (1 << (2 * (low >> 1)))
@@ -674,8 +745,60 @@ class MeldSearch:
                 entry = memo[x * 3 + j]
             x, j, spec = entry[1]
             if spec is not None:
-                melds.append(self._meld_of(spec))
+                if spec[0] == "sets":  # a number's sets laid at once (``_BYTE_SETS``)
+                    n = spec[1]
+                    melds += [self._meld_of(("set", n, colours, 0)) for colours in spec[2]]
+                else:
+                    melds.append(self._meld_of(spec))
         return melds
+
+    def _rebuild_built(self, x: int, j: int, out: list[tuple]) -> None:
+        """``_rebuild`` for ``best``: each meld as (its kinds as bits, sort key, meld, tile
+        indices), appended to ``out`` (``_build``)."""
+        memo = self._memo
+        built = self._built
+        okey = self.okey.index
+        while x:
+            entry = memo.get(x * 3 + j)
+            if entry is None:  # (only where the search has not been run from here)
+                self._solve(x, j)
+                entry = memo[x * 3 + j]
+            x, j, spec = entry[1]
+            if spec is None:
+                continue
+            if spec[0] == "sets":  # a number's sets laid at once (``_BYTE_SETS``)
+                n = spec[1]
+                for colours in spec[2]:
+                    spec_one = ("set", n, colours, 0)
+                    plain = _PLAIN_BUILT.get(spec_one)
+                    if plain is not None and not plain[0] >> okey & 1:
+                        out.append(plain)
+                    else:
+                        out.append(built.get(spec_one) or self._build(spec_one))
+            else:
+                plain = _PLAIN_BUILT.get(spec)
+                if plain is not None and not plain[0] >> okey & 1:
+                    out.append(plain)
+                else:
+                    out.append(built.get(spec) or self._build(spec))
+
+    def _build(self, spec: tuple) -> tuple:
+        """The entry of ``_rebuild_built`` for a choice: in ``_PLAIN_BUILT`` where its meld
+        holds no okey (shared by every okey but its kinds' faces), else in this search's own."""
+        meld = self._meld_of(spec)
+        laid = tuple(t.index for t in meld.tiles)
+        okey = self.okey.index
+        if okey not in laid and FALSE_JOKER_INDEX not in laid:
+            kinds = sum(1 << t.index for t in meld.plays_as)
+            entry = (kinds, (meld.plays_as[0].index, meld.kind), meld, laid)
+            if len(_PLAIN_BUILT) >= _MEMO_LIMIT:
+                _PLAIN_BUILT.clear()
+            _PLAIN_BUILT[spec] = entry
+            return entry
+        if len(self._built) >= _MEMO_LIMIT:
+            self._built.clear()
+        entry = self._built[spec] = (0, (meld.plays_as[0].index, meld.kind), meld, laid)
+        return entry
 
     def _tile_as_held(self, kind: int) -> Tile:
         # The okey's face in the count vector is a false joker (the real ones are wild).

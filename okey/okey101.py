@@ -162,13 +162,21 @@ def opening_threshold(rules: Rules, earlier_openings: Iterable[int] = ()) -> int
     return threshold
 
 
+# One search per indicator, run rules and objective, kept across hands (``_search``).
+_SEARCHES: dict[tuple, MeldSearch] = {}
+
+
 def _search(indicator: Tile, rules: Rules, okey_weight: int | None = None) -> MeldSearch:
-    return MeldSearch(
-        indicator,
-        wrap=rules.wrap_13_1,
-        max_run_length=rules.max_run_length,
-        okey_weight=okey_weight,
-    )
+    key = (indicator.index, rules.wrap_13_1, rules.max_run_length, okey_weight)
+    search = _SEARCHES.get(key)
+    if search is None:
+        search = _SEARCHES[key] = MeldSearch(
+            indicator,
+            wrap=rules.wrap_13_1,
+            max_run_length=rules.max_run_length,
+            okey_weight=okey_weight,
+        )
+    return search
 
 
 def best_opening(
