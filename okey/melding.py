@@ -145,6 +145,9 @@ def _set_tables() -> tuple[list, list]:
 # The sets through the lowest tile by its number's counts (a byte) and its colour.
 _OPENING_SETS, _PLAIN_SETS = _set_tables()
 
+# By kind (number - 1) * 4 + colour: the low bit of every count of its colour above it.
+_ABOVE = [sum(1 << _shift(kind & 3, m) for m in range((kind >> 2) + 2, 14)) for kind in range(52)]
+
 
 def _byte_sets(byte: int, found: dict[int, tuple[int, tuple]]) -> tuple[int, tuple]:
     """``_solve_plain``'s search of one number's counts (a byte) alone, with sets only: (the
@@ -543,6 +546,10 @@ class MeldSearch:
         best = solve(x - (1 << low), j)
         choice: tuple = (x - (1 << low), j, None)
         x1 = x - (1 << (2 * (low >> 1)))  # one copy goes into the meld
+        # A meld that takes the last okey leaves a part of x1, worth at most plain(x1) without
+        # okeys: where its gain and that fall short of the best so far it is not searched (it
+        # cannot be the choice; the memo holds the same value and choice).
+        ceiling = -1
         # Sets: this tile plus real tiles of the same number in higher colours, okeys only once
         # every such real tile is in.
         for taken, colours, full in _OPENING_SETS[(x >> (8 * n0)) & 0xFF][colour]:
@@ -551,13 +558,27 @@ class MeldSearch:
             # Okeys only in the set of every real tile left (``full``).
             okey_counts = range(max(0, 3 - real), min(j, 4 - real) + 1) if full else range(1)
             for jk in okey_counts:
-                total = n * (real + jk) + (solve(nx, j - jk) if j > jk else plain(nx))
+                gain = n * (real + jk)
+                if j > jk:
+                    total = gain + solve(nx, j - jk)
+                else:
+                    if ceiling < 0:
+                        ceiling = plain(x1)
+                    if gain + ceiling <= best:
+                        continue
+                    total = gain + plain(nx)
                 if total > best:
                     best, choice = total, (nx, j - jk, ("set", n, colours, jk))
-        # Runs through this tile, ``before`` okeys below it.
+        # Runs through this tile, ``before`` okeys below it: those only where the okeys left
+        # fill every number above it not held in its colour (the run must reach 13).
         base = colour * 13 - 1
         max_run = self.max_run
-        for before in range(min(j, n - 1) + 1):
+        befores = 0
+        if n > 1:
+            missing = (_ABOVE[low >> 1] & ~(x1 | (x1 >> 1))).bit_count()
+            if missing < j:
+                befores = min(j - missing, n - 1)
+        for before in range(befores + 1):
             a = n - before
             value = (a + n - 1) * before // 2 + n
             left = j - before
@@ -567,7 +588,12 @@ class MeldSearch:
             while True:
                 length = p - a + 1
                 if length >= 3 and (before == 0 or p == 13):
-                    total = value + (solve(cx, left) if left else plain(cx))
+                    if left:
+                        total = value + solve(cx, left)
+                    else:
+                        if ceiling < 0:
+                            ceiling = plain(x1)
+                        total = value + plain(cx) if value + ceiling > best else 0
                     if total > best:
                         best, choice = total, (cx, left, ("run", base, a, p, tuple(slots)))
                 q = p + 1
