@@ -152,7 +152,7 @@ def advise(
     whole_choices = set(whole_optimal)
     raising: dict[int, SetChoice] | None = None
     options = []
-    for discard in sorted(after, key=lambda d: (after[d][1][0], d)):
+    for discard in sorted(after, key=lambda d: (after[d][1][0], d.index)):
         state, solved = after[discard]
         never: set[int] = set()
         hints: dict[int, SetChoice] | None = None
@@ -198,7 +198,7 @@ def advise(
             o.distance,
             not (o.distance == 0 and o.is_okey),
             -o.improving_copies,
-            o.discard,
+            o.discard.index,
         )
     )
     best = options[0]
@@ -266,7 +266,7 @@ def _improving_tiles(
             found.append((ALL_KINDS[index], unseen[index]))
     if unseen[okey.index] > 0:
         found.append((okey, unseen[okey.index]))  # an okey fills any missing tile
-    found.sort(key=lambda tc: (-tc[1], tc[0]))
+    found.sort(key=lambda tc: (-tc[1], tc[0].index))  # (tiles order by index)
     return tuple(found)
 
 

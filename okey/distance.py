@@ -404,10 +404,12 @@ class SetSearch:
         self.sets: list[tuple[tuple[int, ...], int]] = []
         self.best = 0
         self.optimal: list[SetChoice] = []
+        # Whether the layout with no sets is a choice (``draws._last_copy_raises`` drops it).
+        self.plain = True
 
     def run(self) -> tuple[int, list[SetChoice]]:
         runs = sum(p.packed_bound for p in self.profiles)
-        if self.leaf:
+        if self.leaf and self.plain:
             # The layout with no sets first: the search then looks for as good (ties) or
             # better ones only (a tie's list is the same: every layout keeping the most is
             # still visited, in the same order).

@@ -128,7 +128,7 @@ def improving_draws_from(
                 and face not in found
                 and face not in never
                 and _set_may_take(faces, face)
-                and _last_copy_raises(hand.with_face(face), need, rules) is not None
+                and _last_copy_raises(hand.with_face(face), face, need, rules) is not None
             ):
                 found.add(face)
     return distance, found
@@ -526,7 +526,7 @@ def _melds_improving(
         drawn = hand.with_face(face)
         witness = _sets_improve(drawn, face, layouts, target, rules)
         if witness is None and hand_avail[face] == 1 and _set_may_take(faces_held, face):
-            witness = _last_copy_raises(drawn, target, rules)  # (its last copy)
+            witness = _last_copy_raises(drawn, face, target, rules)  # (its last copy)
         if witness is not None:
             found[face] = witness
     return found
@@ -541,18 +541,55 @@ def _set_may_take(faces: list[int], face: int) -> bool:
     )
 
 
-def _last_copy_raises(drawn: HandState, target: int, rules: Rules) -> SetChoice | None:
-    """The sets of a meld layout of a hand plus the drawn last copy of a face (``drawn``) that
-    keeps ``target`` faces, or None, the drawn hand searched itself (up to ``target``).
+def _last_copy_raises(drawn: HandState, face: int, target: int, rules: Rules) -> SetChoice | None:
+    """The sets of a meld layout of a hand plus the drawn last copy of ``face`` (``drawn``)
+    that keeps ``target`` faces, or None, the drawn hand searched itself (up to ``target``).
 
-    A set that draws its missing tile takes the copy left of the most available colour, so a
+    A set that draws its missing tiles takes the copy left of each missing colour, so a
     layout with a set at the face's number may take that face's last copy from its colour's
-    runs and keep one face fewer than it could (not optimal for the hand, or no better than its
-    pairs); drawing that copy then raises it by two, which the optimal layouts do not show."""
+    runs and keep one face fewer than it could (not optimal for the hand, or no better than
+    its pairs); drawing that copy then raises it by two, which the optimal layouts do not show.
+
+    Only the choices of sets with such a set at the face's number, or one holding the drawn
+    copy (more sets there holding its colour than the hand held copies), are searched: any
+    other choice of sets S is a choice of the hand before the draw, whose sets draw the same
+    tiles with or without it (none at its number lacks its colour), and whose runs of its
+    colour, the drawn copy held and no copy left, keep at most one more than with one copy
+    fewer and a copy left (a run through it draws the copy instead), so S keeps at most one
+    more than it did in the hand: to keep ``target`` (one more than the hand's optimal
+    layouts, or more where the pairs are closer) S must be optimal for the hand and keep the
+    face in its runs, which the checks of its optimal layouts read (``_melds_improving``)."""
     search = SetSearch(drawn, rules, target, False)
+    # As if a layout keeping ``target - 1`` were found: the search looks for ``target`` from
+    # its root (its first layout keeping that many is the same, found sooner).
     search.best = target - 1
+    search.optimal = [()]
+    colour, number = divmod(face, 13)
+    held = drawn.faces[face]
+    # Its number searched first (the order of the numbers changes no answer), with only those
+    # choices there.
+    numbers, choices, rest = search.numbers, search.choices, search.rest
+    at = numbers.index(number)
+    gains = [rest[i] - rest[i + 1] for i in range(len(numbers))]
+    numbers.insert(0, numbers.pop(at))
+    gains.insert(0, gains.pop(at))
+    choices.insert(0, choices.pop(at))
+    choices[0] = tuple(
+        choice
+        for choice in choices[0]
+        if choice[3]
+        and (
+            any(colour not in colours for colours, _ in choice[3])
+            or sum(colour in colours for colours, _ in choice[3]) == held
+        )
+    )
+    for i in range(len(numbers) - 1, -1, -1):
+        rest[i] = rest[i + 1] + gains[i]
+    search.plain = False  # (no set at its number)
     kept, optimal = search.run()
-    return optimal[0] if kept >= target and optimal else None
+    if kept < target or not optimal:
+        return None
+    return tuple(sorted(optimal[0], key=lambda s: s[1]))  # (in the order of their numbers)
 
 
 def _sets_improve(

@@ -9,7 +9,6 @@ the okeys the player holds or can still draw.  This module adds the parts up, as
 
 from __future__ import annotations
 
-from array import array
 from collections.abc import Callable, Sequence
 from functools import wraps
 from typing import NamedTuple
@@ -186,50 +185,16 @@ def _totals_of_packed(parts: list[tuple[tuple[int, int], ...]], size: int, budge
 
 
 class Totals:
-    """A knapsack table read for its last step: for each excess allowance, the most kept at
-    exactly each slot count and at each slot count or fewer."""
+    """A knapsack table (``_knapsack_bits``) read for its last step: the most kept once one
+    more component is added."""
+
+    __slots__ = ("table", "size", "budget")
 
     def __init__(self, table: int, size: int, budget: int) -> None:
         """From the knapsack's totals as bits (``_knapsack_bits``)."""
+        self.table = table
         self.size = size
         self.budget = budget
-        exact = []
-        kept_bits, excess_at = _layout_fields(size)
-        block = 1 << kept_bits
-        per_layer = 1 << (excess_at - kept_bits)  # slot fields per excess value
-        row = [-1] * (size + 1)
-        # The table as an array of fields, one per (excess, slot count): each field's highest
-        # bit is the most kept there.
-        count = min((table.bit_length() + block - 1) // block, (budget + 1) * per_layer)
-        fields = memoryview(table.to_bytes(count * (block >> 3), "little")).cast(FIELD_CODES[block])
-        for excess in range(budget + 1):
-            # The totals with this excess, one field per slot count (an empty layer, the usual
-            # case above excess 0, leaves the row as it is).
-            layer = fields[excess * per_layer : excess * per_layer + size + 1]
-            if any(layer):
-                row = [
-                    max(kept, v.bit_length() - 1) for kept, v in zip(row, layer, strict=False)
-                ] + row[len(layer) :]
-            exact.append(row)
-        # by_key[slots + (excess << SHIFT)]: the most the table adds to a last component's
-        # choice of that many slots and that excess (-1: none fits); bytes, as the shared cache
-        # holds many of these tables.
-        self.by_key = by_key = array("b", [-1]) * ((budget + 1) << SHIFT)
-        for excess in range(budget + 1):
-            row = exact[budget - excess]  # at most this excess left for the other parts
-            running, upto = -1, []
-            for kept in row:
-                if kept > running:
-                    running = kept
-                upto.append(running)
-            at = excess << SHIFT
-            by_key[at : at + size + 1] = array(
-                "b",
-                [
-                    row[rest] if rest < 3 or upto[rest - 3] <= row[rest] else upto[rest - 3]
-                    for rest in range(size, -1, -1)
-                ],
-            )
 
     def best_with(self, packed: tuple[tuple[int, int], ...]) -> int:
         """Most kept once one more component (its packed choices) is added and the slots must
@@ -245,17 +210,19 @@ class Totals:
         _BEST_WITH[key] = (self, packed, best)
         return best
 
-    def _best_with(self, packed: Sequence[tuple[int, int]]) -> int:
-        """``best_with``, computed."""
-        best = -1
-        by_key = self.by_key
-        limit = len(by_key)
-        for key, kept in packed:
-            if key < limit:
-                found = by_key[key]
-                if found >= 0 and found + kept > best:
-                    best = found + kept
-        return max(best, 0)
+    def _best_with(self, packed: tuple[tuple[int, int], ...]) -> int:
+        """``best_with``, computed: one knapsack step (``kept_adding``), 0 where nothing
+        fits.  (Building a table of the most kept per slot count and excess first costs
+        several times as much, and most tables are read with one or two components.)"""
+        size = self.size
+        cached = _SHIFTS.get(id(packed))
+        if cached is None or cached[0] is not packed or cached[1] != size:
+            cached = _layout_shifts(packed, size)
+        table = self.table
+        new = 0
+        for shift in cached[2]:
+            new |= table << shift
+        return kept_of_table(new & _layout_masks(size, self.budget)[0], size, self.budget)
 
 
 # ``Totals.best_with`` by the ids of the table and the choices.
