@@ -145,6 +145,27 @@ def _set_tables() -> tuple[list, list]:
 # The sets through the lowest tile by its number's counts (a byte) and its colour.
 _OPENING_SETS, _PLAIN_SETS = _set_tables()
 
+# ``_OPENING_SETS`` with ``j`` okeys held, by j, byte and colour: (the counts taken, the
+# colours, the okeys taken, the tiles of the set), in ``_solve_opening``'s order.
+_OKEY_SETS = [
+    [
+        [
+            tuple(
+                (taken, colours, jk, len(colours) + jk)
+                for taken, colours, full in sets
+                for jk in (
+                    range(max(0, 3 - len(colours)), min(j, 4 - len(colours)) + 1)
+                    if full
+                    else range(1)
+                )
+            )
+            for sets in row
+        ]
+        for row in _OPENING_SETS
+    ]
+    for j in range(3)
+]
+
 # By kind (number - 1) * 4 + colour: the low bit of every count of its colour above it.
 _ABOVE = [sum(1 << _shift(kind & 3, m) for m in range((kind >> 2) + 2, 14)) for kind in range(52)]
 
@@ -538,78 +559,125 @@ class MeldSearch:
         solve = self._solve_opening
         plain = self._solve_plain  # (the same with no okey left)
         low = (x & -x).bit_length() - 1
-        n0 = low >> 3
-        colour = (low >> 1) & 3
+        kind = low >> 1  # (number - 1) * 4 + colour; its count starts at bit 2 * kind
+        n0 = kind >> 2
+        colour = kind & 3
         n = n0 + 1
         # Leaving this kind in hand leaves every copy of it: keeping one copy and melding the
         # other is reached through the meld options below.
-        best = solve(x - (1 << low), j)
-        choice: tuple = (x - (1 << low), j, None)
-        x1 = x - (1 << (2 * (low >> 1)))  # one copy goes into the meld
-        # A meld that takes the last okey leaves a part of x1, worth at most plain(x1) without
-        # okeys: where its gain and that fall short of the best so far it is not searched (it
-        # cannot be the choice; the memo holds the same value and choice).
-        ceiling = -1
+        rest = x - (1 << low)
+        hit = memo.get(rest * 3 + j)
+        best = hit[0] if hit is not None else solve(rest, j)
+        choice: tuple = (rest, j, None)
+        x1 = x - (1 << (2 * kind))  # one copy goes into the meld
+        # A meld that takes an okey leaves a part of x1 and fewer okeys, worth at most x1 with
+        # those okeys (``ceiling``: plain(x1) with none left, ``ceiling1`` x1 with one): where
+        # its gain and that fall short of the best so far it is not searched (it cannot be the
+        # choice; the memo holds the same value and choice).
+        ceiling = ceiling1 = -1
         # Sets: this tile plus real tiles of the same number in higher colours, okeys only once
-        # every such real tile is in.
-        for taken, colours, full in _OPENING_SETS[(x >> (8 * n0)) & 0xFF][colour]:
+        # every such real tile is in (``_OKEY_SETS``).
+        for taken, colours, jk, tiles in _OKEY_SETS[j][(x >> (8 * n0)) & 0xFF][colour]:
             nx = x1 - (taken << (8 * n0))
-            real = len(colours)
-            # Okeys only in the set of every real tile left (``full``).
-            okey_counts = range(max(0, 3 - real), min(j, 4 - real) + 1) if full else range(1)
-            for jk in okey_counts:
-                gain = n * (real + jk)
-                if j > jk:
-                    total = gain + solve(nx, j - jk)
-                else:
-                    if ceiling < 0:
-                        ceiling = plain(x1)
-                    if gain + ceiling <= best:
-                        continue
-                    total = gain + plain(nx)
-                if total > best:
-                    best, choice = total, (nx, j - jk, ("set", n, colours, jk))
-        # Runs through this tile, ``before`` okeys below it: those only where the okeys left
-        # fill every number above it not held in its colour (the run must reach 13).
+            gain = n * tiles
+            if not jk:
+                hit = memo.get(nx * 3 + j)
+                total = gain + (hit[0] if hit is not None else solve(nx, j))
+            elif jk < j:
+                if ceiling1 < 0:
+                    ceiling1 = solve(x1, 1)
+                if gain + ceiling1 <= best:
+                    continue
+                total = gain + solve(nx, 1)
+            else:
+                if ceiling < 0:
+                    ceiling = plain(x1)
+                if gain + ceiling <= best:
+                    continue
+                hit = memo.get(nx * 3)
+                total = gain + (hit[0] if hit is not None else plain(nx))
+            if total > best:
+                best, choice = total, (nx, j - jk, ("set", n, colours, jk))
+        # Runs from this tile up (no okey below it).
         base = colour * 13 - 1
         max_run = self.max_run
-        befores = 0
+        top = min(13, n - 1 + max_run)
+        value = n
+        left = j
+        cx = x1
+        slots: list[bool] = []
+        p = n
+        shift = 2 * kind
+        while p < top:
+            shift += 8  # the count of (colour, p + 1)
+            if (cx >> shift) & 3:
+                cx -= 1 << shift
+                slots.append(False)
+            elif left:
+                left -= 1
+                slots.append(True)
+            else:
+                break
+            p += 1
+            value += p
+            if p - n < 2:
+                continue
+            if left == j:
+                hit = memo.get(cx * 3 + j)
+                total = value + (hit[0] if hit is not None else solve(cx, j))
+            elif left:
+                if ceiling1 < 0:
+                    ceiling1 = solve(x1, 1)
+                if value + ceiling1 <= best:
+                    continue
+                total = value + solve(cx, 1)
+            else:
+                if ceiling < 0:
+                    ceiling = plain(x1)
+                if value + ceiling <= best:
+                    continue
+                hit = memo.get(cx * 3)
+                total = value + (hit[0] if hit is not None else plain(cx))
+            if total > best:
+                best, choice = total, (cx, left, ("run", base, n, p, tuple(slots)))
+        # Runs through this tile with ``before`` okeys below it: those only where the okeys
+        # left fill every number above it not held in its colour (the run must reach 13).
         if n > 1:
-            missing = (_ABOVE[low >> 1] & ~(x1 | (x1 >> 1))).bit_count()
-            if missing < j:
-                befores = min(j - missing, n - 1)
-        for before in range(befores + 1):
-            a = n - before
-            value = (a + n - 1) * before // 2 + n
-            left = j - before
-            cx = x1
-            slots: list[bool] = []
-            p = n
-            while True:
-                length = p - a + 1
-                if length >= 3 and (before == 0 or p == 13):
-                    if left:
-                        total = value + solve(cx, left)
+            missing = (_ABOVE[kind] & ~(x1 | (x1 >> 1))).bit_count()
+            for before in range(1, min(j - missing, n - 1) + 1):
+                a = n - before
+                value = (a + n - 1) * before // 2 + n
+                left = j - before
+                cx = x1
+                slots = []
+                p = n
+                while True:
+                    length = p - a + 1
+                    if length >= 3 and p == 13:
+                        if left:
+                            if ceiling1 < 0:
+                                ceiling1 = solve(x1, 1)
+                            total = value + solve(cx, 1) if value + ceiling1 > best else 0
+                        else:
+                            if ceiling < 0:
+                                ceiling = plain(x1)
+                            total = value + plain(cx) if value + ceiling > best else 0
+                        if total > best:
+                            best, choice = total, (cx, left, ("run", base, a, p, tuple(slots)))
+                    q = p + 1
+                    if q > 13 or length >= max_run:
+                        break
+                    shift = 8 * p + 2 * colour  # _shift(colour, q)
+                    if (cx >> shift) & 3:
+                        cx -= 1 << shift
+                        slots.append(False)
+                    elif left:
+                        left -= 1
+                        slots.append(True)
                     else:
-                        if ceiling < 0:
-                            ceiling = plain(x1)
-                        total = value + plain(cx) if value + ceiling > best else 0
-                    if total > best:
-                        best, choice = total, (cx, left, ("run", base, a, p, tuple(slots)))
-                q = p + 1
-                if q > 13 or length >= max_run:
-                    break
-                shift = 8 * p + 2 * colour  # _shift(colour, q)
-                if (cx >> shift) & 3:
-                    cx -= 1 << shift
-                    slots.append(False)
-                elif left:
-                    left -= 1
-                    slots.append(True)
-                else:
-                    break
-                value += q
-                p = q
+                        break
+                    value += q
+                    p = q
         memo[key] = (best, choice)
         return best
 
