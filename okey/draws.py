@@ -558,7 +558,10 @@ def _last_copy_raises(drawn: HandState, face: int, target: int, rules: Rules) ->
     fewer and a copy left (a run through it draws the copy instead), so S keeps at most one
     more than it did in the hand: to keep ``target`` (one more than the hand's optimal
     layouts, or more where the pairs are closer) S must be optimal for the hand and keep the
-    face in its runs, which the checks of its optimal layouts read (``_melds_improving``)."""
+    face in its runs, which the checks of its optimal layouts read (``_melds_improving``).
+    (Not where the drawn last copy lets another face of its colour stand alone in a set,
+    ``lone_faces``: such a set is no choice of the hand's own search, so its optimal layouts
+    may lack S; every choice is searched then.)"""
     search = SetSearch(drawn, rules, target, False)
     # As if a layout keeping ``target - 1`` were found: the search looks for ``target`` from
     # its root (its first layout keeping that many is the same, found sooner).
@@ -570,22 +573,27 @@ def _last_copy_raises(drawn: HandState, face: int, target: int, rules: Rules) ->
     # choices there.
     numbers, choices, rest = search.numbers, search.choices, search.rest
     at = numbers.index(number)
+    # (The hand's line of its colour: one copy fewer held there, and a copy left.)
+    line = drawn.line_keys()[colour]
+    wrap = rules.wrap_13_1
+    every = lone_faces(line, wrap) & ~lone_faces(line + (3 << (3 * number)), wrap) & ~(1 << number)
     gains = [rest[i] - rest[i + 1] for i in range(len(numbers))]
     numbers.insert(0, numbers.pop(at))
     gains.insert(0, gains.pop(at))
     choices.insert(0, choices.pop(at))
-    choices[0] = tuple(
-        choice
-        for choice in choices[0]
-        if choice[3]
-        and (
-            any(colour not in colours for colours, _ in choice[3])
-            or sum(colour in colours for colours, _ in choice[3]) == held
-        )
-    )
     for i in range(len(numbers) - 1, -1, -1):
         rest[i] = rest[i + 1] + gains[i]
-    search.plain = False  # (no set at its number)
+    if not every:
+        choices[0] = tuple(
+            choice
+            for choice in choices[0]
+            if choice[3]
+            and (
+                any(colour not in colours for colours, _ in choice[3])
+                or sum(colour in colours for colours, _ in choice[3]) == held
+            )
+        )
+        search.plain = False  # (no set at its number)
     kept, optimal = search.run()
     if kept < target or not optimal:
         return None
