@@ -166,6 +166,12 @@ _OKEY_SETS = [
     for j in range(3)
 ]
 
+# By colour, over the counts after a kind's (from the next colour at its number): the other
+# colours at its number and its colour at the next two numbers.  With one okey and none of
+# these held, no meld holds the kind: no set (two real tiles needed) and no run (a real tile
+# in one of the next two slots needed; none below it, and none to 13 with an okey before it).
+_ALONE = [((1 << (6 - 2 * c)) - 1) | (3 << 6) | (3 << 14) for c in range(4)]
+
 # By kind (number - 1) * 4 + colour: the low bit of every count of its colour above it.
 _ABOVE = [sum(1 << _shift(kind & 3, m) for m in range((kind >> 2) + 2, 14)) for kind in range(52)]
 
@@ -560,6 +566,20 @@ class MeldSearch:
         plain = self._solve_plain  # (the same with no okey left)
         low = (x & -x).bit_length() - 1
         kind = low >> 1  # (number - 1) * 4 + colour; its count starts at bit 2 * kind
+        if j == 1 and not (x >> (2 * kind + 2)) & _ALONE[kind & 3]:
+            # No meld holds this kind (nor the next ones, while the same holds): leave them.
+            rest = x
+            while True:
+                rest -= 1 << low
+                if not rest or rest * 3 + 1 in memo:
+                    break
+                low = (rest & -rest).bit_length() - 1
+                kind = low >> 1
+                if (rest >> (2 * kind + 2)) & _ALONE[kind & 3]:
+                    break
+            best = solve(rest, 1)
+            memo[key] = (best, (rest, 1, None))
+            return best
         n0 = kind >> 2
         colour = kind & 3
         n = n0 + 1
@@ -699,12 +719,27 @@ class MeldSearch:
         y = x >> (8 * n0)
         q = (y | (y >> 1)) & 0x555555  # the colours held at n, n + 1 and n + 2
         if not q & (q >> 8) & (q >> 16) & 0x55:
-            # No run starts at n: only sets hold this number's tiles (``_BYTE_SETS``).
-            byte = y & 0xFF
-            rest = x - (byte << (8 * n0))
-            tiles, sets = _BYTE_SETS[byte]
-            best = n * tiles + solve(rest)
-            memo[key] = (best, (rest, 0, ("sets", n, sets) if tiles else None))
+            # No run starts at n: only sets hold this number's tiles (``_BYTE_SETS``); the
+            # same for the numbers after it, up to one where a run starts or a state searched.
+            gained = 0
+            laid = []
+            rest = x
+            while True:
+                byte = y & 0xFF
+                rest -= byte << (8 * n0)
+                tiles, sets = _BYTE_SETS[byte]
+                if tiles:
+                    gained += (n0 + 1) * tiles
+                    laid.append((n0 + 1, sets))
+                if not rest or rest * 3 in memo:
+                    break
+                n0 = ((rest & -rest).bit_length() - 1) >> 3
+                y = rest >> (8 * n0)
+                q = (y | (y >> 1)) & 0x555555
+                if q & (q >> 8) & (q >> 16) & 0x55:
+                    break
+            best = gained + solve(rest)
+            memo[key] = (best, (rest, 0, ("sets", tuple(laid)) if laid else None))
             return best
         colour = (low >> 1) & 3
         best = solve(x - (1 << low))
@@ -839,9 +874,9 @@ class MeldSearch:
                 entry = memo[x * 3 + j]
             x, j, spec = entry[1]
             if spec is not None:
-                if spec[0] == "sets":  # a number's sets laid at once (``_BYTE_SETS``)
-                    n = spec[1]
-                    melds += [self._meld_of(("set", n, colours, 0)) for colours in spec[2]]
+                if spec[0] == "sets":  # numbers' sets laid at once (``_BYTE_SETS``)
+                    for n, sets in spec[1]:
+                        melds += [self._meld_of(("set", n, colours, 0)) for colours in sets]
                 else:
                     melds.append(self._meld_of(spec))
         return melds
@@ -860,15 +895,15 @@ class MeldSearch:
             x, j, spec = entry[1]
             if spec is None:
                 continue
-            if spec[0] == "sets":  # a number's sets laid at once (``_BYTE_SETS``)
-                n = spec[1]
-                for colours in spec[2]:
-                    spec_one = ("set", n, colours, 0)
-                    plain = _PLAIN_BUILT.get(spec_one)
-                    if plain is not None and not plain[0] >> okey & 1:
-                        out.append(plain)
-                    else:
-                        out.append(built.get(spec_one) or self._build(spec_one))
+            if spec[0] == "sets":  # numbers' sets laid at once (``_BYTE_SETS``)
+                for n, sets in spec[1]:
+                    for colours in sets:
+                        spec_one = ("set", n, colours, 0)
+                        plain = _PLAIN_BUILT.get(spec_one)
+                        if plain is not None and not plain[0] >> okey & 1:
+                            out.append(plain)
+                        else:
+                            out.append(built.get(spec_one) or self._build(spec_one))
             else:
                 plain = _PLAIN_BUILT.get(spec)
                 if plain is not None and not plain[0] >> okey & 1:
@@ -879,8 +914,8 @@ class MeldSearch:
     def _build(self, spec: tuple) -> tuple:
         """The entry of ``_rebuild_built`` for a choice: in ``_PLAIN_BUILT`` where its meld
         holds no okey (shared by every okey but its kinds' faces), else in this search's own."""
-        meld = self._meld_of(spec)
-        laid = tuple(t.index for t in meld.tiles)
+        meld = self._new_meld(spec)
+        laid = tuple(map(_index, meld.tiles))
         okey = self.okey.index
         if okey not in laid and FALSE_JOKER_INDEX not in laid:
             kinds = sum(1 << t.index for t in meld.plays_as)
@@ -926,6 +961,35 @@ class MeldSearch:
         return True
 
     def _new_meld(self, spec: tuple) -> Meld:
+        okey = self.okey
+        if spec[0] == "set":
+            # The set's colours, and okeys for the lowest missing ones, in colour order.
+            _, n, colours, jk = spec
+            tiles: list[Tile] = []
+            plays: list[Tile] = []
+            for c in range(4):
+                kind = c * 13 + n - 1
+                if c in colours:
+                    tiles.append(self._tile_as_held(kind))
+                elif jk:
+                    jk -= 1
+                    tiles.append(okey)
+                else:
+                    continue
+                plays.append(ALL_KINDS[kind])
+            return Meld("set", tuple(tiles), tuple(plays))
+        if spec[0] == "run" and spec[3] <= 13:
+            # Okeys below the lowest real tile, then ``slots`` above it (True: an okey).
+            _, base, a, b, slots = spec
+            lowest = b - len(slots)
+            tiles = [okey] * (lowest - a)
+            tiles.append(self._tile_as_held(base + lowest))
+            for m, by_okey in zip(range(lowest + 1, b + 1), slots, strict=True):
+                tiles.append(okey if by_okey else self._tile_as_held(base + m))
+            return Meld("run", tuple(tiles), tuple(ALL_KINDS[base + a : base + b + 1]))
+        return self._new_meld_any(spec)
+
+    def _new_meld_any(self, spec: tuple) -> Meld:
         tiles: list[Tile] = []
         plays: list[Tile] = []
         if spec[0] == "set":
