@@ -403,22 +403,19 @@ class _Layout:
 
     def __init__(self, hand: HandState, rules: Rules, sets: SetChoice) -> None:
         self.sets = sets
-        self.numbers = {number for _, number in sets}
-        # Per number with sets: the sets there (their index and colours) and the faces they
-        # hold per colour.
-        at: dict[int, list[tuple[int, tuple[int, ...]]]] = {}
-        for i, (colours, number) in enumerate(sets):
-            at.setdefault(number, []).append((i, colours))
-        self.at = {
-            number: (members, tuple(sum(c in colours for _, colours in members) for c in range(4)))
-            for number, members in at.items()
-        }
+        shape = _SHAPES.get(sets)
+        if shape is None:
+            shape = _shape_of(sets)
+        self.numbers, self.at = shape
         self.items, self.keys, self.avail = take_set_keys(hand, sets)
         self.hand_avail = hand.avail
-        self.size = rules.hand_size
-        self.wrap = rules.wrap_13_1
+        self.size = size = rules.hand_size
+        self.wrap = wrap = rules.wrap_13_1
         self.budget = hand.okeys + hand.wild_avail
-        self.profiles = [line_profile(key, self.wrap, self.size) for key in self.keys]
+        # ``line_profile``, its cache read here first.
+        tail = (wrap << 39) | (size << 40)
+        get = LINE_PROFILES.get
+        self.profiles = [get(key | tail) or line_profile(key, wrap, size) for key in self.keys]
         self._without: dict[int, Totals] = {}
         # The layout's bound terms (``kept_bound``), plus a new set of two held faces: a bound
         # for the layout with such a set added for a drawn face (that set's faces leave their
@@ -464,6 +461,30 @@ class _Layout:
             totals = totals_of((*self.items, *others), self.size, self.budget)
             self._without[colour] = totals
         return totals
+
+
+def _shape_of(
+    sets: SetChoice,
+) -> tuple[set[int], dict[int, tuple[list[tuple[int, tuple[int, ...]]], tuple[int, ...]]]]:
+    """The numbers of a choice of sets, and per number with sets the sets there (their index
+    and colours) and the faces they hold per colour (``_Layout``; cached in ``_SHAPES``)."""
+    at: dict[int, tuple[list[tuple[int, tuple[int, ...]]], list[int]]] = {}
+    for i, (colours, number) in enumerate(sets):
+        entry = at.get(number)
+        if entry is None:
+            entry = at[number] = ([], [0, 0, 0, 0])
+        entry[0].append((i, colours))
+        for c in colours:
+            entry[1][c] += 1
+    shape = (set(at), {number: (members, tuple(used)) for number, (members, used) in at.items()})
+    if len(_SHAPES) >= 1 << 14:
+        _SHAPES.clear()
+    _SHAPES[sets] = shape
+    return shape
+
+
+# ``_shape_of`` by choice of sets (the layouts only read them).
+_SHAPES: dict[SetChoice, tuple] = {}
 
 
 # Per face: its colour, its number, and what a drawn copy adds to its colour's line key
