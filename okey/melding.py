@@ -271,8 +271,13 @@ class MeldSearch:
         okey = self.okey.index
         self._bits = [*_BIT, _BIT[okey]]
         self._bits[okey] = 0
-        # The melds of search choices as ``best`` uses them: (sort key, meld, tile indices).
+        # The melds of search choices as ``best`` uses them (``_build``).
         self._built: dict[tuple, tuple] = {}
+        # Each kind's tile as held (the okey's face is a false joker: ``_tile_as_held``).
+        self._held = [*ALL_KINDS[:FALSE_JOKER_INDEX]]
+        self._held[okey] = ALL_KINDS[FALSE_JOKER_INDEX]
+        # By number: the highest a run from it may reach.
+        self._tops = [min(13, n - 1 + max_run_length) for n in range(14)]
 
     def _renew_memo(self) -> None:
         """Take the shared memo, or a new one where it is full (a search that is kept, as
@@ -552,8 +557,8 @@ class MeldSearch:
         """``_solve`` for opening value without the wrap, written out flat because it is the hot
         path of ``best_opening``: an okey takes a slot only where no real tile is left, and goes
         below a run only when the run reaches 13, so each run length has one filling."""
-        if not j:
-            return self._solve_plain(x)
+        if j < 2:
+            return self._solve_one(x) if j else self._solve_plain(x)
         memo = self._memo
         key = x * 3 + j
         hit = memo.get(key)
@@ -698,6 +703,110 @@ class MeldSearch:
                         break
                     value += q
                     p = q
+        memo[key] = (best, choice)
+        return best
+
+    def _solve_one(self, x: int) -> int:
+        """``_solve_opening`` with one okey, written out apart (the common case): the same
+        options in the same order, so the same value and choice."""
+        memo = self._memo
+        key = x * 3 + 1
+        hit = memo.get(key)
+        if hit is not None:
+            return hit[0]
+        if x == 0:
+            memo[key] = (0, None)
+            return 0
+        solve = self._solve_one
+        plain = self._solve_plain
+        low = (x & -x).bit_length() - 1
+        kind = low >> 1  # (number - 1) * 4 + colour; its count starts at bit 2 * kind
+        if not (x >> (2 * kind + 2)) & _ALONE[kind & 3]:
+            # No meld holds this kind (nor the next ones, while the same holds): leave them.
+            rest = x
+            while True:
+                rest -= 1 << low
+                if not rest or rest * 3 + 1 in memo:
+                    break
+                low = (rest & -rest).bit_length() - 1
+                kind = low >> 1
+                if (rest >> (2 * kind + 2)) & _ALONE[kind & 3]:
+                    break
+            best = solve(rest)
+            memo[key] = (best, (rest, 1, None))
+            return best
+        n0 = kind >> 2
+        colour = kind & 3
+        n = n0 + 1
+        rest = x - (1 << low)
+        hit = memo.get(rest * 3 + 1)
+        best = hit[0] if hit is not None else solve(rest)
+        choice: tuple = (rest, 1, None)
+        x1 = x - (1 << (2 * kind))
+        ceiling = -1  # plain(x1), once a meld takes the okey (see ``_solve_opening``)
+        for taken, colours, jk, tiles in _OKEY_SETS[1][(x >> (8 * n0)) & 0xFF][colour]:
+            nx = x1 - (taken << (8 * n0))
+            gain = n * tiles
+            if jk:
+                if ceiling < 0:
+                    ceiling = plain(x1)
+                if gain + ceiling <= best:
+                    continue
+                hit = memo.get(nx * 3)
+                total = gain + (hit[0] if hit is not None else plain(nx))
+            else:
+                hit = memo.get(nx * 3 + 1)
+                total = gain + (hit[0] if hit is not None else solve(nx))
+            if total > best:
+                best, choice = total, (nx, 1 - jk, ("set", n, colours, jk))
+        # Runs from this tile up (no okey below it).
+        top = self._tops[n]
+        value = n
+        used = False
+        cx = x1
+        slots: list[bool] = []
+        p = n
+        shift = 2 * kind
+        while p < top:
+            shift += 8  # the count of (colour, p + 1)
+            if (cx >> shift) & 3:
+                cx -= 1 << shift
+                slots.append(False)
+            elif used:
+                break
+            else:
+                used = True
+                slots.append(True)
+            p += 1
+            value += p
+            if p - n < 2:
+                continue
+            if used:
+                if ceiling < 0:
+                    ceiling = plain(x1)
+                if value + ceiling <= best:
+                    continue
+                hit = memo.get(cx * 3)
+                total = value + (hit[0] if hit is not None else plain(cx))
+            else:
+                hit = memo.get(cx * 3 + 1)
+                total = value + (hit[0] if hit is not None else solve(cx))
+            if total > best:
+                best, choice = (
+                    total,
+                    (cx, 0 if used else 1, ("run", colour * 13 - 1, n, p, (*slots,))),
+                )
+        # The okey below this tile: only in a run to 13 of held tiles.
+        if 1 < n < 13 and not _ABOVE[kind] & ~(x1 | (x1 >> 1)) and 15 - n <= self.max_run:
+            value = (n - 1 + 13) * (15 - n) // 2
+            if ceiling < 0:
+                ceiling = plain(x1)
+            if value + ceiling > best:
+                cx = x1 - _ABOVE[kind]
+                total = value + plain(cx)
+                if total > best:
+                    slots = [False] * (13 - n)
+                    best, choice = total, (cx, 0, ("run", colour * 13 - 1, n - 1, 13, (*slots,)))
         memo[key] = (best, choice)
         return best
 
@@ -962,6 +1071,7 @@ class MeldSearch:
 
     def _new_meld(self, spec: tuple) -> Meld:
         okey = self.okey
+        held = self._held
         if spec[0] == "set":
             # The set's colours, and okeys for the lowest missing ones, in colour order.
             _, n, colours, jk = spec
@@ -970,7 +1080,7 @@ class MeldSearch:
             for c in range(4):
                 kind = c * 13 + n - 1
                 if c in colours:
-                    tiles.append(self._tile_as_held(kind))
+                    tiles.append(held[kind])
                 elif jk:
                     jk -= 1
                     tiles.append(okey)
@@ -981,12 +1091,13 @@ class MeldSearch:
         if spec[0] == "run" and spec[3] <= 13:
             # Okeys below the lowest real tile, then ``slots`` above it (True: an okey).
             _, base, a, b, slots = spec
-            lowest = b - len(slots)
-            tiles = [okey] * (lowest - a)
-            tiles.append(self._tile_as_held(base + lowest))
-            for m, by_okey in zip(range(lowest + 1, b + 1), slots, strict=True):
-                tiles.append(okey if by_okey else self._tile_as_held(base + m))
-            return Meld("run", tuple(tiles), tuple(ALL_KINDS[base + a : base + b + 1]))
+            kind = base + b - len(slots)  # the lowest real tile
+            tiles = [okey] * (kind - base - a)
+            tiles.append(held[kind])
+            for by_okey in slots:
+                kind += 1
+                tiles.append(okey if by_okey else held[kind])
+            return Meld("run", tuple(tiles), ALL_KINDS[base + a : base + b + 1])
         return self._new_meld_any(spec)
 
     def _new_meld_any(self, spec: tuple) -> Meld:
