@@ -568,23 +568,10 @@ class MeldSearch:
             memo[key] = (0, None)
             return 0
         solve = self._solve_opening
-        plain = self._solve_plain  # (the same with no okey left)
+        one = self._solve_one  # (with one okey left)
+        plain = self._solve_plain  # (with none)
         low = (x & -x).bit_length() - 1
         kind = low >> 1  # (number - 1) * 4 + colour; its count starts at bit 2 * kind
-        if j == 1 and not (x >> (2 * kind + 2)) & _ALONE[kind & 3]:
-            # No meld holds this kind (nor the next ones, while the same holds): leave them.
-            rest = x
-            while True:
-                rest -= 1 << low
-                if not rest or rest * 3 + 1 in memo:
-                    break
-                low = (rest & -rest).bit_length() - 1
-                kind = low >> 1
-                if (rest >> (2 * kind + 2)) & _ALONE[kind & 3]:
-                    break
-            best = solve(rest, 1)
-            memo[key] = (best, (rest, 1, None))
-            return best
         n0 = kind >> 2
         colour = kind & 3
         n = n0 + 1
@@ -610,10 +597,10 @@ class MeldSearch:
                 total = gain + (hit[0] if hit is not None else solve(nx, j))
             elif jk < j:
                 if ceiling1 < 0:
-                    ceiling1 = solve(x1, 1)
+                    ceiling1 = one(x1)
                 if gain + ceiling1 <= best:
                     continue
-                total = gain + solve(nx, 1)
+                total = gain + one(nx)
             else:
                 if ceiling < 0:
                     ceiling = plain(x1)
@@ -626,7 +613,7 @@ class MeldSearch:
         # Runs from this tile up (no okey below it).
         base = colour * 13 - 1
         max_run = self.max_run
-        top = min(13, n - 1 + max_run)
+        top = self._tops[n]
         value = n
         left = j
         cx = x1
@@ -652,10 +639,10 @@ class MeldSearch:
                 total = value + (hit[0] if hit is not None else solve(cx, j))
             elif left:
                 if ceiling1 < 0:
-                    ceiling1 = solve(x1, 1)
+                    ceiling1 = one(x1)
                 if value + ceiling1 <= best:
                     continue
-                total = value + solve(cx, 1)
+                total = value + one(cx)
             else:
                 if ceiling < 0:
                     ceiling = plain(x1)
@@ -681,8 +668,8 @@ class MeldSearch:
                     if length >= 3 and p == 13:
                         if left:
                             if ceiling1 < 0:
-                                ceiling1 = solve(x1, 1)
-                            total = value + solve(cx, 1) if value + ceiling1 > best else 0
+                                ceiling1 = one(x1)
+                            total = value + one(cx) if value + ceiling1 > best else 0
                         else:
                             if ceiling < 0:
                                 ceiling = plain(x1)
@@ -850,36 +837,41 @@ class MeldSearch:
             best = gained + solve(rest)
             memo[key] = (best, (rest, 0, ("sets", tuple(laid)) if laid else None))
             return best
-        colour = (low >> 1) & 3
-        best = solve(x - (1 << low))
-        choice: tuple = (x - (1 << low), 0, None)
-        x1 = x - (1 << (2 * (low >> 1)))
+        kind = low >> 1
+        colour = kind & 3
+        rest = x - (1 << low)
+        hit = memo.get(rest * 3)
+        best = hit[0] if hit is not None else solve(rest)
+        choice: tuple = (rest, 0, None)
+        x1 = x - (1 << (2 * kind))
         # Sets of three or four real tiles.
-        for taken, colours in _PLAIN_SETS[(x >> (8 * n0)) & 0xFF][colour]:
+        for taken, colours in _PLAIN_SETS[y & 0xFF][colour]:
             nx = x1 - (taken << (8 * n0))
-            total = n * len(colours) + solve(nx)
+            hit = memo.get(nx * 3)
+            total = n * len(colours) + (hit[0] if hit is not None else solve(nx))
             if total > best:
                 best, choice = total, (nx, 0, ("set", n, colours, 0))
         # Runs from this tile up, every tile real.
-        base = colour * 13 - 1
-        max_run = self.max_run
+        top = self._tops[n]
         value = n
         cx = x1
         p = n
-        while True:
-            length = p - n + 1
-            if length >= 3:
-                total = value + solve(cx)
-                if total > best:
-                    best, choice = total, (cx, 0, ("run", base, n, p, (False,) * (p - n)))
-            if p >= 13 or length >= max_run:
-                break
-            shift = 8 * p + 2 * colour  # _shift(colour, p + 1)
+        shift = 2 * kind
+        while p < top:
+            shift += 8  # the count of (colour, p + 1)
             if not (cx >> shift) & 3:
                 break
             cx -= 1 << shift
             p += 1
             value += p
+            if p - n >= 2:
+                hit = memo.get(cx * 3)
+                total = value + (hit[0] if hit is not None else solve(cx))
+                if total > best:
+                    best, choice = (
+                        total,
+                        (cx, 0, ("run", colour * 13 - 1, n, p, (False,) * (p - n))),
+                    )
         memo[key] = (best, choice)
         return best
 
