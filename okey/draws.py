@@ -23,7 +23,7 @@ from okey.layout import (
     totals_of,
 )
 from okey.rules import Rules
-from okey.runs import LINE_PROFILES, NEAR, line_profile, lone_faces
+from okey.runs import LINE_PROFILES, NEAR, line_bound, line_profile, lone_faces
 from okey.sets import (
     SetChoice,
     lone_colours,
@@ -304,23 +304,21 @@ class RootBound:
                 | (l3 >> number & 1) << 3,
             )
             self.runs = list(whole.runs)
-            self.runs[colour] = line_profile(keys[colour], self.wrap, self.size)
+            self.runs[colour] = line_bound(keys[colour], self.wrap, self.size)
             self.total = (
                 whole.total
                 + self.gains[number]
                 - whole.gains[number]
-                + self.runs[colour].packed_bound
-                - whole.runs[colour].packed_bound
+                + self.runs[colour]
+                - whole.runs[colour]
             )
             return
         # ``lone_faces`` per colour: a drawn face changes its own colour's only.
         self.lone = [lone_faces(key, self.wrap) for key in keys]
         lone = lone_colours(keys, self.wrap)
         self.gains = [number_gain(faces, avail, n, lone[n]) for n in range(13)]
-        self.runs = [line_profile(key, self.wrap, self.size) for key in keys]
-        self.total = (
-            priced_size(self.size) + sum(self.gains) + sum(p.packed_bound for p in self.runs)
-        )
+        self.runs = [line_bound(key, self.wrap, self.size) for key in keys]
+        self.total = priced_size(self.size) + sum(self.gains) + sum(self.runs)
 
     def cuts(self, face: int, target: int) -> bool:
         """True when the hand plus a drawn ``face`` keeps fewer than ``target`` faces in any
@@ -360,9 +358,7 @@ class RootBound:
         # (``HandState.with_face``), read at its colour's line and its number only.
         left = avail[face] - 1
         key = hand.line_keys()[colour] + ((1 if left else -3) << (3 * number))
-        profile = LINE_PROFILES.get(key | (self.wrap << 39) | (self.size << 40))
-        if profile is None:
-            profile = line_profile(key, self.wrap, self.size)
+        bound = line_bound(key, self.wrap, self.size)
         # ``lone_colours(keys, wrap)``, at the numbers read below.
         lines = list(self.lone)
         lines[colour] = lone_faces(key, self.wrap)
@@ -382,7 +378,7 @@ class RootBound:
             gain = number_choices(tuple(counts), tuple(here), number, singles)[1]
         else:
             gain = 0
-        change = gain - self.gains[number] + profile.packed_bound - self.runs[colour].packed_bound
+        change = gain - self.gains[number] + bound - self.runs[colour]
         if not left:
             # Its last copy drawn: runs through it draw no more, so a lone face nearby may
             # now stand in a set (the faces and copies at those numbers are the hand's).
@@ -487,6 +483,10 @@ def _shape_of(
 _SHAPES: dict[SetChoice, tuple] = {}
 
 
+# Bit 0 of each number's field of a line key (``runs.plain_key``).
+_FIELD_LOW = sum(1 << (3 * p) for p in range(13))
+
+
 # Per face: its colour, its number, and what a drawn copy adds to its colour's line key
 # (``line_key``) with a copy still left after it and with none.
 _FACE_STEPS = [
@@ -531,19 +531,41 @@ def _melds_improving(
                 if (avail.get(face, hand_avail[face]) if avail else hand_avail[face]) == 1
                 else drawn
             )
-            # ``line_profile``, its cache read here first.
-            profile = cache.get(key | tail)
+            # The bound first, from the line's plain key (``runs.line_bound``: the table has
+            # it), the line itself only where the bound reaches the target.
+            plain = key | (((~key >> 1) & _FIELD_LOW) << 2)
+            profile = cache.get(plain | tail)
             if profile is None:
-                profile = line_profile(key, wrap, size)
-            if (bases[colour] + profile.packed_bound + guard) & HIGH == HIGH and (
-                layout.without(colour).best_with(profile.packed) >= target
-            ):
+                profile = line_profile(plain, wrap, size)
+            if (bases[colour] + profile.packed_bound + guard) & HIGH != HIGH:
+                left.append(face)
+                continue
+            if plain != key:
+                # ``line_profile``, its cache read here first.
+                profile = cache.get(key | tail)
+                if profile is None:
+                    profile = line_profile(key, wrap, size)
+            if layout.without(colour).best_with(profile.packed) >= target:
                 found[face] = layout.sets
             else:
                 left.append(face)
         pending = left
     faces_held = hand.faces
+    if pending:
+        at_sets = set().union(*[layout.numbers for layout in layouts])
     for face in pending:
+        number = face % 13
+        if (
+            number not in at_sets
+            and faces_held[number]
+            + faces_held[13 + number]
+            + faces_held[26 + number]
+            + faces_held[39 + number]
+            == faces_held[face]
+        ):
+            # No other colour held at its number and no set there: no set can take it
+            # (``_sets_improve`` has nothing to try), nor draw its copy.
+            continue
         drawn = hand.with_face(face)
         witness = _sets_improve(drawn, face, layouts, target, rules)
         if witness is None and hand_avail[face] == 1 and _set_may_take(faces_held, face):

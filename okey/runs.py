@@ -139,6 +139,32 @@ def line_profile(key: int, wrap: bool, size: int) -> Component:
     return profile
 
 
+def plain_key(key: int) -> int:
+    """The line key (``line_key``) with a copy left wherever fewer than two are held.
+
+    A line's bound terms (``Component.packed_bound``) are those of its plain key: the run
+    search lays out the same runs whatever is left to draw (a copy left or not only changes
+    the excess of a drawn tile), and a choice it leaves out as not useful keeps no more in no
+    fewer slots than one it keeps, so the most ``SCALE * kept - price * slots`` is the same.
+    The plain lines are those the precomputed table holds (``okey.line_table``), so a bound
+    is read there where the line itself would be searched."""
+    return key | (((~key >> 1) & _FIELD_LOW) << 2)
+
+
+# Bit 0 of each number's field of a line key.
+_FIELD_LOW = sum(1 << (3 * p) for p in range(13))
+
+
+def line_bound(key: int, wrap: bool, size: int) -> int:
+    """``line_profile(key, wrap, size).packed_bound``, read from the line's plain key
+    (``plain_key``)."""
+    plain = key | (((~key >> 1) & _FIELD_LOW) << 2)
+    profile = LINE_PROFILES.get(plain | (wrap << 39) | (size << 40))
+    if profile is None:
+        profile = line_profile(plain, wrap, size)
+    return profile.packed_bound
+
+
 # The precomputed profiles of the plain lines (``okey.line_table``), loaded on first use, and
 # the wrap switch and hand size they are for (``okey.line_table.TAIL >> 39``: classic rules).
 _PLAIN_LINES: tuple[array, array, Profiles] | None = None
