@@ -11,15 +11,16 @@ fewer than twice (what a line is until some of its tiles are seen, or the indica
 them); and of every line of at most ``MAX_TILES_ONE_OFF`` tiles that is plain but for one
 number held fewer than twice with no copy left (the set search's lines after a set takes one
 of two copies, or draws the last one; ``advise``'s lines with a discard's other copy held or a
-drawn face's last copy).  That is 285,130 lines, which share 1,801 distinct profiles; they serve
-about 95% of the new lines of random 14-tile deals (84% of ``advise``'s on 15-tile deals).  A
-line the table lacks is searched as before.
+drawn face's last copy).  That is 337,754 lines, which share 1,939 distinct profiles; they serve
+about 95% of the new lines of random 14-tile deals (84% of ``advise``'s on 15-tile deals, whose
+bounds read plain lines only, ``runs.line_bound``: hence the plain lines of 8 tiles).  A line
+the table lacks is searched as before.
 
 Stored (``okey/line_table_data.py``, generated: ``python -m okey.line_table``) as three
 base64 strings of zlib-compressed little-endian arrays: the distinct profiles' entries (per
 profile its entry count, then slots, kept, excess per entry, one byte each), the lines' keys in
 increasing order as differences from the previous key (8 bytes each), and per line the index
-of its profile (2 bytes); 280 KB.  Loaded on first use (about 45 ms) as arrays, searched by
+of its profile (2 bytes); 361 KB.  Loaded on first use (about 40 ms) as arrays, searched by
 bisection (a line found is then cached with the searched ones, ``runs.LINE_PROFILES``; a
 profile is made a ``Component`` when first read).
 ``tests/test_engine_properties.py`` checks the lines against the search.
@@ -40,8 +41,9 @@ from okey.layout import Component
 WRAP = True
 SIZE = 14
 
-# Most tiles a line in the table holds (more in one colour: under 1% of random 14-tile deals).
-MAX_TILES = 7
+# Most tiles a plain line in the table holds (more in one colour: under 1% of random 14-tile
+# deals; 8 in one colour of a 15-tile hand plus a drawn face is common enough in ``advise``).
+MAX_TILES = 8
 
 # The table's keys carry the wrap switch and the size as ``runs.line_profile`` keys do.
 TAIL = (WRAP << 39) | (SIZE << 40)
