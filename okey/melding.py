@@ -713,13 +713,18 @@ class MeldSearch:
             rest = x
             while True:
                 rest -= 1 << low
-                if not rest or rest * 3 + 1 in memo:
+                if not rest:
+                    best = 0
+                    break
+                hit = memo.get(rest * 3 + 1)
+                if hit is not None:
+                    best = hit[0]
                     break
                 low = (rest & -rest).bit_length() - 1
                 kind = low >> 1
                 if (rest >> (2 * kind + 2)) & _ALONE[kind & 3]:
+                    best = solve(rest)
                     break
-            best = solve(rest)
             memo[key] = (best, (rest, 1, None))
             return best
         n0 = kind >> 2
@@ -827,16 +832,20 @@ class MeldSearch:
                 if tiles:
                     gained += (n0 + 1) * tiles
                     laid.append((n0 + 1, sets))
-                if not rest or rest * 3 in memo:
+                if not rest:
+                    break
+                hit = memo.get(rest * 3)
+                if hit is not None:
+                    gained += hit[0]
                     break
                 n0 = ((rest & -rest).bit_length() - 1) >> 3
                 y = rest >> (8 * n0)
                 q = (y | (y >> 1)) & 0x555555
                 if q & (q >> 8) & (q >> 16) & 0x55:
+                    gained += solve(rest)
                     break
-            best = gained + solve(rest)
-            memo[key] = (best, (rest, 0, ("sets", tuple(laid)) if laid else None))
-            return best
+            memo[key] = (gained, (rest, 0, ("sets", tuple(laid)) if laid else None))
+            return gained
         kind = low >> 1
         colour = kind & 3
         rest = x - (1 << low)
