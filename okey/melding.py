@@ -172,6 +172,19 @@ _OKEY_SETS = [
 # in one of the next two slots needed; none below it, and none to 13 with an okey before it).
 _ALONE = [((1 << (6 - 2 * c)) - 1) | (3 << 6) | (3 << 14) for c in range(4)]
 
+# ``_OKEY_SETS[1]`` split, by byte and colour: (the sets of held tiles, those with the okey),
+# each (the counts taken, the colours, the tiles, the place in ``_OKEY_SETS[1]``'s order + 1).
+_ONE_SETS = [
+    [
+        (
+            tuple((t, c, k, i + 1) for i, (t, c, jk, k) in enumerate(sets) if not jk),
+            tuple((t, c, k, i + 1) for i, (t, c, jk, k) in enumerate(sets) if jk),
+        )
+        for sets in row
+    ]
+    for row in _OKEY_SETS[1]
+]
+
 # By kind (number - 1) * 4 + colour: the low bit of every count of its colour above it.
 _ABOVE = [sum(1 << _shift(kind & 3, m) for m in range((kind >> 2) + 2, 14)) for kind in range(52)]
 
@@ -734,61 +747,75 @@ class MeldSearch:
         hit = memo.get(rest * 3 + 1)
         best = hit[0] if hit is not None else solve(rest)
         choice: tuple = (rest, 1, None)
+        # The options are tried out of the search's order, those keeping the okey first (they
+        # raise ``best`` before the others are bounded), so the choice is kept as that order
+        # would keep it: the first of the highest totals (``at``: the best's place in the
+        # order, the leave option 0, sets from 1, runs 16 + their top, the okey below 40).
+        at = 0
         x1 = x - (1 << (2 * kind))
-        ceiling = -1  # plain(x1), once a meld takes the okey (see ``_solve_opening``)
-        for taken, colours, jk, tiles in _OKEY_SETS[1][(x >> (8 * n0)) & 0xFF][colour]:
+        real_sets, okey_sets = _ONE_SETS[(x >> (8 * n0)) & 0xFF][colour]
+        for taken, colours, gain, _ in real_sets:
             nx = x1 - (taken << (8 * n0))
-            gain = n * tiles
-            if jk:
-                if ceiling < 0:
-                    ceiling = plain(x1)
-                if gain + ceiling <= best:
-                    continue
-                hit = memo.get(nx * 3)
-                total = gain + (hit[0] if hit is not None else plain(nx))
-            else:
-                hit = memo.get(nx * 3 + 1)
-                total = gain + (hit[0] if hit is not None else solve(nx))
+            hit = memo.get(nx * 3 + 1)
+            total = n * gain + (hit[0] if hit is not None else solve(nx))
             if total > best:
-                best, choice = total, (nx, 1 - jk, ("set", n, colours, jk))
-        # Runs from this tile up (no okey below it).
+                best, at, choice = total, 1, (nx, 1, ("set", n, colours, 0))
+        # Runs of held tiles from this tile up.
         top = self._tops[n]
         value = n
-        used = False
         cx = x1
-        slots: list[bool] = []
         p = n
-        shift = 2 * kind
-        while p < top:
-            shift += 8  # the count of (colour, p + 1)
-            if (cx >> shift) & 3:
-                cx -= 1 << shift
-                slots.append(False)
-            elif used:
-                break
-            else:
-                used = True
-                slots.append(True)
+        shift = 2 * kind + 8  # the count of (colour, p + 1)
+        while p < top and (cx >> shift) & 3:
+            cx -= 1 << shift
+            shift += 8
             p += 1
             value += p
-            if p - n < 2:
-                continue
-            if used:
-                if ceiling < 0:
-                    ceiling = plain(x1)
-                if value + ceiling <= best:
-                    continue
-                hit = memo.get(cx * 3)
-                total = value + (hit[0] if hit is not None else plain(cx))
-            else:
+            if p - n >= 2:
                 hit = memo.get(cx * 3 + 1)
                 total = value + (hit[0] if hit is not None else solve(cx))
-            if total > best:
-                best, choice = (
-                    total,
-                    (cx, 0 if used else 1, ("run", colour * 13 - 1, n, p, (*slots,))),
-                )
-        # The okey below this tile: only in a run to 13 of held tiles.
+                if total > best:
+                    spec = ("run", colour * 13 - 1, n, p, (False,) * (p - n))
+                    best, at, choice = total, 16 + p, (cx, 1, spec)
+        # The okey's options, each bounded first by plain(x1) (see ``_solve_opening``): one
+        # is tried where its bound beats the best, or ties it from earlier in the order.
+        ceiling = -1
+        for taken, colours, gain, place in okey_sets:
+            if ceiling < 0:
+                ceiling = plain(x1)
+            gain *= n
+            if gain + ceiling < best or (gain + ceiling == best and place > at):
+                continue
+            nx = x1 - (taken << (8 * n0))
+            hit = memo.get(nx * 3)
+            total = gain + (hit[0] if hit is not None else plain(nx))
+            if total > best or (total == best and place < at):
+                best, at, choice = total, place, (nx, 0, ("set", n, colours, 1))
+        if p < top:
+            # The okey fills (colour, p + 1), then held tiles follow.
+            gap = p + 1
+            p = gap
+            value += p
+            shift += 8
+            while True:
+                if p - n >= 2:
+                    if ceiling < 0:
+                        ceiling = plain(x1)
+                    bound = value + ceiling
+                    if bound > best or (bound == best and 16 + p < at):
+                        hit = memo.get(cx * 3)
+                        total = value + (hit[0] if hit is not None else plain(cx))
+                        if total > best or (total == best and 16 + p < at):
+                            slots = (False,) * (gap - n - 1) + (True,) + (False,) * (p - gap)
+                            spec = ("run", colour * 13 - 1, n, p, slots)
+                            best, at, choice = total, 16 + p, (cx, 0, spec)
+                if p >= top or not (cx >> shift) & 3:
+                    break
+                shift += 8
+                cx -= 1 << (shift - 8)
+                p += 1
+                value += p
+        # The okey below this tile: only in a run to 13 of held tiles (last in the order).
         if 1 < n < 13 and not _ABOVE[kind] & ~(x1 | (x1 >> 1)) and 15 - n <= self.max_run:
             value = (n - 1 + 13) * (15 - n) // 2
             if ceiling < 0:
@@ -797,8 +824,8 @@ class MeldSearch:
                 cx = x1 - _ABOVE[kind]
                 total = value + plain(cx)
                 if total > best:
-                    slots = [False] * (13 - n)
-                    best, choice = total, (cx, 0, ("run", colour * 13 - 1, n - 1, 13, (*slots,)))
+                    spec = ("run", colour * 13 - 1, n - 1, 13, (False,) * (13 - n))
+                    best, choice = total, (cx, 0, spec)
         memo[key] = (best, choice)
         return best
 
