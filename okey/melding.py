@@ -782,7 +782,8 @@ class MeldSearch:
         ceiling = -1
         for taken, colours, gain, place in okey_sets:
             if ceiling < 0:
-                ceiling = plain(x1)
+                hit = memo.get(x1 * 3)
+                ceiling = hit[0] if hit is not None else plain(x1)
             gain *= n
             if gain + ceiling < best or (gain + ceiling == best and place > at):
                 continue
@@ -800,7 +801,8 @@ class MeldSearch:
             while True:
                 if p - n >= 2:
                     if ceiling < 0:
-                        ceiling = plain(x1)
+                        hit = memo.get(x1 * 3)
+                        ceiling = hit[0] if hit is not None else plain(x1)
                     bound = value + ceiling
                     if bound > best or (bound == best and 16 + p < at):
                         hit = memo.get(cx * 3)
@@ -816,10 +818,16 @@ class MeldSearch:
                 p += 1
                 value += p
         # The okey below this tile: only in a run to 13 of held tiles (last in the order).
-        if 1 < n < 13 and not _ABOVE[kind] & ~(x1 | (x1 >> 1)) and 15 - n <= self.max_run:
+        if (
+            (x1 >> (96 + 2 * colour)) & 3  # (its colour's 13 held, first: a quick test)
+            and 1 < n < 13
+            and not _ABOVE[kind] & ~(x1 | (x1 >> 1))
+            and 15 - n <= self.max_run
+        ):
             value = (n - 1 + 13) * (15 - n) // 2
             if ceiling < 0:
-                ceiling = plain(x1)
+                hit = memo.get(x1 * 3)
+                ceiling = hit[0] if hit is not None else plain(x1)
             if value + ceiling > best:
                 cx = x1 - _ABOVE[kind]
                 total = value + plain(cx)
