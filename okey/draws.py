@@ -487,6 +487,31 @@ _SHAPES: dict[SetChoice, tuple] = {}
 _FIELD_LOW = sum(1 << (3 * p) for p in range(13))
 
 
+# The count bits of each number's field of a line key.
+_FIELD_COUNTS = 3 * _FIELD_LOW
+
+
+def _raised_bounds(counts: int, wrap: bool, size: int) -> list[int]:
+    """Per number, the bound terms (``Component.packed_bound``) of a colour's runs with one
+    more held there than the count line ``counts`` (the counts of a line key, with the tail
+    of ``runs.line_profile`` keys), read from plain lines (``runs.line_bound``; cached)."""
+    line = counts & ((1 << 39) - 1)
+    row = [
+        line_bound(line + (1 << (3 * number)), wrap, size)
+        if (line >> (3 * number)) & 3 < 2
+        else 0  # (no copy to draw)
+        for number in range(13)
+    ]
+    if len(_RAISED_BOUNDS) >= 1 << 16:
+        _RAISED_BOUNDS.clear()
+    _RAISED_BOUNDS[counts] = row
+    return row
+
+
+# ``_raised_bounds`` by count line and tail.
+_RAISED_BOUNDS: dict[int, list[int]] = {}
+
+
 # Per face: its colour, its number, and what a drawn copy adds to its colour's line key
 # (``line_key``) with a copy still left after it and with none.
 _FACE_STEPS = [
@@ -510,6 +535,7 @@ def _melds_improving(
     wrap, size = rules.wrap_13_1, rules.hand_size
     tail = (wrap << 39) | (size << 40)
     cache = LINE_PROFILES
+    raised = _RAISED_BOUNDS
     hand_avail = hand.avail
     pending = faces
     for layout in layouts:
@@ -517,11 +543,25 @@ def _melds_improving(
             break
         numbers, keys, bases, avail = layout.numbers, layout.keys, layout.bases, layout.avail
         left = []
+        rows = [None, None, None, None]
         for face in pending:
             colour, number, drawn, last = _FACE_STEPS[face]
             if number in numbers:
                 # A set at its number may draw that face as its missing tile: its sets are
                 # solved again (``_sets_improve``).
+                left.append(face)
+                continue
+            # The bound first: the colour's runs with one more held at that number bound the
+            # same whatever copies are left (``runs.plain_key``), per count line and number
+            # (``_raised_bounds``); the line itself only where the bound reaches the target.
+            row = rows[colour]
+            if row is None:
+                counts = (keys[colour] & _FIELD_COUNTS) | tail
+                row = raised.get(counts)
+                if row is None:
+                    row = _raised_bounds(counts, wrap, size)
+                row = rows[colour] = (row, bases[colour] + guard)
+            if (row[1] + row[0][number]) & HIGH != HIGH:
                 left.append(face)
                 continue
             # One more held copy, and the copy drawn leaves the pool (its last one: no copy
@@ -531,20 +571,10 @@ def _melds_improving(
                 if (avail.get(face, hand_avail[face]) if avail else hand_avail[face]) == 1
                 else drawn
             )
-            # The bound first, from the line's plain key (``runs.line_bound``: the table has
-            # it), the line itself only where the bound reaches the target.
-            plain = key | (((~key >> 1) & _FIELD_LOW) << 2)
-            profile = cache.get(plain | tail)
+            # ``line_profile``, its cache read here first.
+            profile = cache.get(key | tail)
             if profile is None:
-                profile = line_profile(plain, wrap, size)
-            if (bases[colour] + profile.packed_bound + guard) & HIGH != HIGH:
-                left.append(face)
-                continue
-            if plain != key:
-                # ``line_profile``, its cache read here first.
-                profile = cache.get(key | tail)
-                if profile is None:
-                    profile = line_profile(key, wrap, size)
+                profile = line_profile(key, wrap, size)
             if layout.without(colour).best_with(profile.packed) >= target:
                 found[face] = layout.sets
             else:
