@@ -185,6 +185,18 @@ _ONE_SETS = [
     for row in _OKEY_SETS[1]
 ]
 
+# The same for ``_OKEY_SETS[2]``: (taken, colours, tiles, okeys, place).
+_TWO_SETS = [
+    [
+        (
+            tuple((t, c, k, jk, i + 1) for i, (t, c, jk, k) in enumerate(sets) if not jk),
+            tuple((t, c, k, jk, i + 1) for i, (t, c, jk, k) in enumerate(sets) if jk),
+        )
+        for sets in row
+    ]
+    for row in _OKEY_SETS[2]
+]
+
 # By kind (number - 1) * 4 + colour: the low bit of every count of its colour above it.
 _ABOVE = [sum(1 << _shift(kind & 3, m) for m in range((kind >> 2) + 2, 14)) for kind in range(52)]
 
@@ -588,6 +600,8 @@ class MeldSearch:
         n0 = kind >> 2
         colour = kind & 3
         n = n0 + 1
+        base = colour * 13 - 1
+        max_run = self.max_run
         # Leaving this kind in hand leaves every copy of it: keeping one copy and melding the
         # other is reached through the meld options below.
         rest = x - (1 << low)
@@ -595,76 +609,97 @@ class MeldSearch:
         best = hit[0] if hit is not None else solve(rest, j)
         choice: tuple = (rest, j, None)
         x1 = x - (1 << (2 * kind))  # one copy goes into the meld
-        # A meld that takes an okey leaves a part of x1 and fewer okeys, worth at most x1 with
-        # those okeys (``ceiling``: plain(x1) with none left, ``ceiling1`` x1 with one): where
-        # its gain and that fall short of the best so far it is not searched (it cannot be the
-        # choice; the memo holds the same value and choice).
-        ceiling = ceiling1 = -1
-        # Sets: this tile plus real tiles of the same number in higher colours, okeys only once
-        # every such real tile is in (``_OKEY_SETS``).
-        for taken, colours, jk, tiles in _OKEY_SETS[j][(x >> (8 * n0)) & 0xFF][colour]:
+        # (A hand holds two okeys at most: j is 2 here.)  As in ``_solve_one``, the options
+        # keeping the okeys are tried first, then those taking okeys, each bounded first by x1
+        # with the okeys left (``ceiling1``: x1 with one, ``ceiling``: plain(x1)): no tile is
+        # added, so a meld's gain and that bound the option.  One is tried where its bound
+        # beats the best or ties it from earlier in the search's order (``at``: the best's
+        # place, the leave option 0, sets from 1, runs 32 + their top), so the choice is the
+        # search order's (the first of the highest totals).
+        at = 0
+        real_sets, okey_sets = _TWO_SETS[(x >> (8 * n0)) & 0xFF][colour]
+        for taken, colours, gain, _, _ in real_sets:
             nx = x1 - (taken << (8 * n0))
-            gain = n * tiles
-            if not jk:
-                hit = memo.get(nx * 3 + j)
-                total = gain + (hit[0] if hit is not None else solve(nx, j))
-            elif jk < j:
-                if ceiling1 < 0:
-                    ceiling1 = one(x1)
-                if gain + ceiling1 <= best:
-                    continue
-                total = gain + one(nx)
-            else:
-                if ceiling < 0:
-                    ceiling = plain(x1)
-                if gain + ceiling <= best:
-                    continue
-                hit = memo.get(nx * 3)
-                total = gain + (hit[0] if hit is not None else plain(nx))
+            hit = memo.get(nx * 3 + 2)
+            total = n * gain + (hit[0] if hit is not None else solve(nx, 2))
             if total > best:
-                best, choice = total, (nx, j - jk, ("set", n, colours, jk))
-        # Runs from this tile up (no okey below it).
-        base = colour * 13 - 1
-        max_run = self.max_run
+                best, at, choice = total, 1, (nx, 2, ("set", n, colours, 0))
+        # Runs of held tiles from this tile up.
         top = self._tops[n]
         value = n
-        left = j
         cx = x1
-        slots: list[bool] = []
         p = n
-        shift = 2 * kind
-        while p < top:
-            shift += 8  # the count of (colour, p + 1)
-            if (cx >> shift) & 3:
-                cx -= 1 << shift
-                slots.append(False)
-            elif left:
-                left -= 1
-                slots.append(True)
-            else:
-                break
+        shift = 2 * kind + 8  # the count of (colour, p + 1)
+        while p < top and (cx >> shift) & 3:
+            cx -= 1 << shift
+            shift += 8
             p += 1
             value += p
-            if p - n < 2:
-                continue
-            if left == j:
-                hit = memo.get(cx * 3 + j)
-                total = value + (hit[0] if hit is not None else solve(cx, j))
-            elif left:
+            if p - n >= 2:
+                hit = memo.get(cx * 3 + 2)
+                total = value + (hit[0] if hit is not None else solve(cx, 2))
+                if total > best:
+                    spec = ("run", base, n, p, (False,) * (p - n))
+                    best, at, choice = total, 32 + p, (cx, 2, spec)
+        ceiling = ceiling1 = -1
+        for taken, colours, gain, jk, place in okey_sets:
+            gain *= n
+            if jk == 1:
                 if ceiling1 < 0:
                     ceiling1 = one(x1)
-                if value + ceiling1 <= best:
-                    continue
-                total = value + one(cx)
+                bound = gain + ceiling1
             else:
                 if ceiling < 0:
-                    ceiling = plain(x1)
-                if value + ceiling <= best:
-                    continue
-                hit = memo.get(cx * 3)
-                total = value + (hit[0] if hit is not None else plain(cx))
-            if total > best:
-                best, choice = total, (cx, left, ("run", base, n, p, tuple(slots)))
+                    hit = memo.get(x1 * 3)
+                    ceiling = hit[0] if hit is not None else plain(x1)
+                bound = gain + ceiling
+            if bound < best or (bound == best and place > at):
+                continue
+            nx = x1 - (taken << (8 * n0))
+            hit = memo.get(nx * 3 + 2 - jk)
+            total = gain + (hit[0] if hit is not None else one(nx) if jk == 1 else plain(nx))
+            if total > best or (total == best and place < at):
+                best, at, choice = total, place, (nx, 2 - jk, ("set", n, colours, jk))
+        if p < top:
+            # Okeys fill the gaps (the first at p + 1), held tiles the rest.
+            slots = [False] * (p - n)
+            slots.append(True)
+            used = 1
+            p += 1
+            value += p
+            shift += 8
+            while True:
+                if p - n >= 2:
+                    if used == 1:
+                        if ceiling1 < 0:
+                            ceiling1 = one(x1)
+                        bound = value + ceiling1
+                    else:
+                        if ceiling < 0:
+                            hit = memo.get(x1 * 3)
+                            ceiling = hit[0] if hit is not None else plain(x1)
+                        bound = value + ceiling
+                    if bound > best or (bound == best and 32 + p < at):
+                        hit = memo.get(cx * 3 + 2 - used)
+                        total = value + (
+                            hit[0] if hit is not None else one(cx) if used == 1 else plain(cx)
+                        )
+                        if total > best or (total == best and 32 + p < at):
+                            spec = ("run", base, n, p, (*slots,))
+                            best, at, choice = total, 32 + p, (cx, 2 - used, spec)
+                if p >= top:
+                    break
+                if (cx >> shift) & 3:
+                    cx -= 1 << shift
+                    slots.append(False)
+                elif used == 1:
+                    used = 2
+                    slots.append(True)
+                else:
+                    break
+                shift += 8
+                p += 1
+                value += p
         # Runs through this tile with ``before`` okeys below it: those only where the okeys
         # left fill every number above it not held in its colour (the run must reach 13).
         if n > 1:
