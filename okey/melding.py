@@ -646,7 +646,8 @@ class MeldSearch:
             gain *= n
             if jk == 1:
                 if ceiling1 < 0:
-                    ceiling1 = one(x1)
+                    hit = memo.get(x1 * 3 + 1)
+                    ceiling1 = hit[0] if hit is not None else one(x1)
                 bound = gain + ceiling1
             else:
                 if ceiling < 0:
@@ -672,7 +673,8 @@ class MeldSearch:
                 if p - n >= 2:
                     if used == 1:
                         if ceiling1 < 0:
-                            ceiling1 = one(x1)
+                            hit = memo.get(x1 * 3 + 1)
+                            ceiling1 = hit[0] if hit is not None else one(x1)
                         bound = value + ceiling1
                     else:
                         if ceiling < 0:
@@ -716,7 +718,8 @@ class MeldSearch:
                     if length >= 3 and p == 13:
                         if left:
                             if ceiling1 < 0:
-                                ceiling1 = one(x1)
+                                hit = memo.get(x1 * 3 + 1)
+                                ceiling1 = hit[0] if hit is not None else one(x1)
                             total = value + one(cx) if value + ceiling1 > best else 0
                         else:
                             if ceiling < 0:
