@@ -350,10 +350,12 @@ class MeldSearch:
         # Melds listed in tile order of their first slot (as ``_result``), the rest by index.
         built.sort(key=_second)
         left = sorted(indices)
+        laid: list[int] = []
+        for entry in built:
+            laid += entry[3]
         try:
-            for _, _, _, laid in built:
-                for index in laid:
-                    left.remove(index)
+            for index in laid:
+                left.remove(index)
         except ValueError:
             raise ValueError("a meld holds a tile the hand does not") from None
         return MeldSearchResult(
@@ -379,15 +381,15 @@ class MeldSearch:
         if wraps:
             link |= 1 << (8 * 11)  # 12-13-1 joins 12 and 13 (and 1, below)
         parts = []
-        # Each cut (after number n: bit 0 of byte n - 1 clear in ``link``) ends a range.
+        # Each cut (after number n: bit 0 of byte n - 1 clear in ``link``) ends a range: the
+        # first at or above the lowest tile left ends the next part.
         cuts = ~link & _LOW_BITS
         while x:
-            end = ((cuts & -cuts) << 8) - 1  # every byte up to the next cut
-            part = x & end
-            if part:
-                parts.append(part)
-                x ^= part
-            cuts &= cuts - 1
+            start = ((x & -x).bit_length() - 1) & ~7  # the byte of the lowest tile left
+            c = cuts >> start
+            part = x & (((c & -c) << (start + 8)) - 1)  # every byte up to that cut
+            parts.append(part)
+            x ^= part
         if wraps and len(parts) > 1:
             # 12-13-1 joins the ranges of the 13s and the 1s (the last and the first).
             parts[0] |= parts.pop()
