@@ -448,6 +448,8 @@ class MeldSearch:
         """
         if tile not in tiles:
             raise ValueError(f"{tile} is not in the hand")
+        if len(self._memo) >= _MEMO_LIMIT:
+            self._renew_memo()
         x, j, _ = self.pack(tiles)
         if tile == self.okey:
             return self._best_using_okey(tiles, x, j)
