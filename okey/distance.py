@@ -509,15 +509,14 @@ def kept_with_sets(
     the bound of ``kept_bound`` (its knapsack is skipped).
     """
     faces = hand.faces
-    need: dict[int, int] = {}
-    for colours, number in sets:
-        if len(set(colours)) != len(colours):
+    need = _NEEDS.get(sets)
+    if need is None:
+        need = _needs(sets)
+    if not need[0]:
+        return -1
+    for face, n in need[1]:
+        if n > faces[face]:
             return -1
-        for c in colours:
-            face = c * 13 + number
-            n = need[face] = need.get(face, 0) + 1
-            if n > faces[face]:
-                return -1
     size = rules.hand_size
     components, keys, _ = take_set_keys(hand, sets)
     wrap = rules.wrap_13_1
@@ -534,6 +533,27 @@ def kept_with_sets(
         if (bound + GUARDS[at_least]) & HIGH != HIGH:
             return -1
     return layout_kept(components, size, hand.okeys + hand.wild_avail)
+
+
+def _needs(sets: SetChoice) -> tuple[bool, tuple[tuple[int, int], ...]]:
+    """Whether no set holds a colour twice, and the copies of each face the sets hold
+    (``kept_with_sets``; cached in ``_NEEDS``)."""
+    need: dict[int, int] = {}
+    valid = True
+    for colours, number in sets:
+        if len(set(colours)) != len(colours):
+            valid = False
+        for c in colours:
+            need[c * 13 + number] = need.get(c * 13 + number, 0) + 1
+    found = (valid, tuple(need.items()))
+    if len(_NEEDS) >= 1 << 15:
+        _NEEDS.clear()
+    _NEEDS[sets] = found
+    return found
+
+
+# ``_needs`` by choice of sets.
+_NEEDS: dict[SetChoice, tuple[bool, tuple[tuple[int, int], ...]]] = {}
 
 
 def unseen_counts(tiles: Iterable[Tile], indicator: Tile, seen: Iterable[Tile] = ()) -> list[int]:

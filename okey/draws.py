@@ -657,20 +657,34 @@ def _last_copy_raises(drawn: HandState, face: int, target: int, rules: Rules) ->
     for i in range(len(numbers) - 1, -1, -1):
         rest[i] = rest[i + 1] + gains[i]
     if not every:
-        choices[0] = tuple(
-            choice
-            for choice in choices[0]
-            if choice[3]
-            and (
-                any(colour not in colours for colours, _ in choice[3])
-                or sum(colour in colours for colours, _ in choice[3]) == held
+        here = choices[0]
+        key = (id(here), colour, held)
+        hit = _LAST_COPY_CHOICES.get(key)
+        if hit is None or hit[0] is not here:
+            kept_choices = tuple(
+                choice
+                for choice in here
+                if choice[3]
+                and (
+                    any(colour not in colours for colours, _ in choice[3])
+                    or sum(colour in colours for colours, _ in choice[3]) == held
+                )
             )
-        )
+            if len(_LAST_COPY_CHOICES) >= 1 << 12:
+                _LAST_COPY_CHOICES.clear()
+            # (The entry holds the choices, so their id stays theirs while it lasts.)
+            hit = _LAST_COPY_CHOICES[key] = (here, kept_choices)
+        choices[0] = hit[1]
         search.plain = False  # (no set at its number)
     kept, optimal = search.run()
     if kept < target or not optimal:
         return None
     return tuple(sorted(optimal[0], key=lambda s: s[1]))  # (in the order of their numbers)
+
+
+# ``_last_copy_raises``'s choices at the face's number, by the id of all of them there, the
+# face's colour and its copies held.
+_LAST_COPY_CHOICES: dict[tuple[int, int, int], tuple] = {}
 
 
 def _sets_improve(
@@ -695,6 +709,7 @@ def _sets_improve(
     # the drawn hand has one.
     left = 4 if drawn.avail[face] > 0 else 0
     faces = drawn.faces
+    pair_terms = _PAIR_TERMS + guard
     for layout in layouts:
         sets = layout.sets
         here = layout.at.get(number)
@@ -722,9 +737,15 @@ def _sets_improve(
                     grown = (tuple(sorted((*colours, colour))), number)
                     options.append((*sets[:i], grown, *sets[i + 1 :]))
         if (layout.bound_with_pair + guard) & HIGH == HIGH:  # bound >= target
+            keys, bases = layout.keys, layout.bases
             for other in range(4):
                 if other != colour and faces[other * 13 + number] > used[other]:
-                    pair = (tuple(sorted((colour, other))), number)
+                    # First the bound terms: the layout but for ``other``'s runs, those less
+                    # the face (``runs.line_bound``), and a set of two held faces.
+                    runs_bound = line_bound(keys[other] - (1 << shift), wrap, size)
+                    if (bases[other] + runs_bound + pair_terms) & HIGH != HIGH:
+                        continue
+                    pair = (_PAIR_COLOURS[colour][other], number)
                     option = (*sets, pair)
                     if option not in tried and _pair_bound(layout, pair, other, target) < target:
                         tried.add(option)
@@ -749,12 +770,24 @@ def _pair_bound(layout: _Layout, pair: tuple[tuple[int, ...], int], other: int, 
     and the set's drawn tiles only lower what is left to draw elsewhere.)"""
     colours, number = pair
     runs = line_profile(layout.keys[other] - (1 << (3 * number)), layout.wrap, layout.size)
-    # First the bound terms: the layout but for ``other``'s runs, those less the face, and a
-    # set of two held faces (``set_bound``).
-    if (layout.bases[other] + runs.packed_bound + _PAIR_TERMS + GUARDS[target]) & HIGH != HIGH:
-        return -1
+    # (The caller checked the bound terms first: the layout but for ``other``'s runs, those
+    # less the face, and a set of two held faces, ``set_bound``.)
     avail, hand_avail = layout.avail, layout.hand_avail
-    here = tuple(avail.get(c * 13 + number, hand_avail[c * 13 + number]) for c in range(4))
+    if avail:
+        get = avail.get
+        here = (
+            get(number, hand_avail[number]),
+            get(13 + number, hand_avail[13 + number]),
+            get(26 + number, hand_avail[26 + number]),
+            get(39 + number, hand_avail[39 + number]),
+        )
+    else:
+        here = (
+            hand_avail[number],
+            hand_avail[13 + number],
+            hand_avail[26 + number],
+            hand_avail[39 + number],
+        )
     component = set_component(colours, here)[0]
     key = (id(component.packed), id(runs.packed))
     hit = _COMBINED.get(key)
@@ -767,6 +800,10 @@ def _pair_bound(layout: _Layout, pair: tuple[tuple[int, ...], int], other: int, 
         # (The entry holds both parts, so their ids stay theirs while it lasts.)
         hit = _COMBINED[key] = (component, runs, combined)
     return layout.without(other).best_with(hit[2])
+
+
+# The held colours of a set of two, sorted, per pair of colours.
+_PAIR_COLOURS = [[(min(a, b), max(a, b)) for b in range(4)] for a in range(4)]
 
 
 # The bound terms of a set of two held faces (``_pair_bound``).
