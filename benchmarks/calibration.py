@@ -53,7 +53,7 @@ from vision.training.calibrate import (  # noqa: E402
     render_rack,
     render_rack_layout,
 )
-from vision.training.evaluate import EvalReport, Sample, score_image  # noqa: E402
+from vision.training.evaluate import EvalReport, Sample, match, score_image  # noqa: E402
 from vision.types import Recognition, TileReading  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
@@ -138,8 +138,42 @@ def line(label: str, before: dict, after: dict) -> str:
     )
 
 
+def played_tiles(
+    recognizer: Recognizer,
+    style,
+    index: int,
+    n: int,
+    which: str,  # noqa: ANN001
+) -> tuple[list[tuple[np.ndarray, dict]], int]:
+    """What ``n`` rack photos of the set, read and corrected on ``/camera`` before the measured
+    ones (other renders), leave in the data folder: the tiles the shipped reading got wrong, set
+    right (``which="corrected"``, as the page keeps them), or every tile found on those photos
+    (``"all"``: the player also confirmed the tiles read right).  Boxes are the recogniser's,
+    labels the truth's; tiles it did not find cannot be kept.  Returns (kept, photos)."""
+    kept: list[tuple[np.ndarray, dict]] = []
+    for k in range(n):
+        name = f"style{index}_played{k}"
+        image, truth, recognition = cached(
+            recognizer, name, lambda k=k: render_rack(style, 2900 + index, k)
+        )
+        sample = sample_of(name, truth)
+        pred = [t.box for t in recognition.tiles]
+        for i, j in match([box for _, box in sample.truth], pred):
+            label = sample.truth[i][0]
+            if which == "all" or recognition.tiles[j].tile.index != label:
+                record = {"box": list(pred[j]), "label": str(Tile(label)), "source": "correction"}
+                kept.append((image, record))
+    return kept, n
+
+
 def run_style(
-    recognizer: Recognizer, index: int, racks: int, layout: str = "table", method: str = "auto"
+    recognizer: Recognizer,
+    index: int,
+    racks: int,
+    layout: str = "table",
+    method: str = "auto",
+    played: int = 0,
+    kept_tiles: str = "corrected",
 ) -> dict:
     style = heldout_style(index)
     photos = []
@@ -154,8 +188,11 @@ def run_style(
         from vision.profiles import label_layout
 
         photos.append(CalibrationPhoto(f"layout{k}", image, recognition, label_layout(recognition)))
+    kept, _ = played_tiles(recognizer, style, index, played, kept_tiles)
     t0 = time.perf_counter()
-    profile, report = make_profile(f"style{index}", recognizer, photos, method=method)
+    profile, report = make_profile(
+        f"style{index}", recognizer, photos, kept=kept or None, method=method
+    )
     seconds = time.perf_counter() - t0
     before, after = EvalReport(), EvalReport()
     for k in range(racks):
@@ -173,6 +210,7 @@ def run_style(
         "font": style.font,
         "joker_mark": style.joker_mark,
         "calibration_tiles": report["tiles"],
+        "kept_tiles": len(kept),
         "reader": report["reader"],
         "calibrate_seconds": round(seconds, 2),
         "before": figures(before),
@@ -255,6 +293,20 @@ def main() -> None:
         default="auto",
         help="the per-set reader made (make_profile's method; auto: finetune where torch is)",
     )
+    parser.add_argument(
+        "--played",
+        type=int,
+        default=0,
+        help="rack photos of each set read and corrected before the measured ones: their kept "
+        "tiles join the two calibration photos (the data folder after a few hands)",
+    )
+    parser.add_argument(
+        "--kept-tiles",
+        choices=["corrected", "all"],
+        default="corrected",
+        help="what those photos leave: the tiles set right (as /camera keeps them), or every "
+        "tile found (the player confirmed the rest too)",
+    )
     parser.add_argument("--real", action="store_true", help="also the real photos")
     parser.add_argument("--real-photos", type=int, default=12)
     parser.add_argument("--json", type=Path, help="write the figures here")
@@ -264,7 +316,15 @@ def main() -> None:
     results = []
     total_before, total_after = EvalReport(), EvalReport()
     for index in range(args.first_style, args.first_style + args.styles):
-        result = run_style(recognizer, index, args.racks, args.layout, args.reader)
+        result = run_style(
+            recognizer,
+            index,
+            args.racks,
+            args.layout,
+            args.reader,
+            args.played,
+            args.kept_tiles,
+        )
         before, after = result.pop("_reports")
         for total, part in ((total_before, before), (total_after, after)):
             total.images += part.images
@@ -280,6 +340,7 @@ def main() -> None:
         print(line(label, result["before"], result["after"]), flush=True)
         print(
             f"{'':26s} calibrated ({result['reader']}) from {result['calibration_tiles']} tiles "
+            f"({result['kept_tiles']} kept from {args.played} played photos) "
             f"in {result['calibrate_seconds']:.1f} s",
             flush=True,
         )
