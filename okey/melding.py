@@ -757,7 +757,7 @@ class MeldSearch:
         if hit is not None:
             return hit[0]
         if x == 0:
-            memo[key] = (0, None)
+            memo[key] = (0, None, 0)
             return 0
         solve = self._solve_one
         plain = self._solve_plain
@@ -769,25 +769,31 @@ class MeldSearch:
             while True:
                 rest -= 1 << low
                 if not rest:
-                    best = 0
+                    hit = (0, None, 0)
                     break
                 hit = memo.get(rest * 3 + 1)
                 if hit is not None:
-                    best = hit[0]
                     break
                 low = (rest & -rest).bit_length() - 1
                 kind = low >> 1
                 if (rest >> (2 * kind + 2)) & _ALONE[kind & 3]:
-                    best = solve(rest)
+                    solve(rest)
+                    hit = memo[rest * 3 + 1]
                     break
-            memo[key] = (best, (rest, 1, None))
-            return best
+            # (Nor does any meld without the okey: the plain value is the rest's too.)
+            memo[key] = (hit[0], (rest, 1, None), hit[2])
+            return hit[0]
         n0 = kind >> 2
         colour = kind & 3
         n = n0 + 1
         rest = x - (1 << low)
         hit = memo.get(rest * 3 + 1)
-        best = hit[0] if hit is not None else solve(rest)
+        if hit is None:
+            solve(rest)
+            hit = memo[rest * 3 + 1]
+        best = hit[0]
+        # The third item of an entry: the plain value of the state where known, else -1.
+        rest_plain = hit[2]
         choice: tuple = (rest, 1, None)
         # The options are tried out of the search's order, those keeping the okey first (they
         # raise ``best`` before the others are bounded), so the choice is kept as that order
@@ -821,7 +827,8 @@ class MeldSearch:
                     best, at, choice = total, 16 + p, (cx, 1, spec)
         # The okey's options, each bounded first by plain(x1) (see ``_solve_opening``): one
         # is tried where its bound beats the best, or ties it from earlier in the order.
-        ceiling = -1
+        # (Where one copy is held, x1 is the rest: its plain value may be known already.)
+        ceiling = rest_plain if x1 == rest else -1
         for taken, colours, gain, place in okey_sets:
             if ceiling < 0:
                 hit = memo.get(x1 * 3)
@@ -876,7 +883,13 @@ class MeldSearch:
                 if total > best:
                     spec = ("run", colour * 13 - 1, n - 1, 13, (False,) * (13 - n))
                     best, choice = total, (cx, 0, spec)
-        memo[key] = (best, choice)
+        # The plain value: where no set or run of three held tiles holds this kind, the rest's
+        # (x1's where one copy is held), else not known here.
+        if real_sets or (x1 >> (2 * kind + 8)) & 3 and (x1 >> (2 * kind + 16)) & 3:
+            rest_plain = -1
+        elif rest_plain < 0 and x1 == rest:
+            rest_plain = ceiling
+        memo[key] = (best, choice, rest_plain)
         return best
 
     def _solve_plain(self, x: int) -> int:
