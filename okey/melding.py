@@ -344,8 +344,10 @@ class MeldSearch:
             self._rebuild_built(x, okeys, built)
         else:
             value = 0
+            memo = self._memo
             for part in self.parts(x):
-                value += self._solve(part, 0)
+                hit = memo.get(part * 3)  # (parts recur across hands: mostly searched)
+                value += hit[0] if hit is not None else self._solve(part, 0)
                 self._rebuild_built(part, 0, built)
         # Melds listed in tile order of their first slot (as ``_result``), the rest by index.
         built.sort(key=_second)
