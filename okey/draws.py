@@ -710,32 +710,62 @@ def _sets_improve(
     left = 4 if drawn.avail[face] > 0 else 0
     faces = drawn.faces
     pair_terms = _PAIR_TERMS + guard
+    # The other colours held at its number (a new set's partners).
+    others = [other for other in range(4) if other != colour and faces[other * 13 + number] > 0]
+    lowered: dict[int, int] = {}  # the bound terms of a line less its face at that number
     for layout in layouts:
         sets = layout.sets
         here = layout.at.get(number)
-        options = []
         if here is None:
-            used = _NONE_USED
-        else:
-            members, used = here
-            if sets not in tried:
-                # Its sets as they are, the face in its colour's runs: bounded first by the
-                # layout's bound with the colour's runs holding it (a set at its number
-                # drawing other copies only lowers what is left).
-                key = layout.keys[colour]
-                key += ((((key >> shift) & 3) + 1) | left) - ((key >> shift) & 7) << shift
-                # ``line_profile``, its cache read here first.
-                profile = LINE_PROFILES.get(key | tail)
-                if profile is None:
-                    profile = line_profile(key, wrap, size)
-                if (layout.bases[colour] + profile.packed_bound + guard) & HIGH != HIGH:
-                    tried.add(sets)
-                else:
-                    options.append(sets)
-            for i, colours in members:
-                if colour not in colours and len(colours) < 4:
-                    grown = (tuple(sorted((*colours, colour))), number)
-                    options.append((*sets[:i], grown, *sets[i + 1 :]))
+            # No set at its number: a new set of the face and a held face of another colour
+            # is all there is to try (in the order of the colours; its bound terms first).
+            if not others or (layout.bound_with_pair + guard) & HIGH != HIGH:
+                continue
+            keys, bases = layout.keys, layout.bases
+            for other in others:
+                lower = keys[other] - (1 << shift)
+                runs_bound = lowered.get(lower)
+                if runs_bound is None:
+                    runs_bound = lowered[lower] = line_bound(lower, wrap, size)
+                if (bases[other] + runs_bound + pair_terms) & HIGH != HIGH:
+                    continue
+                pair = (_PAIR_COLOURS[colour][other], number)
+                option = (*sets, pair)
+                if option in tried:
+                    continue
+                tried.add(option)
+                if _pair_bound(layout, pair, other, target) < target:
+                    continue
+                if kept_with_sets(drawn, rules, option, target) >= target:
+                    return option
+            continue
+        options = []
+        members, used = here
+        if sets not in tried:
+            # Its sets as they are, the face in its colour's runs: bounded first by the
+            # layout's bound with the colour's runs holding it (a set at its number
+            # drawing other copies only lowers what is left).
+            key = layout.keys[colour]
+            key += ((((key >> shift) & 3) + 1) | left) - ((key >> shift) & 7) << shift
+            # ``line_profile``, its cache read here first.
+            profile = LINE_PROFILES.get(key | tail)
+            if profile is None:
+                profile = line_profile(key, wrap, size)
+            if (layout.bases[colour] + profile.packed_bound + guard) & HIGH != HIGH:
+                tried.add(sets)
+            elif all(colour in colours for _, colours in members):
+                # No set there lacks its colour: the sets draw as they did, and the layout
+                # with the face is its knapsack without the colour's runs plus those
+                # (``kept_with_sets`` in one step).
+                tried.add(sets)
+                if layout.without(colour).best_with(profile.packed) >= target:
+                    return sets
+            else:
+                options.append(sets)
+        for i, colours in members:
+            if colour not in colours and len(colours) < 4:
+                grown = (tuple(sorted((*colours, colour))), number)
+                options.append((*sets[:i], grown, *sets[i + 1 :]))
         if (layout.bound_with_pair + guard) & HIGH == HIGH:  # bound >= target
             keys, bases = layout.keys, layout.bases
             for other in range(4):
