@@ -358,10 +358,17 @@ class RootBound:
         # (``HandState.with_face``), read at its colour's line and its number only.
         left = avail[face] - 1
         key = hand.line_keys()[colour] + ((1 if left else -3) << (3 * number))
-        bound = line_bound(key, self.wrap, self.size)
+        # ``runs.line_bound(key)``: per count line, a row of them (``_raised_bounds``).
+        counts_line = ((key & _FIELD_COUNTS) - (1 << (3 * number))) | (self.wrap << 39)
+        counts_line |= self.size << 40
+        row = _RAISED_BOUNDS.get(counts_line)
+        if row is None:
+            row = _raised_bounds(counts_line, self.wrap, self.size)
+        bound = row[number]
         # ``lone_colours(keys, wrap)``, at the numbers read below.
         lines = list(self.lone)
-        lines[colour] = lone_faces(key, self.wrap)
+        was = lines[colour]
+        lines[colour] = mine = lone_faces(key, self.wrap)
         l0, l1, l2, l3 = lines
         counts = [faces[number], faces[13 + number], faces[26 + number], faces[39 + number]]
         counts[colour] += 1
@@ -383,6 +390,8 @@ class RootBound:
             # Its last copy drawn: runs through it draw no more, so a lone face nearby may
             # now stand in a set (the faces and copies at those numbers are the hand's).
             for near in NEAR[self.wrap][number]:
+                if not (was ^ mine) >> near & 1:
+                    continue  # (the same faces, copies and lone faces there: the same gain)
                 lone = (
                     (l0 >> near & 1)
                     | (l1 >> near & 1) << 1
