@@ -119,7 +119,7 @@ def advise(
     whole_solved = optimal_set_choices(whole, rules)
     most, whole_optimal = whole_solved
     whole_layouts = hand_layouts(whole, rules, whole_solved)
-    witnesses = Witnesses(whole_layouts, most)
+    witnesses = Witnesses(whole_layouts, most, whole)
     after: dict[Tile, tuple[HandState, tuple[int, list[SetChoice]]]] = {}
     for discard in set(tiles):
         # (``HandState.of`` the hand less the discard, with the discard seen.)

@@ -89,6 +89,10 @@ def improving_draws_from(
         # less that tile.
         by_sets = witnesses.by_sets
         layouts = [by_sets[sets].less(hand, lacking) for sets in optimal]
+    elif witnesses is not None and lacking is not None and witnesses.hand is not None:
+        # The whole hand's layouts of these sets (made once for all its discards) less that
+        # tile, where the sets leave it in its colour's runs.
+        layouts = [witnesses.layout_less(sets, hand, lacking, rules) for sets in optimal]
     else:
         layouts = [_Layout(hand, rules, sets) for sets in optimal]
     root = RootBound(hand, rules, shared) if layouts else None
@@ -195,11 +199,26 @@ class Witnesses:
     is checked in a knapsack step or two: the layout's knapsack without the discard's colour,
     with the face in its colour's runs, kept per face and colour."""
 
-    def __init__(self, layouts: list[_Layout], kept: int) -> None:
-        """``layouts``: the hand's optimal ones, keeping ``kept`` faces."""
+    def __init__(self, layouts: list[_Layout], kept: int, hand: HandState | None = None) -> None:
+        """``layouts``: the hand's optimal ones, keeping ``kept`` faces (``hand``: the hand,
+        for ``layout_less``)."""
         self.kept = kept
         self.by_sets = {layout.sets: layout for layout in layouts}
         self.tables: dict[tuple[int, int], int] = {}
+        self.hand = hand
+        self.others: dict[SetChoice, _Layout] = {}
+
+    def layout_less(self, sets: SetChoice, hand: HandState, lacking: int, rules: Rules) -> _Layout:
+        """The layout of ``sets`` for the hand less a held tile of face ``lacking`` (``hand``;
+        no okey): the whole hand's layout of them less that tile where they leave it in its
+        colour's runs (``_Layout.less``), else made afresh."""
+        whole = self.by_sets.get(sets) or self.others.get(sets)
+        if whole is None:
+            whole = self.others[sets] = _Layout(self.hand, rules, sets)
+        colour, number = divmod(lacking, 13)
+        if (whole.keys[colour] >> (3 * number)) & 3:
+            return whole.less(hand, lacking)
+        return _Layout(hand, rules, sets)
 
     def lets_keep(
         self,

@@ -144,12 +144,14 @@ class Tile:
         return self.index < other.index
 
     def __str__(self) -> str:
-        if self.is_false_joker:
-            return "FJ"
-        return f"{self.colour}{self.number}"
+        return _SHORT_NAMES[self.index]
 
     def __repr__(self) -> str:
         return f"Tile.parse('{self}')"
+
+
+# ``str`` of each tile kind by index: R1..K13, FJ.
+_SHORT_NAMES = [f"{colour}{number}" for colour in COLOURS for number in range(1, 14)] + ["FJ"]
 
 
 _WORD_PAIRS = {"false", "fake", "sahte"}
