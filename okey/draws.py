@@ -207,6 +207,7 @@ class Witnesses:
         self.tables: dict[tuple[int, int], int] = {}
         self.hand = hand
         self.others: dict[SetChoice, _Layout] = {}
+        self.drawn: dict[tuple[int, SetChoice], _Layout] = {}
 
     def layout_less(self, sets: SetChoice, hand: HandState, lacking: int, rules: Rules) -> _Layout:
         """The layout of ``sets`` for the hand less a held tile of face ``lacking`` (``hand``;
@@ -234,6 +235,23 @@ class Witnesses:
         (``kept_with_sets``)."""
         layout = self.by_sets.get(sets)
         colour, number = divmod(face, 13)
+        if layout is None and self.hand is not None and lacking is not None and lacking != face:
+            # Sets no layout of the whole hand has (the face in a set of them): the whole hand
+            # plus the face laid out with them (once per face and sets), less the discard,
+            # where they leave it in its colour's runs (the same copies left: one knapsack
+            # step, ``_Layout.less``).
+            drawn = self.drawn.get((face, sets))
+            if drawn is None:
+                drawn = self.drawn[(face, sets)] = _Layout(self.hand.with_face(face), rules, sets)
+            away, at = divmod(lacking, 13)
+            key = drawn.keys[away]
+            if at not in drawn.numbers and (key >> (3 * at)) & 3:
+                key -= 1 << (3 * at)
+                wrap, size = drawn.wrap, drawn.size
+                profile = LINE_PROFILES.get(key | (wrap << 39) | (size << 40))
+                if profile is None:
+                    profile = line_profile(key, wrap, size)
+                return drawn.without(away).best_with(profile.packed) >= target
         if layout is None or number in layout.numbers or lacking is None or lacking == face:
             return kept_with_sets(hand.with_face(face), rules, sets, target) >= target
         # The sets draw as they did (no set at the face's number, and the copies left are the
