@@ -402,6 +402,8 @@ class RootBound:
         if row is None:
             row = _raised_bounds(counts_line, self.wrap, self.size)
         bound = row[number]
+        if bound is None:
+            bound = _raised_bound(row, number, self.wrap, self.size)
         # ``lone_colours(keys, wrap)``, at the numbers read below.
         lines = list(self.lone)
         was = lines[colour]
@@ -537,25 +539,28 @@ _FIELD_LOW = sum(1 << (3 * p) for p in range(13))
 _FIELD_COUNTS = 3 * _FIELD_LOW
 
 
-def _raised_bounds(counts: int, wrap: bool, size: int) -> list[int]:
+def _raised_bounds(counts: int, wrap: bool, size: int) -> list[int | None]:
     """Per number, the bound terms (``Component.packed_bound``) of a colour's runs with one
     more held there than the count line ``counts`` (the counts of a line key, with the tail
-    of ``runs.line_profile`` keys), read from plain lines (``runs.line_bound``; cached)."""
-    line = counts & ((1 << 39) - 1)
-    row = [
-        line_bound(line + (1 << (3 * number)), wrap, size)
-        if (line >> (3 * number)) & 3 < 2
-        else 0  # (no copy to draw)
-        for number in range(13)
-    ]
+    of ``runs.line_profile`` keys), read from plain lines (``runs.line_bound``) when first
+    asked for (``_raised_bound``; None until then; the row cached)."""
+    row: list[int | None] = [None] * 14
+    row[13] = counts
     if len(_RAISED_BOUNDS) >= 1 << 16:
         _RAISED_BOUNDS.clear()
     _RAISED_BOUNDS[counts] = row
     return row
 
 
+def _raised_bound(row: list[int | None], number: int, wrap: bool, size: int) -> int:
+    """``row[number]`` of a ``_raised_bounds`` row, computed where not yet read."""
+    line = row[13] & ((1 << 39) - 1)  # type: ignore[operator]
+    bound = row[number] = line_bound(line + (1 << (3 * number)), wrap, size)
+    return bound
+
+
 # ``_raised_bounds`` by count line and tail.
-_RAISED_BOUNDS: dict[int, list[int]] = {}
+_RAISED_BOUNDS: dict[int, list[int | None]] = {}
 
 
 # Per face: its colour, its number, and what a drawn copy adds to its colour's line key
@@ -607,7 +612,10 @@ def _melds_improving(
                 if row is None:
                     row = _raised_bounds(counts, wrap, size)
                 row = rows[colour] = (row, bases[colour] + guard)
-            if (row[1] + row[0][number]) & HIGH != HIGH:
+            bound = row[0][number]
+            if bound is None:
+                bound = _raised_bound(row[0], number, wrap, size)
+            if (row[1] + bound) & HIGH != HIGH:
                 left.append(face)
                 continue
             # One more held copy, and the copy drawn leaves the pool (its last one: no copy
