@@ -5,6 +5,7 @@ tile away), found from the optimal layouts of the hand instead of solving it aga
 from __future__ import annotations
 
 from okey.distance import (
+    _NUMBER_CHOICES,
     HandState,
     SetSearch,
     kept_in_pairs_of,
@@ -14,6 +15,7 @@ from okey.distance import (
     pair_counts_drawn,
 )
 from okey.layout import (
+    _BEST_WITH,
     GUARDS,
     HIGH,
     Totals,
@@ -99,8 +101,11 @@ def improving_draws_from(
     pairs_count = pairs == distance
     target = kept_melds + 1
     checked: list[int] = []  # faces whose meld layouts are to be checked
+    if root is not None:
+        root_deltas, root_total = root.deltas, root.total + GUARDS[target]
+    hand_avail = hand.avail
     for face in range(NUMBERED_KINDS):
-        if not hand.avail[face]:
+        if not hand_avail[face]:
             continue  # no copy left to draw
         if not pairs_count and (not layouts or face in never):
             continue  # nothing to check for this face
@@ -117,8 +122,13 @@ def improving_draws_from(
                 else kept_with_sets(hand.with_face(face), rules, hints[face], target) >= target
             ):
                 found.add(face)
-            elif not root.cuts(face, target):
-                checked.append(face)
+            else:
+                # ``root.cuts(face, target)``, its cache of changes read here first.
+                delta = root_deltas.get(face)
+                if delta is None:
+                    delta = root.delta(face)
+                if (root_total + delta) & HIGH == HIGH:
+                    checked.append(face)
     if checked:
         found.update(_melds_improving(hand, checked, layouts, target, rules))
     if melds > distance:
@@ -405,22 +415,23 @@ class RootBound:
         if bound is None:
             bound = _raised_bound(row, number, self.wrap, self.size)
         # ``lone_colours(keys, wrap)``, at the numbers read below.
-        lines = list(self.lone)
+        lines = self.lone
         was = lines[colour]
-        lines[colour] = mine = lone_faces(key, self.wrap)
+        mine = lone_faces(key, self.wrap)
         l0, l1, l2, l3 = lines
-        counts = [faces[number], faces[13 + number], faces[26 + number], faces[39 + number]]
-        counts[colour] += 1
-        here = [avail[number], avail[13 + number], avail[26 + number], avail[39 + number]]
-        here[colour] = left
         singles = (
             (l0 >> number & 1)
             | (l1 >> number & 1) << 1
             | (l2 >> number & 1) << 2
             | (l3 >> number & 1) << 3
-        )
-        # ``number_gain`` of the hand plus that face at its number.
-        if singles or (counts[0] > 0) + (counts[1] > 0) + (counts[2] > 0) + (counts[3] > 0) >= 2:
+        ) & ~(1 << colour) | (mine >> number & 1) << colour
+        # ``number_gain`` of the hand plus that face at its number (its colour held there).
+        f0, f1, f2, f3 = faces[number], faces[13 + number], faces[26 + number], faces[39 + number]
+        if singles or (f0 > 0) + (f1 > 0) + (f2 > 0) + (f3 > 0) - (faces[face] > 0) >= 1:
+            counts = [f0, f1, f2, f3]
+            counts[colour] += 1
+            here = [avail[number], avail[13 + number], avail[26 + number], avail[39 + number]]
+            here[colour] = left
             gain = number_choices(tuple(counts), tuple(here), number, singles)[1]
         else:
             gain = 0
@@ -436,7 +447,7 @@ class RootBound:
                     | (l1 >> near & 1) << 1
                     | (l2 >> near & 1) << 2
                     | (l3 >> near & 1) << 3
-                )
+                ) & ~(1 << colour) | (mine >> near & 1) << colour
                 change += number_gain(faces, avail, near, lone) - self.gains[near]
         return change
 
@@ -588,11 +599,13 @@ def _melds_improving(
     cache = LINE_PROFILES
     raised = _RAISED_BOUNDS
     hand_avail = hand.avail
+    best_get = _BEST_WITH.get
     pending = faces
     for layout in layouts:
         if not pending:
             break
         numbers, keys, bases, avail = layout.numbers, layout.keys, layout.bases, layout.avail
+        withouts = layout._without
         left = []
         rows = [None, None, None, None]
         for face in pending:
@@ -629,7 +642,17 @@ def _melds_improving(
             profile = cache.get(key | tail)
             if profile is None:
                 profile = line_profile(key, wrap, size)
-            if layout.without(colour).best_with(profile.packed) >= target:
+            # ``layout.without(colour).best_with(profile.packed)``, their caches read here first.
+            totals = withouts.get(colour)
+            if totals is None:
+                totals = layout.without(colour)
+            packed = profile.packed
+            hit = best_get((id(totals), id(packed)))
+            if hit is not None and hit[0] is totals and hit[1] is packed:
+                kept = hit[2]
+            else:
+                kept = totals.best_with(packed)
+            if kept >= target:
                 found[face] = layout.sets
             else:
                 left.append(face)
@@ -650,10 +673,10 @@ def _melds_improving(
             # No other colour held at its number and no set there: no set can take it
             # (``_sets_improve`` has nothing to try), nor draw its copy.
             continue
-        drawn = hand.with_face(face)
-        witness = _sets_improve(drawn, face, layouts, target, rules)
+        witness = _sets_improve(hand, face, layouts, target, rules)
         if witness is None and hand_avail[face] == 1 and _set_may_take(faces_held, face):
-            witness = _last_copy_raises(drawn, face, target, rules)  # (its last copy)
+            # (its last copy)
+            witness = _last_copy_raises(hand.with_face(face), face, target, rules)
         if witness is not None:
             found[face] = witness
     return found
@@ -689,21 +712,56 @@ def _last_copy_raises(drawn: HandState, face: int, target: int, rules: Rules) ->
     (Not where the drawn last copy lets another face of its colour stand alone in a set,
     ``lone_faces``: such a set is no choice of the hand's own search, so its optimal layouts
     may lack S; every choice is searched then.)"""
+    colour, number = divmod(face, 13)
+    held = drawn.faces[face]
+    # (The hand's line of its colour: one copy fewer held there, and a copy left.)
+    keys = drawn.line_keys()
+    line = keys[colour]
+    wrap = rules.wrap_13_1
+    every = lone_faces(line, wrap) & ~lone_faces(line + (3 << (3 * number)), wrap) & ~(1 << number)
+    if not every:
+        # The choices at its number that the search tries (below), read first: where there
+        # are none, no layout of those choices is found (the search needs no setting up).
+        faces, avail = drawn.faces, drawn.avail
+        r, y, b, k = number, 13 + number, 26 + number, 39 + number
+        singles = (
+            (lone_faces(keys[0], wrap) >> number & 1)
+            | (lone_faces(keys[1], wrap) >> number & 1) << 1
+            | (lone_faces(keys[2], wrap) >> number & 1) << 2
+            | (lone_faces(keys[3], wrap) >> number & 1) << 3
+        )
+        # ``number_choices``, read first from the set search's table (``SetSearch``).
+        found = _NUMBER_CHOICES.get(
+            faces[r]
+            | faces[y] << 2
+            | faces[b] << 4
+            | faces[k] << 6
+            | avail[r] << 8
+            | avail[y] << 10
+            | avail[b] << 12
+            | avail[k] << 14
+            | singles << 16
+            | number << 20
+        )
+        if found is None:
+            found = number_choices(
+                (faces[r], faces[y], faces[b], faces[k]),
+                (avail[r], avail[y], avail[b], avail[k]),
+                number,
+                singles,
+            )
+        kept_choices = _last_copy_choices(found[0], colour, held)
+        if not kept_choices:
+            return None
     search = SetSearch(drawn, rules, target, False)
     # As if a layout keeping ``target - 1`` were found: the search looks for ``target`` from
     # its root (its first layout keeping that many is the same, found sooner).
     search.best = target - 1
     search.optimal = [()]
-    colour, number = divmod(face, 13)
-    held = drawn.faces[face]
     # Its number searched first (the order of the numbers changes no answer), with only those
     # choices there.
     numbers, choices, rest = search.numbers, search.choices, search.rest
     at = numbers.index(number)
-    # (The hand's line of its colour: one copy fewer held there, and a copy left.)
-    line = drawn.line_keys()[colour]
-    wrap = rules.wrap_13_1
-    every = lone_faces(line, wrap) & ~lone_faces(line + (3 << (3 * number)), wrap) & ~(1 << number)
     gains = [rest[i] - rest[i + 1] for i in range(len(numbers))]
     numbers.insert(0, numbers.pop(at))
     gains.insert(0, gains.pop(at))
@@ -711,29 +769,36 @@ def _last_copy_raises(drawn: HandState, face: int, target: int, rules: Rules) ->
     for i in range(len(numbers) - 1, -1, -1):
         rest[i] = rest[i + 1] + gains[i]
     if not every:
-        here = choices[0]
-        key = (id(here), colour, held)
-        hit = _LAST_COPY_CHOICES.get(key)
-        if hit is None or hit[0] is not here:
-            kept_choices = tuple(
-                choice
-                for choice in here
-                if choice[3]
-                and (
-                    any(colour not in colours for colours, _ in choice[3])
-                    or sum(colour in colours for colours, _ in choice[3]) == held
-                )
-            )
-            if len(_LAST_COPY_CHOICES) >= 1 << 12:
-                _LAST_COPY_CHOICES.clear()
-            # (The entry holds the choices, so their id stays theirs while it lasts.)
-            hit = _LAST_COPY_CHOICES[key] = (here, kept_choices)
-        choices[0] = hit[1]
+        # (The same choices as the search's there, read above.)
+        choices[0] = kept_choices
         search.plain = False  # (no set at its number)
     kept, optimal = search.run()
     if kept < target or not optimal:
         return None
     return tuple(sorted(optimal[0], key=lambda s: s[1]))  # (in the order of their numbers)
+
+
+def _last_copy_choices(here: tuple, colour: int, held: int) -> tuple:
+    """Of the choices of sets at a face's number (``here``), those ``_last_copy_raises``
+    searches: a set there lacking its colour, or as many sets holding it as the drawn hand
+    holds copies (cached by the choices' id, the face's colour and its copies held)."""
+    key = (id(here), colour, held)
+    hit = _LAST_COPY_CHOICES.get(key)
+    if hit is None or hit[0] is not here:
+        kept_choices = tuple(
+            choice
+            for choice in here
+            if choice[3]
+            and (
+                any(colour not in colours for colours, _ in choice[3])
+                or sum(colour in colours for colours, _ in choice[3]) == held
+            )
+        )
+        if len(_LAST_COPY_CHOICES) >= 1 << 12:
+            _LAST_COPY_CHOICES.clear()
+        # (The entry holds the choices, so their id stays theirs while it lasts.)
+        hit = _LAST_COPY_CHOICES[key] = (here, kept_choices)
+    return hit[1]
 
 
 # ``_last_copy_raises``'s choices at the face's number, by the id of all of them there, the
@@ -742,9 +807,10 @@ _LAST_COPY_CHOICES: dict[tuple[int, int, int], tuple] = {}
 
 
 def _sets_improve(
-    drawn: HandState, face: int, layouts: list[_Layout], target: int, rules: Rules
+    hand: HandState, face: int, layouts: list[_Layout], target: int, rules: Rules
 ) -> SetChoice | None:
-    """The sets of a meld layout of the hand plus a drawn ``face`` (``drawn``) keeping
+    """The sets of a meld layout of the hand plus a drawn ``face`` (``hand.with_face``, made
+    where a choice of sets is solved) keeping
     ``target`` faces with that face in a set (or in its colour's runs, where a set at its
     number draws it as a missing tile), or None where none does: each layout's sets solved
     again with it, a set at its number grown by it, or a new set of it and a held face of its
@@ -761,8 +827,10 @@ def _sets_improve(
     # layout holds its colour at its number (the hand held no copy that a set took, or none
     # at all), so a layout's key there holds one more, and a copy may be left at most where
     # the drawn hand has one.
-    left = 4 if drawn.avail[face] > 0 else 0
-    faces = drawn.faces
+    left = 4 if hand.avail[face] > 1 else 0
+    # (The faces held at its number in other colours are the hand's.)
+    faces = hand.faces
+    drawn = None
     pair_terms = _PAIR_TERMS + guard
     # The other colours held at its number (a new set's partners).
     others = [other for other in range(4) if other != colour and faces[other * 13 + number] > 0]
@@ -790,6 +858,8 @@ def _sets_improve(
                 tried.add(option)
                 if _pair_bound(layout, pair, other, target) < target:
                     continue
+                if drawn is None:
+                    drawn = hand.with_face(face)
                 if kept_with_sets(drawn, rules, option, target) >= target:
                     return option
             continue
@@ -839,6 +909,8 @@ def _sets_improve(
             if option in tried:
                 continue
             tried.add(option)
+            if drawn is None:
+                drawn = hand.with_face(face)
             if kept_with_sets(drawn, rules, option, target) >= target:
                 return option
     return None
