@@ -115,7 +115,25 @@ def main() -> None:
     print(f"distance of the first {len(distances)} hands: {spread}")
 
 
+def host_reference(rounds: int = 7) -> float:
+    """CPU milliseconds of a fixed pure-Python workload (dict look-ups, int arithmetic, small
+    tuples: the engine's kind of step), the fastest of ``rounds``.  The engine's code does not
+    change it, so it tells the host's speed at the time: a shared host runs the same code at
+    different speeds from one minute to the next, and its figures are read against this."""
+    table = {i: i * 7 % 101 for i in range(101)}
+    best = float("inf")
+    for _ in range(rounds):
+        cpu = time.process_time()
+        acc = 0
+        for i in range(60_000):
+            key = (i % 101, i & 3)
+            acc += table[key[0]] ^ key[1]
+        best = min(best, time.process_time() - cpu)
+    return best * 1e3
+
+
 def random_deals(args: argparse.Namespace) -> None:
+    reference_before = host_reference()
     classic, okey101 = Rules.classic(), Rules.okey101()
     rng = random.Random(args.seed)
     hands = [deal(rng, 14) for _ in range(args.hands)]
@@ -131,7 +149,11 @@ def random_deals(args: argparse.Namespace) -> None:
         ],
         "advise (15)": [timed(lambda h=h, i=i: advise(h, i, classic)) for h, i in fifteen],
     }
-    print(f"random deals, seed {args.seed}, load average {os.getloadavg()[0]:.1f}")
+    reference = (reference_before + host_reference()) / 2
+    print(
+        f"random deals, seed {args.seed}, load average {os.getloadavg()[0]:.1f}, "
+        f"host reference {reference:.1f} ms (a fixed pure-Python loop: the host's speed)"
+    )
     for name, times in runs.items():
         ordered = sorted(t[1] for t in times)
         median = statistics.median(ordered) * 1e6
