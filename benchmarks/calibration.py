@@ -144,12 +144,12 @@ def played_tiles(
     index: int,
     n: int,
     which: str,  # noqa: ANN001
-) -> tuple[list[tuple[np.ndarray, dict]], int]:
+) -> list[tuple[np.ndarray, dict]]:
     """What ``n`` rack photos of the set, read and corrected on ``/camera`` before the measured
     ones (other renders), leave in the data folder: the tiles the shipped reading got wrong, set
     right (``which="corrected"``, as the page keeps them), or every tile found on those photos
     (``"all"``: the player also confirmed the tiles read right).  Boxes are the recogniser's,
-    labels the truth's; tiles it did not find cannot be kept.  Returns (kept, photos)."""
+    labels the truth's; tiles it did not find cannot be kept."""
     kept: list[tuple[np.ndarray, dict]] = []
     for k in range(n):
         name = f"style{index}_played{k}"
@@ -163,7 +163,7 @@ def played_tiles(
             if which == "all" or recognition.tiles[j].tile.index != label:
                 record = {"box": list(pred[j]), "label": str(Tile(label)), "source": "correction"}
                 kept.append((image, record))
-    return kept, n
+    return kept
 
 
 def run_style(
@@ -188,7 +188,7 @@ def run_style(
         from vision.profiles import label_layout
 
         photos.append(CalibrationPhoto(f"layout{k}", image, recognition, label_layout(recognition)))
-    kept, _ = played_tiles(recognizer, style, index, played, kept_tiles)
+    kept = played_tiles(recognizer, style, index, played, kept_tiles)
     t0 = time.perf_counter()
     profile, report = make_profile(
         f"style{index}", recognizer, photos, kept=kept or None, method=method
