@@ -285,7 +285,9 @@ class MeldSearch:
         self.top_okeys_only = okey_weight is None and not wrap and not exhaustive
         # The memo depends on the objective and the run rules only (never on the okey: its face
         # is counted like any other, and okeys are a count), so searches share it; a full one
-        # is replaced by a new one (never emptied: a search under way keeps its own).
+        # is replaced by a new one (never emptied: a search under way keeps its own). A search
+        # object kept across hands takes the new one before a hand, so it must not be shared
+        # between threads (``okey.okey101`` keeps one per thread).
         self._shared = (wrap, max_run_length, okey_weight, self.free_okeys, self.top_okeys_only)
         self._memo: dict[int, tuple[int, tuple | None]] = {}
         self._renew_memo()

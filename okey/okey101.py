@@ -16,6 +16,7 @@ stands for.
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -162,15 +163,18 @@ def opening_threshold(rules: Rules, earlier_openings: Iterable[int] = ()) -> int
     return threshold
 
 
-# One search per indicator, run rules and objective, kept across hands (``_search``).
-_SEARCHES: dict[tuple, MeldSearch] = {}
+# One search per indicator, run rules and objective, kept across hands (``_search``), per
+# thread: a kept search may take a new memo before a hand (``MeldSearch._renew_memo``), which must
+# not happen under another thread's search of the same object (the service's engine threads).
+_KEPT = threading.local()
 
 
 def _search(indicator: Tile, rules: Rules, okey_weight: int | None = None) -> MeldSearch:
+    searches: dict[tuple, MeldSearch] = _KEPT.__dict__.setdefault("searches", {})
     key = (indicator.index, rules.wrap_13_1, rules.max_run_length, okey_weight)
-    search = _SEARCHES.get(key)
+    search = searches.get(key)
     if search is None:
-        search = _SEARCHES[key] = MeldSearch(
+        search = searches[key] = MeldSearch(
             indicator,
             wrap=rules.wrap_13_1,
             max_run_length=rules.max_run_length,

@@ -114,7 +114,7 @@ class ReferenceSearch:
             index = okey.index if tile.is_false_joker else tile.index
             x += 1 << (8 * (index % 13) + 2 * (index // 13))
         x = self.search.live(x, okeys)
-        parts = self.search.parts(x) if not okeys else [x]
+        parts = [x]  # the whole hand: the fast path's own split (``parts``) is checked too
         value, melds = 0, []
         for part in parts:
             value += self.solve(part, okeys)
@@ -172,3 +172,45 @@ def test_best_opening_is_the_plain_search_on_crowded_hands() -> None:
         points, melds, left = ReferenceSearch(indicator, 13).best(hand)
         got = (opening.points, [str(m) for m in opening.melds], [str(t) for t in opening.remaining])
         assert got == (points, melds, left), (case, [str(t) for t in hand], str(indicator))
+
+
+def test_best_opening_from_several_threads_when_memos_fill(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The service runs the engine on several threads, and ``okey.okey101`` keeps its searches
+    across hands: a search that takes a new memo (a full one is replaced before a hand) must not
+    pull it from under another thread's search.  With a tiny memo limit every hand renews it;
+    each thread must still answer every hand as one thread alone does."""
+    import sys
+    import threading
+
+    from okey import melding
+
+    rng = random.Random(11)
+    rules = Rules.okey101()
+    indicator = Tile.parse("R5")  # one indicator: the threads share its kept search
+    okey = okey_for(indicator)
+    pool = [t for t in FULL_SET if t not in (indicator, okey)]
+    # none, one and two okeys: the okey searches hold the memo longest
+    deals = [(rng.sample(pool, 22 - k % 3) + [okey] * (k % 3), indicator) for k in range(60)]
+    expected = [best_opening(h, i, rules).points for h, i in deals]
+    monkeypatch.setattr(melding, "_MEMO_LIMIT", 200)
+    switch = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # threads switch often, inside searches
+    errors: list[BaseException] = []
+    answers: dict[int, list[int]] = {}
+
+    def work(k: int) -> None:
+        try:
+            answers[k] = [best_opening(h, i, rules).points for h, i in deals * 3]
+        except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(6)]
+    for t in threads:
+        t.start()
+    try:
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(switch)
+    assert not errors, errors
+    assert all(answers[k] == expected * 3 for k in range(6))
