@@ -25,7 +25,7 @@ from okey.layout import (
     totals_of,
 )
 from okey.rules import Rules
-from okey.runs import LINE_PROFILES, NEAR, line_bound, line_profile, lone_faces
+from okey.runs import _FIELD_LOW, LINE_PROFILES, NEAR, line_bound, line_profile, lone_faces
 from okey.sets import (
     SetChoice,
     lone_colours,
@@ -410,7 +410,7 @@ class RootBound:
         counts_line |= self.size << 40
         row = _RAISED_BOUNDS.get(counts_line)
         if row is None:
-            row = _raised_bounds(counts_line, self.wrap, self.size)
+            row = _raised_bounds(counts_line)
         bound = row[number]
         if bound is None:
             bound = _raised_bound(row, number, self.wrap, self.size)
@@ -542,15 +542,11 @@ def _shape_of(
 _SHAPES: dict[SetChoice, tuple] = {}
 
 
-# Bit 0 of each number's field of a line key (``runs.plain_key``).
-_FIELD_LOW = sum(1 << (3 * p) for p in range(13))
-
-
 # The count bits of each number's field of a line key.
 _FIELD_COUNTS = 3 * _FIELD_LOW
 
 
-def _raised_bounds(counts: int, wrap: bool, size: int) -> list[int | None]:
+def _raised_bounds(counts: int) -> list[int | None]:
     """Per number, the bound terms (``Component.packed_bound``) of a colour's runs with one
     more held there than the count line ``counts`` (the counts of a line key, with the tail
     of ``runs.line_profile`` keys), read from plain lines (``runs.line_bound``) when first
@@ -623,7 +619,7 @@ def _melds_improving(
                 counts = (keys[colour] & _FIELD_COUNTS) | tail
                 row = raised.get(counts)
                 if row is None:
-                    row = _raised_bounds(counts, wrap, size)
+                    row = _raised_bounds(counts)
                 row = rows[colour] = (row, bases[colour] + guard)
             bound = row[0][number]
             if bound is None:
@@ -856,7 +852,7 @@ def _sets_improve(
                 if option in tried:
                     continue
                 tried.add(option)
-                if _pair_bound(layout, pair, other, target) < target:
+                if _pair_bound(layout, pair, other) < target:
                     continue
                 if drawn is None:
                     drawn = hand.with_face(face)
@@ -901,7 +897,7 @@ def _sets_improve(
                         continue
                     pair = (_PAIR_COLOURS[colour][other], number)
                     option = (*sets, pair)
-                    if option not in tried and _pair_bound(layout, pair, other, target) < target:
+                    if option not in tried and _pair_bound(layout, pair, other) < target:
                         tried.add(option)
                         continue
                     options.append(option)
@@ -916,10 +912,7 @@ def _sets_improve(
     return None
 
 
-_NONE_USED = (0, 0, 0, 0)
-
-
-def _pair_bound(layout: _Layout, pair: tuple[tuple[int, ...], int], other: int, target: int) -> int:
+def _pair_bound(layout: _Layout, pair: tuple[tuple[int, ...], int], other: int) -> int:
     """A bound on the faces a layout keeps with a new set of a drawn face and a held face of
     colour ``other`` at its number (``pair``) added: its knapsack without ``other``'s runs,
     plus that set and ``other``'s runs less that face, one choice of each.  (The drawn copy

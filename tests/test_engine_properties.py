@@ -242,3 +242,23 @@ def test_precomputed_line_profiles_are_the_run_search():
     for key in [*keys[:50], *keys[-50:], sum(2 << (3 * p) for p in range(4))]:
         for wrap, size in ((True, 14), (False, 14), (True, 21)):
             assert line_profile(key, wrap, size) == _profile_of_key(key, wrap, size), key
+
+
+@given(
+    st.lists(st.integers(0, 2), min_size=13, max_size=13),
+    st.lists(st.booleans(), min_size=13, max_size=13),
+    st.booleans(),
+    st.sampled_from([14, 15, 21, 22]),
+)
+@settings(max_examples=300 if os.environ.get("ISTAKA_THOROUGH") != "1" else 5000, deadline=None)
+def test_a_lines_bound_is_its_plain_lines(counts, left, wrap, size):
+    """``runs.line_bound`` reads a line's bound terms from its plain key (a copy left wherever
+    fewer than two are held: ``runs.plain_key``); the run search must find the same bound for
+    the line as it is, whatever is left to draw."""
+    from okey.runs import _profile_of_key, line_bound, plain_key
+
+    fields = [c | (4 if c < 2 and a else 0) for c, a in zip(counts, left, strict=True)]
+    key = sum(f << (3 * p) for p, f in enumerate(fields))
+    bound = _profile_of_key(key, wrap, size).packed_bound
+    assert _profile_of_key(plain_key(key), wrap, size).packed_bound == bound
+    assert line_bound(key, wrap, size) == bound
