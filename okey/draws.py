@@ -819,10 +819,9 @@ def _sets_improve(
     wrap, size = rules.wrap_13_1, rules.hand_size
     tail = (wrap << 39) | (size << 40)
     shift = 3 * number
-    # The face's field of its colour's line key once drawn, a copy left or not: no set of a
-    # layout holds its colour at its number (the hand held no copy that a set took, or none
-    # at all), so a layout's key there holds one more, and a copy may be left at most where
-    # the drawn hand has one.
+    # The face's field of its colour's line key once drawn, a copy left or not: a layout's key
+    # there holds one more than it did (whatever copy a set took aside), and a copy may be left
+    # at most where the drawn hand has one.
     left = 4 if hand.avail[face] > 1 else 0
     # (The faces held at its number in other colours are the hand's.)
     faces = hand.faces

@@ -802,7 +802,8 @@ class MeldSearch:
         # The options are tried out of the search's order, those keeping the okey first (they
         # raise ``best`` before the others are bounded), so the choice is kept as that order
         # would keep it: the first of the highest totals (``at``: the best's place in the
-        # order, the leave option 0, sets from 1, runs 16 + their top, the okey below 40).
+        # order, the leave option 0, sets from 1, runs 16 + their top; the okey below a run is
+        # tried last, so it wins only when strictly greater).
         at = 0
         x1 = x - (1 << (2 * kind))
         real_sets, okey_sets = _ONE_SETS[(x >> (8 * n0)) & 0xFF][colour]
