@@ -755,15 +755,18 @@ class MeldSearch:
     def _solve_one(self, x: int) -> int:
         """``_solve_opening`` with one okey, written out apart (the common case): the same
         options in the same order, so the same value and choice."""
+        hit = self._memo.get(x * 3 + 1)
+        return hit[0] if hit is not None else self._one_entry(x)[0]
+
+    def _one_entry(self, x: int) -> tuple:
+        """``_solve_one``'s search of a state not in the memo yet: its entry, (the value, the
+        choice, the plain value of the state: the best of its options keeping the okey, each
+        child's plain value being the third item of its own entry)."""
         memo = self._memo
-        key = x * 3 + 1
-        hit = memo.get(key)
-        if hit is not None:
-            return hit[0]
         if x == 0:
-            memo[key] = (0, None, 0)
-            return 0
-        solve = self._solve_one
+            hit = memo[1] = (0, None, 0)
+            return hit
+        entry = self._one_entry
         plain = self._solve_plain
         low = (x & -x).bit_length() - 1
         kind = low >> 1  # (number - 1) * 4 + colour; its count starts at bit 2 * kind
@@ -781,23 +784,22 @@ class MeldSearch:
                 low = (rest & -rest).bit_length() - 1
                 kind = low >> 1
                 if (rest >> (2 * kind + 2)) & _ALONE[kind & 3]:
-                    solve(rest)
-                    hit = memo[rest * 3 + 1]
+                    hit = entry(rest)
                     break
             # (Nor does any meld without the okey: the plain value is the rest's too.)
-            memo[key] = (hit[0], (rest, 1, None), hit[2])
-            return hit[0]
+            hit = memo[x * 3 + 1] = (hit[0], (rest, 1, None), hit[2])
+            return hit
         n0 = kind >> 2
         colour = kind & 3
         n = n0 + 1
         rest = x - (1 << low)
         hit = memo.get(rest * 3 + 1)
         if hit is None:
-            solve(rest)
-            hit = memo[rest * 3 + 1]
+            hit = entry(rest)
         best = hit[0]
-        # The third item of an entry: the plain value of the state where known, else -1.
-        rest_plain = hit[2]
+        # The plain value of the state: the best of the options keeping the okey (the plain
+        # search's options, in its order: their children's plain values).
+        rest_plain = best0 = hit[2]
         choice: tuple = (rest, 1, None)
         # The options are tried out of the search's order, those keeping the okey first (they
         # raise ``best`` before the others are bounded), so the choice is kept as that order
@@ -810,9 +812,14 @@ class MeldSearch:
         for taken, colours, gain, _ in real_sets:
             nx = x1 - (taken << (8 * n0))
             hit = memo.get(nx * 3 + 1)
-            total = n * gain + (hit[0] if hit is not None else solve(nx))
+            if hit is None:
+                hit = entry(nx)
+            gain *= n
+            total = gain + hit[0]
             if total > best:
                 best, at, choice = total, 1, (nx, 1, ("set", n, colours, 0))
+            if gain + hit[2] > best0:
+                best0 = gain + hit[2]
         # Runs of held tiles from this tile up.
         top = self._tops[n]
         value = n
@@ -826,18 +833,20 @@ class MeldSearch:
             value += p
             if p - n >= 2:
                 hit = memo.get(cx * 3 + 1)
-                total = value + (hit[0] if hit is not None else solve(cx))
+                if hit is None:
+                    hit = entry(cx)
+                total = value + hit[0]
                 if total > best:
                     spec = ("run", colour * 13 - 1, n, p, (False,) * (p - n))
                     best, at, choice = total, 16 + p, (cx, 1, spec)
-        # The okey's options, each bounded first by plain(x1) (see ``_solve_opening``): one
-        # is tried where its bound beats the best, or ties it from earlier in the order.
-        # (Where one copy is held, x1 is the rest: its plain value may be known already.)
-        ceiling = rest_plain if x1 == rest else -1
+                if value + hit[2] > best0:
+                    best0 = value + hit[2]
+        # The okey's options, each bounded first by the plain value of x1 (see
+        # ``_solve_opening``): one is tried where its bound beats the best, or ties it from
+        # earlier in the order.  Where one copy is held x1 is the rest, else it holds fewer
+        # tiles than x: the plain value of x bounds its own.
+        ceiling = rest_plain if x1 == rest else best0
         for taken, colours, gain, place in okey_sets:
-            if ceiling < 0:
-                hit = memo.get(x1 * 3)
-                ceiling = hit[0] if hit is not None else plain(x1)
             gain *= n
             if gain + ceiling < best or (gain + ceiling == best and place > at):
                 continue
@@ -854,9 +863,6 @@ class MeldSearch:
             shift += 8
             while True:
                 if p - n >= 2:
-                    if ceiling < 0:
-                        hit = memo.get(x1 * 3)
-                        ceiling = hit[0] if hit is not None else plain(x1)
                     bound = value + ceiling
                     if bound > best or (bound == best and 16 + p < at):
                         hit = memo.get(cx * 3)
@@ -879,23 +885,14 @@ class MeldSearch:
             and 15 - n <= self.max_run
         ):
             value = (n - 1 + 13) * (15 - n) // 2
-            if ceiling < 0:
-                hit = memo.get(x1 * 3)
-                ceiling = hit[0] if hit is not None else plain(x1)
             if value + ceiling > best:
                 cx = x1 - _ABOVE[kind]
                 total = value + plain(cx)
                 if total > best:
                     spec = ("run", colour * 13 - 1, n - 1, 13, (False,) * (13 - n))
                     best, choice = total, (cx, 0, spec)
-        # The plain value: where no set or run of three held tiles holds this kind, the rest's
-        # (x1's where one copy is held), else not known here.
-        if real_sets or (x1 >> (2 * kind + 8)) & 3 and (x1 >> (2 * kind + 16)) & 3:
-            rest_plain = -1
-        elif rest_plain < 0 and x1 == rest:
-            rest_plain = ceiling
-        memo[key] = (best, choice, rest_plain)
-        return best
+        hit = memo[x * 3 + 1] = (best, choice, best0)
+        return hit
 
     def _solve_plain(self, x: int) -> int:
         """``_solve_opening`` with no okey left: the same options in the same order (so the
