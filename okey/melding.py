@@ -592,16 +592,19 @@ class MeldSearch:
         below a run only when the run reaches 13, so each run length has one filling."""
         if j < 2:
             return self._solve_one(x) if j else self._solve_plain(x)
+        hit = self._memo.get(x * 3 + 2)
+        return hit[0] if hit is not None else self._two_entry(x)[0]
+
+    def _two_entry(self, x: int) -> tuple:
+        """``_solve_opening``'s search with two okeys of a state not in the memo yet: its entry,
+        (the value, the choice, the plain value of the state: as ``_one_entry``'s)."""
         memo = self._memo
-        key = x * 3 + j
-        hit = memo.get(key)
-        if hit is not None:
-            return hit[0]
         if x == 0:
-            memo[key] = (0, None)
-            return 0
-        solve = self._solve_opening
-        one = self._solve_one  # (with one okey left)
+            hit = memo[2] = (0, None, 0)
+            return hit
+        entry = self._two_entry
+        one = self._one_entry  # (with one okey left: the entry of a state not in the memo)
+        solve_one = self._solve_one
         plain = self._solve_plain  # (with none)
         low = (x & -x).bit_length() - 1
         kind = low >> 1  # (number - 1) * 4 + colour; its count starts at bit 2 * kind
@@ -613,13 +616,18 @@ class MeldSearch:
         # Leaving this kind in hand leaves every copy of it: keeping one copy and melding the
         # other is reached through the meld options below.
         rest = x - (1 << low)
-        hit = memo.get(rest * 3 + j)
-        best = hit[0] if hit is not None else solve(rest, j)
-        choice: tuple = (rest, j, None)
+        hit = memo.get(rest * 3 + 2)
+        if hit is None:
+            hit = entry(rest)
+        best = hit[0]
+        # The plain value of the state, as in ``_one_entry``.
+        rest_plain = best0 = hit[2]
+        choice: tuple = (rest, 2, None)
         x1 = x - (1 << (2 * kind))  # one copy goes into the meld
-        # (A hand holds two okeys at most: j is 2 here.)  As in ``_solve_one``, the options
+        # (A hand holds two okeys at most.)  As in ``_solve_one``, the options
         # keeping the okeys are tried first, then those taking okeys, each bounded first by x1
-        # with the okeys left (``ceiling1``: x1 with one, ``ceiling``: plain(x1)): no tile is
+        # with the okeys left (``ceiling1``: x1 with one; ``ceiling``: the plain value of x1,
+        # or of x where it holds two copies, as in ``_one_entry``): no tile is
         # added, so a meld's gain and that bound the option.  One is tried where its bound
         # beats the best or ties it from earlier in the search's order (``at``: the best's
         # place, the leave option 0, sets from 1, runs 32 + their top), so the choice is the
@@ -629,9 +637,14 @@ class MeldSearch:
         for taken, colours, gain, _, _ in real_sets:
             nx = x1 - (taken << (8 * n0))
             hit = memo.get(nx * 3 + 2)
-            total = n * gain + (hit[0] if hit is not None else solve(nx, 2))
+            if hit is None:
+                hit = entry(nx)
+            gain *= n
+            total = gain + hit[0]
             if total > best:
                 best, at, choice = total, 1, (nx, 2, ("set", n, colours, 0))
+            if gain + hit[2] > best0:
+                best0 = gain + hit[2]
         # Runs of held tiles from this tile up.
         top = self._tops[n]
         value = n
@@ -645,28 +658,30 @@ class MeldSearch:
             value += p
             if p - n >= 2:
                 hit = memo.get(cx * 3 + 2)
-                total = value + (hit[0] if hit is not None else solve(cx, 2))
+                if hit is None:
+                    hit = entry(cx)
+                total = value + hit[0]
                 if total > best:
                     spec = ("run", base, n, p, (False,) * (p - n))
                     best, at, choice = total, 32 + p, (cx, 2, spec)
-        ceiling = ceiling1 = -1
+                if value + hit[2] > best0:
+                    best0 = value + hit[2]
+        ceiling = rest_plain if x1 == rest else best0
+        ceiling1 = -1
         for taken, colours, gain, jk, place in okey_sets:
             gain *= n
             if jk == 1:
                 if ceiling1 < 0:
                     hit = memo.get(x1 * 3 + 1)
-                    ceiling1 = hit[0] if hit is not None else one(x1)
+                    ceiling1 = (hit if hit is not None else one(x1))[0]
                 bound = gain + ceiling1
             else:
-                if ceiling < 0:
-                    hit = memo.get(x1 * 3)
-                    ceiling = hit[0] if hit is not None else plain(x1)
                 bound = gain + ceiling
             if bound < best or (bound == best and place > at):
                 continue
             nx = x1 - (taken << (8 * n0))
             hit = memo.get(nx * 3 + 2 - jk)
-            total = gain + (hit[0] if hit is not None else one(nx) if jk == 1 else plain(nx))
+            total = gain + (hit[0] if hit is not None else one(nx)[0] if jk == 1 else plain(nx))
             if total > best or (total == best and place < at):
                 best, at, choice = total, place, (nx, 2 - jk, ("set", n, colours, jk))
         if p < top:
@@ -682,17 +697,14 @@ class MeldSearch:
                     if used == 1:
                         if ceiling1 < 0:
                             hit = memo.get(x1 * 3 + 1)
-                            ceiling1 = hit[0] if hit is not None else one(x1)
+                            ceiling1 = (hit if hit is not None else one(x1))[0]
                         bound = value + ceiling1
                     else:
-                        if ceiling < 0:
-                            hit = memo.get(x1 * 3)
-                            ceiling = hit[0] if hit is not None else plain(x1)
                         bound = value + ceiling
                     if bound > best or (bound == best and 32 + p < at):
                         hit = memo.get(cx * 3 + 2 - used)
                         total = value + (
-                            hit[0] if hit is not None else one(cx) if used == 1 else plain(cx)
+                            hit[0] if hit is not None else one(cx)[0] if used == 1 else plain(cx)
                         )
                         if total > best or (total == best and 32 + p < at):
                             spec = ("run", base, n, p, (*slots,))
@@ -714,10 +726,10 @@ class MeldSearch:
         # left fill every number above it not held in its colour (the run must reach 13).
         if n > 1:
             missing = (_ABOVE[kind] & ~(x1 | (x1 >> 1))).bit_count()
-            for before in range(1, min(j - missing, n - 1) + 1):
+            for before in range(1, min(2 - missing, n - 1) + 1):
                 a = n - before
                 value = (a + n - 1) * before // 2 + n
-                left = j - before
+                left = 2 - before
                 cx = x1
                 slots = []
                 p = n
@@ -727,11 +739,9 @@ class MeldSearch:
                         if left:
                             if ceiling1 < 0:
                                 hit = memo.get(x1 * 3 + 1)
-                                ceiling1 = hit[0] if hit is not None else one(x1)
-                            total = value + one(cx) if value + ceiling1 > best else 0
+                                ceiling1 = (hit if hit is not None else one(x1))[0]
+                            total = value + solve_one(cx) if value + ceiling1 > best else 0
                         else:
-                            if ceiling < 0:
-                                ceiling = plain(x1)
                             total = value + plain(cx) if value + ceiling > best else 0
                         if total > best:
                             best, choice = total, (cx, left, ("run", base, a, p, tuple(slots)))
@@ -749,8 +759,8 @@ class MeldSearch:
                         break
                     value += q
                     p = q
-        memo[key] = (best, choice)
-        return best
+        hit = memo[x * 3 + 2] = (best, choice, best0)
+        return hit
 
     def _solve_one(self, x: int) -> int:
         """``_solve_opening`` with one okey, written out apart (the common case): the same
