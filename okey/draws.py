@@ -130,7 +130,7 @@ def improving_draws_from(
                 if (root_total + delta) & HIGH == HIGH:
                     checked.append(face)
     if checked:
-        found.update(_melds_improving(hand, checked, layouts, target, rules))
+        found.update(_melds_improving(hand, checked, layouts, target, rules, root))
     if melds > distance:
         # The pairs are closer, and a draw usually raises the melds by one at most; not the
         # draw of a face's last copy that a set at its number took (``_last_copy_raises``).
@@ -200,7 +200,7 @@ def meld_raising_faces(
     checked = [
         face for face in range(NUMBERED_KINDS) if hand.avail[face] and not root.cuts(face, kept + 1)
     ]
-    return _melds_improving(hand, checked, layouts, kept + 1, rules)
+    return _melds_improving(hand, checked, layouts, kept + 1, rules, root)
 
 
 class Witnesses:
@@ -579,7 +579,12 @@ _FACE_STEPS = [
 
 
 def _melds_improving(
-    hand: HandState, faces: list[int], layouts: list[_Layout], target: int, rules: Rules
+    hand: HandState,
+    faces: list[int],
+    layouts: list[_Layout],
+    target: int,
+    rules: Rules,
+    root: RootBound | None = None,
 ) -> dict[int, SetChoice]:
     """Of ``faces`` (drawable), those whose draw lets a meld layout of the hand keep ``target``
     faces, each with the sets of the first such layout found.
@@ -587,7 +592,9 @@ def _melds_improving(
     A drawn face joins its colour's runs in each layout first, layout by layout (one bound,
     and where the bound reaches the target one knapsack step, per layout and face: the faces
     still unanswered go on to the next layout); the faces no layout's runs take are then
-    tried in the layouts' sets (``_sets_improve``)."""
+    tried in the layouts' sets (``_sets_improve``).  ``root``: the hand's ``RootBound``, which
+    has the change of each of ``faces`` computed (``RootBound.delta``): the last-copy searches
+    start from it."""
     found: dict[int, SetChoice] = {}
     guard = GUARDS[target]
     wrap, size = rules.wrap_13_1, rules.hand_size
@@ -672,7 +679,13 @@ def _melds_improving(
         witness = _sets_improve(hand, face, layouts, target, rules)
         if witness is None and hand_avail[face] == 1 and _set_may_take(faces_held, face):
             # (its last copy)
-            witness = _last_copy_raises(hand.with_face(face), face, target, rules)
+            witness = _last_copy_raises(
+                hand.with_face(face),
+                face,
+                target,
+                rules,
+                None if root is None else root.total + root.deltas[face],
+            )
         if witness is not None:
             found[face] = witness
     return found
@@ -687,7 +700,9 @@ def _set_may_take(faces: list[int], face: int) -> bool:
     )
 
 
-def _last_copy_raises(drawn: HandState, face: int, target: int, rules: Rules) -> SetChoice | None:
+def _last_copy_raises(
+    drawn: HandState, face: int, target: int, rules: Rules, bound: int | None = None
+) -> SetChoice | None:
     """The sets of a meld layout of a hand plus the drawn last copy of ``face`` (``drawn``)
     that keeps ``target`` faces, or None, the drawn hand searched itself (up to ``target``).
 
@@ -707,7 +722,12 @@ def _last_copy_raises(drawn: HandState, face: int, target: int, rules: Rules) ->
     face in its runs, which the checks of its optimal layouts read (``_melds_improving``).
     (Not where the drawn last copy lets another face of its colour stand alone in a set,
     ``lone_faces``: such a set is no choice of the hand's own search, so its optimal layouts
-    may lack S; every choice is searched then.)"""
+    may lack S; every choice is searched then.)
+
+    ``bound``: the search's bound at its root (``RootBound`` of the hand before the draw, plus
+    the face's change), where known: the search's first step, each choice searched at the face's
+    number with the bound of the other numbers and the runs as they stand, is then read before
+    the search is set up (most choices are cut there)."""
     colour, number = divmod(face, 13)
     held = drawn.faces[face]
     # (The hand's line of its colour: one copy fewer held there, and a copy left.)
@@ -749,6 +769,16 @@ def _last_copy_raises(drawn: HandState, face: int, target: int, rules: Rules) ->
         kept_choices = _last_copy_choices(found[0], colour, held)
         if not kept_choices:
             return None
+        if bound is not None:
+            # The search's first step (``SetSearch._visit`` at its number, searched first):
+            # the root's bound with that number's gain (``found[1]``, the most of its choices)
+            # replaced by each choice's own.
+            cut = bound - found[1] + GUARDS[target]
+            for choice in kept_choices:
+                if (cut + choice[0]) & HIGH == HIGH:
+                    break
+            else:
+                return None
     search = SetSearch(drawn, rules, target, False)
     # As if a layout keeping ``target - 1`` were found: the search looks for ``target`` from
     # its root (its first layout keeping that many is the same, found sooner).
