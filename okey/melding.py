@@ -241,10 +241,15 @@ def _wraps(p: int) -> bool:
 
 # Memos of ``MeldSearch._solve`` shared by every search with the same objective and run rules
 # (entries of a few hundred bytes: some tens of MB each at most).
-_MEMOS: dict[tuple, dict[int, tuple[int, tuple | None]]] = {}
+_MEMOS: dict[tuple, tuple[dict[int, tuple], ...]] = {}
 
 
 _MEMO_LIMIT = 1 << 17
+
+
+def _memo_full(memos: tuple[dict, ...]) -> bool:
+    """Whether a search's memo (one dict per okey count) holds ``_MEMO_LIMIT`` entries."""
+    return len(memos[0]) + len(memos[1]) + len(memos[2]) >= _MEMO_LIMIT
 
 
 # ``MeldSearch._meld_of`` by choice and okey.
@@ -289,7 +294,7 @@ class MeldSearch:
         # object kept across hands takes the new one before a hand, so it must not be shared
         # between threads (``okey.okey101`` keeps one per thread).
         self._shared = (wrap, max_run_length, okey_weight, self.free_okeys, self.top_okeys_only)
-        self._memo: dict[int, tuple[int, tuple | None]] = {}
+        self._memos: tuple[dict[int, tuple], ...] = ({}, {}, {})
         self._renew_memo()
         if self.top_okeys_only:
             self._solve = self._solve_opening  # type: ignore[method-assign]
@@ -308,11 +313,12 @@ class MeldSearch:
 
     def _renew_memo(self) -> None:
         """Take the shared memo, or a new one where it is full (a search that is kept, as
-        ``okey.okey101`` keeps one per okey and rules, checks before each hand)."""
-        memo = _MEMOS.get(self._shared)
-        if memo is None or len(memo) >= _MEMO_LIMIT:
-            memo = _MEMOS[self._shared] = {}
-        self._memo = memo
+        ``okey.okey101`` keeps one per okey and rules, checks before each hand).  The memo is
+        one dict per okey count, keyed by the packed counts."""
+        memos = _MEMOS.get(self._shared)
+        if memos is None or _memo_full(memos):
+            memos = _MEMOS[self._shared] = ({}, {}, {})
+        self._memos = memos
 
     # -- packing ---------------------------------------------------------------------------------
     def pack(self, tiles: Iterable[Tile]) -> tuple[int, int, int]:
@@ -325,7 +331,7 @@ class MeldSearch:
     # -- search ----------------------------------------------------------------------------------
     def value(self, x: int, okeys: int) -> int:
         """Best total weight of disjoint melds from packed counts ``x`` and ``okeys`` wild tiles."""
-        if len(self._memo) >= _MEMO_LIMIT:
+        if _memo_full(self._memos):
             self._renew_memo()
         x = self.live(x, okeys)
         if okeys:
@@ -334,7 +340,7 @@ class MeldSearch:
 
     def best(self, tiles: Sequence[Tile]) -> MeldSearchResult:
         """Search a hand and rebuild the melds (false jokers and okeys mapped back to the tiles)."""
-        if len(self._memo) >= _MEMO_LIMIT:
+        if _memo_full(self._memos):
             self._renew_memo()
         indices = list(map(_index, tiles))
         x = sum(map(self._bits.__getitem__, indices))
@@ -346,9 +352,9 @@ class MeldSearch:
             self._rebuild_built(x, okeys, built)
         else:
             value = 0
-            memo = self._memo
+            memo = self._memos[0]
             for part in self.parts(x):
-                hit = memo.get(part * 3)  # (parts recur across hands: mostly searched)
+                hit = memo.get(part)  # (parts recur across hands: mostly searched)
                 value += hit[0] if hit is not None else self._solve(part, 0)
                 self._rebuild_built(part, 0, built)
         # Melds listed in tile order of their first slot (as ``_result``), the rest by index.
@@ -452,7 +458,7 @@ class MeldSearch:
         """
         if tile not in tiles:
             raise ValueError(f"{tile} is not in the hand")
-        if len(self._memo) >= _MEMO_LIMIT:
+        if _memo_full(self._memos):
             self._renew_memo()
         x, j, _ = self.pack(tiles)
         if tile == self.okey:
@@ -565,13 +571,13 @@ class MeldSearch:
         yield from walk(a, x, j, 0, ())
 
     def _solve(self, x: int, j: int) -> int:
-        key = x * 3 + j
-        hit = self._memo.get(key)
+        memo = self._memos[j]
+        hit = memo.get(x)
         if hit is not None:
             return hit[0]
         if x == 0:
             # Okeys alone cannot make a meld (at most two of them).
-            self._memo[key] = (0, None)
+            memo[x] = (0, None)
             return 0
         low = (x & -x).bit_length() - 1
         n0, colour = divmod(low >> 1, 4)
@@ -583,7 +589,7 @@ class MeldSearch:
             total = gain + self._solve(nx, nj)
             if total > best:
                 best, choice = total, (nx, nj, spec)
-        self._memo[key] = (best, choice)
+        memo[x] = (best, choice)
         return best
 
     def _solve_opening(self, x: int, j: int) -> int:
@@ -592,15 +598,15 @@ class MeldSearch:
         below a run only when the run reaches 13, so each run length has one filling."""
         if j < 2:
             return self._solve_one(x) if j else self._solve_plain(x)
-        hit = self._memo.get(x * 3 + 2)
+        hit = self._memos[2].get(x)
         return hit[0] if hit is not None else self._two_entry(x)[0]
 
     def _two_entry(self, x: int) -> tuple:
         """``_solve_opening``'s search with two okeys of a state not in the memo yet: its entry,
         (the value, the choice, the plain value of the state: as ``_one_entry``'s)."""
-        memo = self._memo
+        memo0, memo1, memo = self._memos
         if x == 0:
-            hit = memo[2] = (0, None, 0)
+            hit = memo[0] = (0, None, 0)
             return hit
         entry = self._two_entry
         one = self._one_entry  # (with one okey left: the entry of a state not in the memo)
@@ -616,7 +622,7 @@ class MeldSearch:
         # Leaving this kind in hand leaves every copy of it: keeping one copy and melding the
         # other is reached through the meld options below.
         rest = x - (1 << low)
-        hit = memo.get(rest * 3 + 2)
+        hit = memo.get(rest)
         if hit is None:
             hit = entry(rest)
         best = hit[0]
@@ -636,7 +642,7 @@ class MeldSearch:
         real_sets, okey_sets = _TWO_SETS[(x >> (8 * n0)) & 0xFF][colour]
         for taken, colours, gain, _, _ in real_sets:
             nx = x1 - (taken << (8 * n0))
-            hit = memo.get(nx * 3 + 2)
+            hit = memo.get(nx)
             if hit is None:
                 hit = entry(nx)
             gain *= n
@@ -657,7 +663,7 @@ class MeldSearch:
             p += 1
             value += p
             if p - n >= 2:
-                hit = memo.get(cx * 3 + 2)
+                hit = memo.get(cx)
                 if hit is None:
                     hit = entry(cx)
                 total = value + hit[0]
@@ -672,7 +678,7 @@ class MeldSearch:
             gain *= n
             if jk == 1:
                 if ceiling1 < 0:
-                    hit = memo.get(x1 * 3 + 1)
+                    hit = memo1.get(x1)
                     ceiling1 = (hit if hit is not None else one(x1))[0]
                 bound = gain + ceiling1
             else:
@@ -680,7 +686,7 @@ class MeldSearch:
             if bound < best or (bound == best and place > at):
                 continue
             nx = x1 - (taken << (8 * n0))
-            hit = memo.get(nx * 3 + 2 - jk)
+            hit = (memo1 if jk == 1 else memo0).get(nx)
             total = gain + (hit[0] if hit is not None else one(nx)[0] if jk == 1 else plain(nx))
             if total > best or (total == best and place < at):
                 best, at, choice = total, place, (nx, 2 - jk, ("set", n, colours, jk))
@@ -696,13 +702,13 @@ class MeldSearch:
                 if p - n >= 2:
                     if used == 1:
                         if ceiling1 < 0:
-                            hit = memo.get(x1 * 3 + 1)
+                            hit = memo1.get(x1)
                             ceiling1 = (hit if hit is not None else one(x1))[0]
                         bound = value + ceiling1
                     else:
                         bound = value + ceiling
                     if bound > best or (bound == best and 32 + p < at):
-                        hit = memo.get(cx * 3 + 2 - used)
+                        hit = (memo1 if used == 1 else memo0).get(cx)
                         total = value + (
                             hit[0] if hit is not None else one(cx)[0] if used == 1 else plain(cx)
                         )
@@ -738,7 +744,7 @@ class MeldSearch:
                     if length >= 3 and p == 13:
                         if left:
                             if ceiling1 < 0:
-                                hit = memo.get(x1 * 3 + 1)
+                                hit = memo1.get(x1)
                                 ceiling1 = (hit if hit is not None else one(x1))[0]
                             total = value + solve_one(cx) if value + ceiling1 > best else 0
                         else:
@@ -759,22 +765,22 @@ class MeldSearch:
                         break
                     value += q
                     p = q
-        hit = memo[x * 3 + 2] = (best, choice, best0)
+        hit = memo[x] = (best, choice, best0)
         return hit
 
     def _solve_one(self, x: int) -> int:
         """``_solve_opening`` with one okey, written out apart (the common case): the same
         options in the same order, so the same value and choice."""
-        hit = self._memo.get(x * 3 + 1)
+        hit = self._memos[1].get(x)
         return hit[0] if hit is not None else self._one_entry(x)[0]
 
     def _one_entry(self, x: int) -> tuple:
         """``_solve_one``'s search of a state not in the memo yet: its entry, (the value, the
         choice, the plain value of the state: the best of its options keeping the okey, each
         child's plain value being the third item of its own entry)."""
-        memo = self._memo
+        memo0, memo, _ = self._memos
         if x == 0:
-            hit = memo[1] = (0, None, 0)
+            hit = memo[0] = (0, None, 0)
             return hit
         entry = self._one_entry
         plain = self._solve_plain
@@ -788,7 +794,7 @@ class MeldSearch:
                 if not rest:
                     hit = (0, None, 0)
                     break
-                hit = memo.get(rest * 3 + 1)
+                hit = memo.get(rest)
                 if hit is not None:
                     break
                 low = (rest & -rest).bit_length() - 1
@@ -797,13 +803,13 @@ class MeldSearch:
                     hit = entry(rest)
                     break
             # (Nor does any meld without the okey: the plain value is the rest's too.)
-            hit = memo[x * 3 + 1] = (hit[0], (rest, 1, None), hit[2])
+            hit = memo[x] = (hit[0], (rest, 1, None), hit[2])
             return hit
         n0 = kind >> 2
         colour = kind & 3
         n = n0 + 1
         rest = x - (1 << low)
-        hit = memo.get(rest * 3 + 1)
+        hit = memo.get(rest)
         if hit is None:
             hit = entry(rest)
         best = hit[0]
@@ -821,7 +827,7 @@ class MeldSearch:
         real_sets, okey_sets = _ONE_SETS[(x >> (8 * n0)) & 0xFF][colour]
         for taken, colours, gain, _ in real_sets:
             nx = x1 - (taken << (8 * n0))
-            hit = memo.get(nx * 3 + 1)
+            hit = memo.get(nx)
             if hit is None:
                 hit = entry(nx)
             gain *= n
@@ -842,7 +848,7 @@ class MeldSearch:
             p += 1
             value += p
             if p - n >= 2:
-                hit = memo.get(cx * 3 + 1)
+                hit = memo.get(cx)
                 if hit is None:
                     hit = entry(cx)
                 total = value + hit[0]
@@ -861,7 +867,7 @@ class MeldSearch:
             if gain + ceiling < best or (gain + ceiling == best and place > at):
                 continue
             nx = x1 - (taken << (8 * n0))
-            hit = memo.get(nx * 3)
+            hit = memo0.get(nx)
             total = gain + (hit[0] if hit is not None else plain(nx))
             if total > best or (total == best and place < at):
                 best, at, choice = total, place, (nx, 0, ("set", n, colours, 1))
@@ -875,7 +881,7 @@ class MeldSearch:
                 if p - n >= 2:
                     bound = value + ceiling
                     if bound > best or (bound == best and 16 + p < at):
-                        hit = memo.get(cx * 3)
+                        hit = memo0.get(cx)
                         total = value + (hit[0] if hit is not None else plain(cx))
                         if total > best or (total == best and 16 + p < at):
                             slots = (False,) * (gap - n - 1) + (True,) + (False,) * (p - gap)
@@ -901,19 +907,18 @@ class MeldSearch:
                 if total > best:
                     spec = ("run", colour * 13 - 1, n - 1, 13, (False,) * (13 - n))
                     best, choice = total, (cx, 0, spec)
-        hit = memo[x * 3 + 1] = (best, choice, best0)
+        hit = memo[x] = (best, choice, best0)
         return hit
 
     def _solve_plain(self, x: int) -> int:
         """``_solve_opening`` with no okey left: the same options in the same order (so the
         same choice on a tie), without the okeys' branches."""
-        memo = self._memo
-        key = x * 3
-        hit = memo.get(key)
+        memo = self._memos[0]
+        hit = memo.get(x)
         if hit is not None:
             return hit[0]
         if x == 0:
-            memo[key] = (0, None)
+            memo[0] = (0, None)
             return 0
         solve = self._solve_plain
         low = (x & -x).bit_length() - 1
@@ -936,7 +941,7 @@ class MeldSearch:
                     laid.append((n0 + 1, sets))
                 if not rest:
                     break
-                hit = memo.get(rest * 3)
+                hit = memo.get(rest)
                 if hit is not None:
                     gained += hit[0]
                     break
@@ -946,19 +951,19 @@ class MeldSearch:
                 if q & (q >> 8) & (q >> 16) & 0x55:
                     gained += solve(rest)
                     break
-            memo[key] = (gained, (rest, 0, ("sets", tuple(laid)) if laid else None))
+            memo[x] = (gained, (rest, 0, ("sets", tuple(laid)) if laid else None))
             return gained
         kind = low >> 1
         colour = kind & 3
         rest = x - (1 << low)
-        hit = memo.get(rest * 3)
+        hit = memo.get(rest)
         best = hit[0] if hit is not None else solve(rest)
         choice: tuple = (rest, 0, None)
         x1 = x - (1 << (2 * kind))
         # Sets of three or four real tiles.
         for taken, colours in _PLAIN_SETS[y & 0xFF][colour]:
             nx = x1 - (taken << (8 * n0))
-            hit = memo.get(nx * 3)
+            hit = memo.get(nx)
             total = n * len(colours) + (hit[0] if hit is not None else solve(nx))
             if total > best:
                 best, choice = total, (nx, 0, ("set", n, colours, 0))
@@ -976,14 +981,14 @@ class MeldSearch:
             p += 1
             value += p
             if p - n >= 2:
-                hit = memo.get(cx * 3)
+                hit = memo.get(cx)
                 total = value + (hit[0] if hit is not None else solve(cx))
                 if total > best:
                     best, choice = (
                         total,
                         (cx, 0, ("run", colour * 13 - 1, n, p, (False,) * (p - n))),
                     )
-        memo[key] = (best, choice)
+        memo[x] = (best, choice)
         return best
 
     def _joker_value(self, number: int) -> int:
@@ -1078,12 +1083,12 @@ class MeldSearch:
     # -- rebuilding ------------------------------------------------------------------------------
     def _rebuild(self, x: int, j: int) -> list[Meld]:
         melds: list[Meld] = []
-        memo = self._memo
+        memo = self._memos
         while x:
-            entry = memo.get(x * 3 + j)
+            entry = memo[j].get(x)
             if entry is None:  # (only where the search has not been run from here)
                 self._solve(x, j)
-                entry = memo[x * 3 + j]
+                entry = memo[j][x]
             x, j, spec = entry[1]
             if spec is not None:
                 if spec[0] == "sets":  # numbers' sets laid at once (``_BYTE_SETS``)
@@ -1096,14 +1101,14 @@ class MeldSearch:
     def _rebuild_built(self, x: int, j: int, out: list[tuple]) -> None:
         """``_rebuild`` for ``best``: each meld as (its kinds as bits, sort key, meld, tile
         indices), appended to ``out`` (``_build``)."""
-        memo = self._memo
+        memo = self._memos
         built = self._built
         okey = self.okey.index
         while x:
-            entry = memo.get(x * 3 + j)
+            entry = memo[j].get(x)
             if entry is None:  # (only where the search has not been run from here)
                 self._solve(x, j)
-                entry = memo[x * 3 + j]
+                entry = memo[j][x]
             x, j, spec = entry[1]
             if spec is None:
                 continue
