@@ -41,8 +41,8 @@ from okey.layout import (
     priced_size,
 )
 from okey.rules import Rules
-from okey.runs import LINE_PROFILES, line_key, line_profile
-from okey.sets import SetChoice, lone_colours, number_choices, take_set_keys
+from okey.runs import _LONE_FACES, LINE_PROFILES, line_key, line_profile, lone_faces
+from okey.sets import SetChoice, number_choices, take_set_keys
 from okey.solver import NUMBERED_KINDS, faces_and_okeys
 from okey.tiles import FALSE_JOKER_INDEX, Tile
 
@@ -62,18 +62,35 @@ def distance_to_win(
     return HandState.checked(tiles, indicator, rules, seen).distance(rules)
 
 
-# Per face: its colour and the shift of its number's field in the colour's line key.
-_LINE_SHIFT = [(face // 13, 3 * (face % 13)) for face in range(52)]
+# Per face (and 0 for the false joker, index 52): one held copy in the four colours' line keys
+# (``line_key``) packed as one int, 39 bits a colour (``HandState.checked``).
+_KEY_ADD = [1 << (39 * (face // 13) + 3 * (face % 13)) for face in range(52)] + [0]
 
 
-# A line key (``line_key``) with no face held and a copy of each left to draw.
-_ALL_DRAWABLE = sum(4 << (3 * p) for p in range(13))
+# Bit 0 of every number's field of the four packed line keys.
+_KEYS_LOW = sum(_KEY_ADD[:52])
+
+
+_LINE_MASK = (1 << 39) - 1
+
+
+# Per face (and 0 for the false joker): one held copy in a hand's columns (``HandState.columns``).
+_COLUMN_ADD = [1 << (16 * (face % 13) + 2 * (face % 52 // 13)) for face in range(52)] + [0]
+
+
+# Two copies of every face, as columns' counts.
+_COLUMN_TWOS = 2 * sum(_COLUMN_ADD[:52])
+
+
+# Bit 0 of every colour's count in the columns, and bit 0 of every number's column.
+_COLUMN_PRESENT = sum(0x55 << (16 * n) for n in range(13))
+_COLUMN_LOW = sum(1 << (16 * n) for n in range(13))
 
 
 class HandState:
     """A hand as the distance search sees it: faces, okeys held, what can still be drawn."""
 
-    __slots__ = ("faces", "okeys", "avail", "wild_avail", "_keys")
+    __slots__ = ("faces", "okeys", "avail", "wild_avail", "_keys", "_columns")
 
     def __init__(self, faces: list[int], okeys: int, avail: list[int], wild_avail: int) -> None:
         self.faces = faces
@@ -81,12 +98,26 @@ class HandState:
         self.avail = avail
         self.wild_avail = wild_avail
         self._keys: list[int] | None = None
+        self._columns: int | None = None
 
     def line_keys(self) -> list[int]:
         """The four colours' line keys (``line_key``)."""
         if self._keys is None:
             self._keys = [line_key(self.faces, self.avail, lo) for lo in (0, 13, 26, 39)]
         return self._keys
+
+    def columns(self) -> int:
+        """The hand by number, 16 bits a number (from bit 16 * number): per colour c the count
+        held at bits 2c, 2c + 1 and the copies left to draw at bits 8 + 2c, 9 + 2c (the
+        set search's key of a number's choices, ``SetSearch``)."""
+        columns = self._columns
+        if columns is None:
+            columns = 0
+            for face, (held, left) in enumerate(zip(self.faces, self.avail, strict=True)):
+                if held or left:
+                    columns += (held | left << 8) * _COLUMN_ADD[face]
+            self._columns = columns
+        return columns
 
     @classmethod
     def of(cls, tiles: Sequence[Tile], indicator: Tile, seen: Iterable[Tile] = ()) -> HandState:
@@ -107,17 +138,17 @@ class HandState:
         tiles = list(tiles)
         seen = list(seen)
         held = [0] * (FALSE_JOKER_INDEX + 1)
-        out = [0] * (FALSE_JOKER_INDEX + 1)
         try:
             faces = [tile.index for tile in tiles]
             for face in faces:
                 held[face] += 1
-            if seen:
-                faces += [tile.index for tile in seen]
-                for tile in seen:
-                    out[tile.index] += 1
             at = indicator.index
-            out[at] += 1
+            if seen:
+                out = [0] * (FALSE_JOKER_INDEX + 1)
+                seen_faces = [tile.index for tile in seen]
+                for face in seen_faces:
+                    out[face] += 1
+                out[at] += 1
             usual = (
                 len(tiles) in (rules.hand_size, rules.hand_size + 1)
                 and len(tiles) <= rules.max_rack_tiles
@@ -136,28 +167,42 @@ class HandState:
             check_playing_hand(tiles, indicator, rules, seen)
             return cls.of(tiles, indicator, seen)
         o = at - 12 if at % 13 == 12 else at + 1  # okey_for: the indicator is no false joker
-        held[o], held[FALSE_JOKER_INDEX] = held[FALSE_JOKER_INDEX], held[o]
-        out[o], out[FALSE_JOKER_INDEX] = out[FALSE_JOKER_INDEX], out[o]
-        # (After the swap the okeys are counted at FALSE_JOKER_INDEX and the false jokers at the
-        # okey's face, as ``faces_and_okeys`` counts them.)
-        okeys = held.pop()
-        out_okeys = out.pop()
+        # The okeys are counted apart, the false jokers at the okey's face (as
+        # ``faces_and_okeys`` counts them).
+        okeys = held[o]
+        jokers = held[o] = held.pop()
+        # The four line keys packed (``_KEY_ADD``) and the columns (``columns``), counted from
+        # the held faces: the false jokers added at the okey's face, the okeys taken out.
+        keys = sum(map(_KEY_ADD.__getitem__, faces)) + (jokers - okeys) * _KEY_ADD[o]
+        columns = sum(map(_COLUMN_ADD.__getitem__, faces)) + (jokers - okeys) * _COLUMN_ADD[o]
         if seen:
-            avail = [max(0, 2 - h - x) for h, x in zip(held, out, strict=True)]
+            out_okeys = out[o]
+            out_jokers = out[o] = out.pop()
+            avail = [2 - h - x for h, x in zip(held, out, strict=True)]
+            shift = out_jokers - out_okeys
+            out_keys = sum(map(_KEY_ADD.__getitem__, seen_faces)) + _KEY_ADD[at]
+            out_keys += shift * _KEY_ADD[o]
+            out_columns = sum(map(_COLUMN_ADD.__getitem__, seen_faces)) + _COLUMN_ADD[at]
+            out_columns += shift * _COLUMN_ADD[o]
         else:
-            # Only the indicator is out: no count goes below 0.
+            # Only the indicator is out.
+            out_okeys = 0
             avail = [2 - h for h in held]
             avail[at] -= 1
+            out_keys = _KEY_ADD[at]
+            out_columns = _COLUMN_ADD[at]
+        # (Every face is held and out at most twice in all, so no field carries.)
         state = cls(held, okeys, avail, max(0, 2 - okeys - out_okeys))
-        # The line keys (``line_key``), from every face with all copies left to draw, changed
-        # at the faces held or out only.
-        keys = [_ALL_DRAWABLE] * 4
-        faces += (o, at)
-        for face in set(faces):
-            if face != FALSE_JOKER_INDEX:
-                colour, shift = _LINE_SHIFT[face]
-                keys[colour] += (held[face] | (4 if avail[face] > 0 else 0)) - 4 << shift
-        state._keys = keys
+        # A line key's field holds the count held, plus 4 where fewer than two are held or out.
+        gone = keys + out_keys
+        keys += ((~gone >> 1) & _KEYS_LOW) << 2
+        state._keys = [
+            keys & _LINE_MASK,
+            (keys >> 39) & _LINE_MASK,
+            (keys >> 78) & _LINE_MASK,
+            keys >> 117,
+        ]
+        state._columns = columns + ((_COLUMN_TWOS - columns - out_columns) << 8)
         return state
 
     def less(self, face: int | None) -> HandState:
@@ -166,6 +211,7 @@ class HandState:
         if face is None:
             less = HandState(self.faces, self.okeys - 1, self.avail, self.wild_avail)
             less._keys = self._keys
+            less._columns = self._columns
             return less
         faces = list(self.faces)
         faces[face] -= 1
@@ -174,6 +220,8 @@ class HandState:
             keys = list(self._keys)
             keys[face // 13] -= 1 << (3 * (face % 13))
             less._keys = keys
+        if self._columns is not None:
+            less._columns = self._columns - _COLUMN_ADD[face]
         return less
 
     def with_face(self, face: int) -> HandState:
@@ -188,6 +236,10 @@ class HandState:
             lost = 4 if self.avail[face] == 1 else 0
             keys[face // 13] += (1 - lost) << (3 * (face % 13))
             drawn._keys = keys
+        if self._columns is not None:
+            # (One more held, one fewer left where any was.)
+            step = 1 - (256 if self.avail[face] > 0 else 0)
+            drawn._columns = self._columns + step * _COLUMN_ADD[face]
         return drawn
 
     def distance(self, rules: Rules, at_most: int | None = None) -> int:
@@ -200,10 +252,8 @@ class HandState:
         if rules.seven_pairs and size % 2 == 0:
             # At least this many pairs lack a tile (every pair not held whole or with a held
             # okey: ``kept_in_pairs`` keeps at most pairs + full pairs + okeys).
-            full = 0
-            for n in self.faces:
-                if n >= 2:
-                    full += 1
+            faces = self.faces
+            full = len(faces) - faces.count(0) - faces.count(1)
             floor = size - min(size, size // 2 + full + self.okeys)
             if at_most is None:
                 melds = size - max_kept_in_melds(self, rules) - self.okeys
@@ -344,62 +394,73 @@ class SetSearch:
         self.budget = hand.okeys + hand.wild_avail
         self.enough = enough
         self.ties = ties
-        faces, avail = hand.faces, hand.avail
-        singles = lone_colours(hand.line_keys(), self.wrap)
-        self.numbers = [
-            n
-            for n in range(13)
-            if singles[n]
-            or (faces[n] > 0) + (faces[13 + n] > 0) + (faces[26 + n] > 0) + (faces[39 + n] > 0) >= 2
-        ]
+        keys = hand.line_keys()
+        columns = hand.columns()
+        # ``lone_colours``: the colours' ``lone_faces``, their cache read here first.
+        lone_of = _LONE_FACES.get
+        wrap_bit = self.wrap << 39
+        lone = []
+        for key in keys:
+            found = lone_of(key | wrap_bit)
+            lone.append(lone_faces(key, self.wrap) if found is None else found)
+        lone0, lone1, lone2, lone3 = lone
+        any_lone = lone0 | lone1 | lone2 | lone3
+        # The numbers searched: those with two or more colours held (bit 0 of their columns),
+        # or a face that may stand alone in a set.
+        present = (columns | columns >> 1) & _COLUMN_PRESENT
+        pairs = (present & (present >> 2)) | (present & (present >> 4)) | (present & (present >> 6))
+        chosen = (pairs | pairs >> 2 | pairs >> 4) & _COLUMN_LOW
+        for n in range(13) if any_lone else ():
+            if any_lone >> n & 1:
+                chosen |= 1 << (16 * n)
         # Per number: its choices of sets, what each adds to the bound, and what each takes out
         # of the hand (a set's missing tiles are drawn at its own number only, so the effect of
         # a choice never depends on the choices at other numbers, and the change it makes to
         # each colour's line key is fixed).
-        self.choices = []
+        self.numbers = numbers = []
+        self.choices = choices = []
         gains = []
         known = _NUMBER_CHOICES
-        for n in self.numbers:
-            # ``number_choices``, read first from a table keyed by one int.
-            r, y, b, k = n, 13 + n, 26 + n, 39 + n
-            key = (
-                faces[r]
-                | faces[y] << 2
-                | faces[b] << 4
-                | faces[k] << 6
-                | avail[r] << 8
-                | avail[y] << 10
-                | avail[b] << 12
-                | avail[k] << 14
-                | singles[n] << 16
-                | n << 20
-            )
+        while chosen:
+            low = chosen & -chosen
+            chosen ^= low
+            at = low.bit_length() - 1
+            n = at >> 4
+            # ``number_choices``, read first from a table keyed by one int: the number's
+            # column (``HandState.columns``), its lone colours and the number.
+            key = (columns >> at) & 0xFFFF | n << 20
+            if any_lone:
+                key |= (
+                    (lone0 >> n & 1)
+                    | (lone1 >> n & 1) << 1
+                    | (lone2 >> n & 1) << 2
+                    | (lone3 >> n & 1) << 3
+                ) << 16
             found = known.get(key)
             if found is None:
                 found = number_choices(
-                    (faces[r], faces[y], faces[b], faces[k]),
-                    (avail[r], avail[y], avail[b], avail[k]),
+                    (key & 3, key >> 2 & 3, key >> 4 & 3, key >> 6 & 3),
+                    (key >> 8 & 3, key >> 10 & 3, key >> 12 & 3, key >> 14 & 3),
                     n,
-                    singles[n],
+                    key >> 16 & 15,
                 )
                 if len(known) >= 1 << 14:
                     known.clear()
                 known[key] = found
-            choices, gain = found
-            self.choices.append(choices)
-            gains.append(gain)
-        self.leaf = len(self.numbers)
+            numbers.append(n)
+            choices.append(found[0])
+            gains.append(found[1])
+        self.leaf = len(numbers)
         # rest[i]: price * size plus the most the sets at numbers i.. can add (packed).
-        self.rest = [priced_size(size)]
-        for gain in reversed(gains):
-            self.rest.append(self.rest[-1] + gain)
-        self.rest.reverse()
-        self.keys = keys = list(hand.line_keys())
+        rest = [priced_size(size)] * (self.leaf + 1)
+        for i in range(self.leaf - 1, -1, -1):
+            rest[i] = rest[i + 1] + gains[i]
+        self.rest = rest
+        self.keys = keys = list(keys)
         # ``line_profile``, its cache read here first.
-        tail = (self.wrap << 39) | (size << 40)
-        self.profiles = [
-            LINE_PROFILES.get(key | tail) or line_profile(key, self.wrap, size) for key in keys
-        ]
+        self.tail = tail = (self.wrap << 39) | (size << 40)
+        get = LINE_PROFILES.get
+        self.profiles = [get(key | tail) or line_profile(key, self.wrap, size) for key in keys]
         self.items: list[Component] = []
         self.sets: list[tuple[tuple[int, ...], int]] = []
         self.best = 0
@@ -408,7 +469,8 @@ class SetSearch:
         self.plain = True
 
     def run(self) -> tuple[int, list[SetChoice]]:
-        runs = sum(p.packed_bound for p in self.profiles)
+        red, yellow, blue, black = self.profiles
+        runs = red.packed_bound + yellow.packed_bound + blue.packed_bound + black.packed_bound
         if self.leaf and self.plain:
             # The layout with no sets first: the search then looks for as good (ties) or
             # better ones only (a tie's list is the same: every layout keeping the most is
@@ -457,31 +519,30 @@ class SetSearch:
         after = self.rest[i + 1]
         last = i + 1 == self.leaf
         keys, profiles, items, sets = self.keys, self.profiles, self.items, self.sets
-        wrap, size = self.wrap, self.size
-        cache, tail = LINE_PROFILES, (wrap << 39) | (size << 40)
+        get, tail = LINE_PROFILES.get, self.tail
+        # (The guard changes only where a layout is found, below a child.)
+        bound = after + self.guard
         for gains, deltas, choice_items, choice_sets in self.choices[i]:
             child = acc + gains
             # Taking faces into sets never raises a colour's runs bound, so the runs as they
             # stand now already bound the child: most children are cut here, before the
             # (costlier) profiles of their colours are looked up.
-            if (after + child + self.guard) & HIGH != HIGH:
+            if (bound + child) & HIGH != HIGH:
                 continue
             if deltas:
-                old = []
+                old_keys = keys[:]
+                old_profiles = profiles[:]
                 for colour, delta in deltas:
-                    before = profiles[colour]
-                    old.append(before)
                     key = keys[colour] = keys[colour] + delta
                     # ``line_profile``, its cache read here first.
-                    new = cache.get(key | tail)
+                    new = get(key | tail)
                     if new is None:
-                        new = line_profile(key, wrap, size)
-                    child += new.packed_bound - before.packed_bound
+                        new = line_profile(key, self.wrap, self.size)
+                    child += new.packed_bound - old_profiles[colour].packed_bound
                     profiles[colour] = new
-                if (after + child + self.guard) & HIGH != HIGH:
-                    for (colour, delta), profile in zip(deltas, old, strict=True):
-                        keys[colour] -= delta
-                        profiles[colour] = profile
+                if (bound + child) & HIGH != HIGH:
+                    keys[:] = old_keys
+                    profiles[:] = old_profiles
                     continue
             if choice_items:
                 items += choice_items
@@ -492,11 +553,11 @@ class SetSearch:
             else:
                 done = self._leaf() if last else self._visit(i + 1, child)
             if deltas:
-                for (colour, delta), profile in zip(deltas, old, strict=True):
-                    keys[colour] -= delta
-                    profiles[colour] = profile
+                keys[:] = old_keys
+                profiles[:] = old_profiles
             if done:
                 return True
+            bound = after + self.guard
         return False
 
 

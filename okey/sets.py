@@ -57,7 +57,9 @@ def number_choices(
         deltas = []
         for colour, taken, drawn in option.changes:
             lost = 4 if avail[colour] > 0 and avail[colour] - drawn <= 0 else 0
-            deltas.append((colour, -((taken + lost) << (3 * number))))
+            if taken + lost:
+                # (A colour whose copy a set draws, one left after, keeps its line key.)
+                deltas.append((colour, -((taken + lost) << (3 * number))))
         sets = tuple((colours, number) for colours in option.sets)
         choices.append((option.packed_gains, tuple(deltas), option.items, sets))
     best = [max(0, *(o.gains[k] for o in options)) for k in range(len(SLOT_PRICES))]
