@@ -340,9 +340,12 @@ class MeldSearch:
 
     def best(self, tiles: Sequence[Tile]) -> MeldSearchResult:
         """Search a hand and rebuild the melds (false jokers and okeys mapped back to the tiles)."""
+        return MeldSearchResult(*self.best_of(list(map(_index, tiles))))
+
+    def best_of(self, indices: list[int]) -> tuple[int, tuple[Meld, ...], tuple[Tile, ...]]:
+        """``best`` of a hand given by its tiles' indices: (value, melds, remaining)."""
         if _memo_full(self._memos):
             self._renew_memo()
-        indices = list(map(_index, tiles))
         x = sum(map(self._bits.__getitem__, indices))
         okeys = indices.count(self.okey.index)
         x = self.live(x, okeys)
@@ -364,13 +367,10 @@ class MeldSearch:
         for entry in built:
             laid += entry[3]
         try:
-            for index in laid:
-                left.remove(index)
+            list(map(left.remove, laid))
         except ValueError:
             raise ValueError("a meld holds a tile the hand does not") from None
-        return MeldSearchResult(
-            value, tuple([b[2] for b in built]), tuple(map(ALL_KINDS.__getitem__, left))
-        )
+        return value, tuple([b[2] for b in built]), tuple(map(ALL_KINDS.__getitem__, left))
 
     def parts(self, x: int) -> list[int]:
         """Packed counts with no okey (after ``live``) split into ranges of numbers that no meld

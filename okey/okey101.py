@@ -20,13 +20,14 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter, eq
 from typing import Any, Literal
 
 from okey.errors import OkeyError
 from okey.hand import check_possible, okey_for
 from okey.melding import Meld, MeldSearch
 from okey.rules import Rules
-from okey.tiles import Tile, parse_tiles
+from okey.tiles import FALSE_JOKER_INDEX, Tile, parse_tiles
 
 # An okey left in hand at the end of a round costs its printed number, like any tile left, plus
 # this extra penalty (docs/rules.md, "Held okey").
@@ -147,6 +148,27 @@ def _prepare(
     return hand, indicator, rules
 
 
+_INDEX = attrgetter("index")
+
+
+def _plain_hand(tiles: object, indicator: object, rules: Rules) -> list[int] | None:
+    """The tile indices of a hand given as a list or tuple of tiles that ``_prepare`` takes as
+    it is (``check_possible`` accepts it: at most ``rules.max_rack_tiles`` tiles, two of each
+    with the indicator, which is no false joker), else None (``_prepare`` then reads it and says
+    what is wrong)."""
+    if type(indicator) is not Tile or type(tiles) not in (list, tuple):
+        return None
+    if len(tiles) > rules.max_rack_tiles or set(map(type, tiles)) != {Tile}:
+        return None
+    indices = list(map(_INDEX, tiles))
+    if indicator.index == FALSE_JOKER_INDEX:
+        return None
+    held = sorted([*indices, indicator.index])  # (three of a kind: held[i] == held[i + 2])
+    if any(map(eq, held, held[2:])):
+        return None
+    return indices
+
+
 def opening_threshold(rules: Rules, earlier_openings: Iterable[int] = ()) -> int:
     """Points an opening needs: ``rules.opening_threshold``, or with ``rising_threshold`` one more
     than the highest earlier opening of the round when that is higher.
@@ -201,6 +223,11 @@ def best_opening(
     >>> best_opening("R9 Y9 B9 R7 R8", "B1", Rules.okey101(), must_use="R7").points
     24
     """
+    if must_use is None and rules is not None:
+        indices = _plain_hand(tiles, indicator, rules)
+        if indices is not None:
+            threshold = opening_threshold(rules, earlier_openings)
+            return Opening(*_search(indicator, rules).best_of(indices), threshold)
     hand, indicator, rules = _prepare(tiles, indicator, rules)
     threshold = opening_threshold(rules, earlier_openings)
     search = _search(indicator, rules)

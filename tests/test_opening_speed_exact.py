@@ -1,0 +1,97 @@
+"""``best_opening``'s short way for a hand given as tile objects answers as the long way does.
+
+A list or tuple of ``Tile`` with a ``Tile`` indicator and rules skips reading the hand and
+``check_possible`` where the hand is plainly possible (``okey.okey101._plain_hand``); any other
+hand goes the long way, which reads it and says what is wrong.  Both must give the same
+opening, and a hand the long way rejects must be rejected with the same error.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+import pytest
+
+from okey import FULL_SET, Rules, Tile
+from okey.errors import OkeyError
+from okey.hand import okey_for
+from okey.okey101 import _plain_hand, best_opening
+
+R101 = Rules.okey101()
+
+
+def _as_tuple(opening) -> tuple:
+    return (
+        opening.points,
+        opening.threshold,
+        [(m.kind, [str(t) for t in m.tiles], [str(t) for t in m.plays_as]) for m in opening.melds],
+        [str(t) for t in opening.remaining],
+    )
+
+
+def _error(call) -> tuple[type, str] | None:
+    try:
+        call()
+    except OkeyError as exc:
+        return type(exc), str(exc)
+    return None
+
+
+def test_tile_lists_open_as_their_text() -> None:
+    rng = random.Random(23)
+    for case in range(300):
+        pool = list(FULL_SET)
+        rng.shuffle(pool)
+        indicator = next(t for t in pool if not t.is_false_joker)
+        pool.remove(indicator)
+        okey = okey_for(indicator)
+        hand = pool[: rng.choice((14, 21, 22))]
+        if case % 3 == 0:  # an okey or two
+            rest = [t for t in hand if t != okey]
+            hand = rest[: len(hand) - case % 2 - 1] + [okey] * (case % 2 + 1)
+        rules = R101 if case % 4 else replace(R101, max_run_length=5)
+        assert _plain_hand(hand, indicator, rules) is not None
+        text = " ".join(str(t) for t in hand)
+        expected = _as_tuple(best_opening(text, str(indicator), rules))
+        assert _as_tuple(best_opening(hand, indicator, rules)) == expected
+        assert _as_tuple(best_opening(tuple(hand), indicator, rules)) == expected
+        earlier = [rng.randrange(90, 140)]
+        rising = replace(rules, rising_threshold=True)
+        assert _as_tuple(
+            best_opening(hand, indicator, rising, earlier_openings=earlier)
+        ) == _as_tuple(best_opening(text, str(indicator), rising, earlier_openings=earlier))
+
+
+def test_impossible_tile_lists_fail_as_their_text() -> None:
+    r5, fj = Tile.parse("R5"), Tile.parse("FJ")
+    k9 = Tile.parse("K9")
+    hands = [
+        ([k9, k9, k9, r5], Tile.parse("B2")),  # three of a kind
+        ([fj, fj, fj, k9], Tile.parse("B2")),  # three false jokers
+        ([r5, r5, k9], Tile.parse("R5")),  # the indicator's other copy is on the table
+        ([k9, r5], fj),  # a false joker as the indicator
+        ([k9] * 2 + [Tile.parse(f"R{n}") for n in range(1, 14)] * 2, Tile.parse("B2")),  # 28
+    ]
+    for hand, indicator in hands:
+        assert _plain_hand(hand, indicator, R101) is None
+        text = " ".join(str(t) for t in hand)
+        expected = _error(lambda t=text, i=indicator: best_opening(t, str(i), R101))
+        assert expected is not None
+        assert _error(lambda h=hand, i=indicator: best_opening(h, i, R101)) == expected
+
+
+@pytest.mark.parametrize(
+    ("make", "points"),
+    [
+        (lambda: ["R1", "R2", "R3"], 6),  # strings
+        (lambda: [Tile.parse("R1"), "R2", Tile.parse("R3")], 6),  # mixed
+        (lambda: (t for t in [Tile.parse("R1"), Tile.parse("R2"), Tile.parse("R3")]), 6),
+        (lambda: "R1 R2 R3", 6),
+        (lambda: [], 0),
+    ],
+)
+def test_other_hands_go_the_long_way(make, points: int) -> None:
+    assert _plain_hand(make(), Tile.parse("B2"), R101) is None
+    assert best_opening(make(), Tile.parse("B2"), R101).points == points
+    assert best_opening(make(), "B2", R101).points == points
