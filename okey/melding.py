@@ -172,25 +172,56 @@ _OKEY_SETS = [
 # in one of the next two slots needed; none below it, and none to 13 with an okey before it).
 _ALONE = [((1 << (6 - 2 * c)) - 1) | (3 << 6) | (3 << 14) for c in range(4)]
 
+
+def _set_code(colours: tuple[int, ...], okeys: int) -> int:
+    """The code of a set (``_spec_of``) but its number: 1, the colours as bits from bit 6, the
+    okeys from bit 10 (the number goes in bits 2 to 5)."""
+    return 1 | sum(1 << c for c in colours) << 6 | okeys << 10
+
+
+def _spec_of(code: int) -> tuple:
+    """The spec of a meld the opening search codes as an int (``_solve_opening``'s entries):
+    a set ``1 | n << 2 | colours << 6 | okeys << 10`` (colours as bits) is ("set", n, colours,
+    okeys); a run ``2 | colour << 2 | a << 4 | b << 8 | r << 12 | slots << 16`` from a to b, its
+    lowest held tile at r, is ("run", colour * 13 - 1, a, b, slots), slots r + 1 .. b (True: bit
+    i of ``slots`` for an okey at r + 1 + i)."""
+    if code & 3 == 1:
+        mask = code >> 6 & 15
+        return ("set", code >> 2 & 15, tuple(c for c in range(4) if mask >> c & 1), code >> 10)
+    b = code >> 8 & 15
+    okeys = code >> 16
+    slots = tuple(bool(okeys >> i & 1) for i in range(b - (code >> 12 & 15)))
+    return ("run", (code >> 2 & 3) * 13 - 1, code >> 4 & 15, b, slots)
+
+
 # ``_OKEY_SETS[1]`` split, by byte and colour: (the sets of held tiles, those with the okey),
-# each (the counts taken, the colours, the tiles, the place in ``_OKEY_SETS[1]``'s order + 1).
+# each (the counts taken, the set's code but its number, the tiles, the place in
+# ``_OKEY_SETS[1]``'s order + 1).
 _ONE_SETS = [
     [
         (
-            tuple((t, c, k, i + 1) for i, (t, c, jk, k) in enumerate(sets) if not jk),
-            tuple((t, c, k, i + 1) for i, (t, c, jk, k) in enumerate(sets) if jk),
+            tuple(
+                (t, _set_code(c, jk), k, i + 1) for i, (t, c, jk, k) in enumerate(sets) if not jk
+            ),
+            tuple((t, _set_code(c, jk), k, i + 1) for i, (t, c, jk, k) in enumerate(sets) if jk),
         )
         for sets in row
     ]
     for row in _OKEY_SETS[1]
 ]
 
-# The same for ``_OKEY_SETS[2]``: (taken, colours, tiles, okeys, place).
+# The same for ``_OKEY_SETS[2]``: (taken, code, tiles, okeys, place).
 _TWO_SETS = [
     [
         (
-            tuple((t, c, k, jk, i + 1) for i, (t, c, jk, k) in enumerate(sets) if not jk),
-            tuple((t, c, k, jk, i + 1) for i, (t, c, jk, k) in enumerate(sets) if jk),
+            tuple(
+                (t, _set_code(c, jk), k, jk, i + 1)
+                for i, (t, c, jk, k) in enumerate(sets)
+                if not jk
+            ),
+            tuple(
+                (t, _set_code(c, jk), k, jk, i + 1) for i, (t, c, jk, k) in enumerate(sets) if jk
+            ),
         )
         for sets in row
     ]
@@ -233,6 +264,14 @@ for _byte in range(256):
     _BYTE_SETS.append(_byte_sets(_byte, _found))
 del _byte, _found
 
+# ``_solve_plain``'s tables: ``_PLAIN_SETS`` as (taken, tiles, code but the number) and
+# ``_BYTE_SETS`` as (tiles, the sets' codes but the number).
+_PLAIN_CODES = [
+    [tuple((taken, len(colours), _set_code(colours, 0)) for taken, colours in sets) for sets in row]
+    for row in _PLAIN_SETS
+]
+_BYTE_CODES = [(tiles, tuple(_set_code(c, 0) for c in sets)) for tiles, sets in _BYTE_SETS]
+
 
 def _wraps(p: int) -> bool:
     """Whether some colour holds 12, 13 and 1 (presence bits of ``MeldSearch.live``)."""
@@ -257,7 +296,7 @@ _MELDS: dict[tuple, Meld] = {}
 
 # ``MeldSearch._build``'s entries of the choices whose melds hold no okey nor false joker, the
 # same under every okey but those of their kinds (bit k of the first item: kind k played).
-_PLAIN_BUILT: dict[tuple, tuple] = {}
+_PLAIN_BUILT: dict[int | tuple, tuple] = {}
 
 
 class MeldSearch:
@@ -304,7 +343,7 @@ class MeldSearch:
         self._bits = [*_BIT, _BIT[okey]]
         self._bits[okey] = 0
         # The melds of search choices as ``best`` uses them (``_build``).
-        self._built: dict[tuple, tuple] = {}
+        self._built: dict[int | tuple, tuple] = {}
         # Each kind's tile as held (the okey's face is a false joker: ``_tile_as_held``).
         self._held = [*ALL_KINDS[:FALSE_JOKER_INDEX]]
         self._held[okey] = ALL_KINDS[FALSE_JOKER_INDEX]
@@ -577,25 +616,27 @@ class MeldSearch:
             return hit[0]
         if x == 0:
             # Okeys alone cannot make a meld (at most two of them).
-            memo[x] = (0, None)
+            memo[x] = (0, 0, j, None)
             return 0
         low = (x & -x).bit_length() - 1
         n0, colour = divmod(low >> 1, 4)
         # Leave the lowest kind in hand (every copy: the lowest set bit of a count of 2 is its
         # high bit; keeping one copy and melding the other is reached through a meld option).
         best = self._solve(x - (1 << low), j)
-        choice: tuple | None = (x - (1 << low), j, None)
+        choice: tuple = (x - (1 << low), j, None)
         for nx, nj, gain, spec in self._options(x, j, colour, n0 + 1):
             total = gain + self._solve(nx, nj)
             if total > best:
                 best, choice = total, (nx, nj, spec)
-        memo[x] = (best, choice)
+        memo[x] = (best, *choice)
         return best
 
     def _solve_opening(self, x: int, j: int) -> int:
         """``_solve`` for opening value without the wrap, written out flat because it is the hot
         path of ``best_opening``: an okey takes a slot only where no real tile is left, and goes
-        below a run only when the run reaches 13, so each run length has one filling."""
+        below a run only when the run reaches 13, so each run length has one filling.  Its
+        memo entries are flat, (value, next x, next okeys, choice, ...), the choice a code
+        (``_spec_of``): one tuple per state."""
         if j < 2:
             return self._solve_one(x) if j else self._solve_plain(x)
         hit = self._memos[2].get(x)
@@ -603,10 +644,11 @@ class MeldSearch:
 
     def _two_entry(self, x: int) -> tuple:
         """``_solve_opening``'s search with two okeys of a state not in the memo yet: its entry,
-        (the value, the choice, the plain value of the state: as ``_one_entry``'s)."""
+        (the value, the next state and okeys, the choice, the plain value of the state: as
+        ``_one_entry``'s)."""
         memo0, memo1, memo = self._memos
         if x == 0:
-            hit = memo[0] = (0, None, 0)
+            hit = memo[0] = (0, 0, 2, None, 0)
             return hit
         entry = self._two_entry
         one = self._one_entry  # (with one okey left: the entry of a state not in the memo)
@@ -617,7 +659,6 @@ class MeldSearch:
         n0 = kind >> 2
         colour = kind & 3
         n = n0 + 1
-        base = colour * 13 - 1
         max_run = self.max_run
         # Leaving this kind in hand leaves every copy of it: keeping one copy and melding the
         # other is reached through the meld options below.
@@ -627,8 +668,9 @@ class MeldSearch:
             hit = entry(rest)
         best = hit[0]
         # The plain value of the state, as in ``_one_entry``.
-        rest_plain = best0 = hit[2]
-        choice: tuple = (rest, 2, None)
+        rest_plain = best0 = hit[4]
+        # The choice: the next state, its okeys and the meld's code (None: leave the kind).
+        nxt, nj, code = rest, 2, None
         x1 = x - (1 << (2 * kind))  # one copy goes into the meld
         # (A hand holds two okeys at most.)  As in ``_solve_one``, the options
         # keeping the okeys are tried first, then those taking okeys, each bounded first by x1
@@ -640,7 +682,7 @@ class MeldSearch:
         # search order's (the first of the highest totals).
         at = 0
         real_sets, okey_sets = _TWO_SETS[(x >> (8 * n0)) & 0xFF][colour]
-        for taken, colours, gain, _, _ in real_sets:
+        for taken, set_code, gain, _, _ in real_sets:
             nx = x1 - (taken << (8 * n0))
             hit = memo.get(nx)
             if hit is None:
@@ -648,10 +690,11 @@ class MeldSearch:
             gain *= n
             total = gain + hit[0]
             if total > best:
-                best, at, choice = total, 1, (nx, 2, ("set", n, colours, 0))
-            if gain + hit[2] > best0:
-                best0 = gain + hit[2]
-        # Runs of held tiles from this tile up.
+                best, at, nxt, code = total, 1, nx, set_code | n << 2
+            if gain + hit[4] > best0:
+                best0 = gain + hit[4]
+        # Runs of held tiles from this tile up (codes: ``_spec_of``).
+        run_code = 2 | colour << 2 | n << 4 | n << 12
         top = self._tops[n]
         value = n
         cx = x1
@@ -668,13 +711,12 @@ class MeldSearch:
                     hit = entry(cx)
                 total = value + hit[0]
                 if total > best:
-                    spec = ("run", base, n, p, (False,) * (p - n))
-                    best, at, choice = total, 32 + p, (cx, 2, spec)
-                if value + hit[2] > best0:
-                    best0 = value + hit[2]
+                    best, at, nxt, code = total, 32 + p, cx, run_code | p << 8
+                if value + hit[4] > best0:
+                    best0 = value + hit[4]
         ceiling = rest_plain if x1 == rest else best0
         ceiling1 = -1
-        for taken, colours, gain, jk, place in okey_sets:
+        for taken, set_code, gain, jk, place in okey_sets:
             gain *= n
             if jk == 1:
                 if ceiling1 < 0:
@@ -689,11 +731,11 @@ class MeldSearch:
             hit = (memo1 if jk == 1 else memo0).get(nx)
             total = gain + (hit[0] if hit is not None else one(nx)[0] if jk == 1 else plain(nx))
             if total > best or (total == best and place < at):
-                best, at, choice = total, place, (nx, 2 - jk, ("set", n, colours, jk))
+                best, at, nxt, nj, code = total, place, nx, 2 - jk, set_code | n << 2
         if p < top:
-            # Okeys fill the gaps (the first at p + 1), held tiles the rest.
-            slots = [False] * (p - n)
-            slots.append(True)
+            # Okeys fill the gaps (the first at p + 1), held tiles the rest (``okeys``: bit i
+            # for an okey at n + 1 + i).
+            okeys = 1 << (p - n)
             used = 1
             p += 1
             value += p
@@ -713,16 +755,15 @@ class MeldSearch:
                             hit[0] if hit is not None else one(cx)[0] if used == 1 else plain(cx)
                         )
                         if total > best or (total == best and 32 + p < at):
-                            spec = ("run", base, n, p, (*slots,))
-                            best, at, choice = total, 32 + p, (cx, 2 - used, spec)
+                            best, at, nxt, nj = total, 32 + p, cx, 2 - used
+                            code = run_code | p << 8 | okeys << 16
                 if p >= top:
                     break
                 if (cx >> shift) & 3:
                     cx -= 1 << shift
-                    slots.append(False)
                 elif used == 1:
                     used = 2
-                    slots.append(True)
+                    okeys |= 1 << (p - n)
                 else:
                     break
                 shift += 8
@@ -737,7 +778,7 @@ class MeldSearch:
                 value = (a + n - 1) * before // 2 + n
                 left = 2 - before
                 cx = x1
-                slots = []
+                okeys = 0
                 p = n
                 while True:
                     length = p - a + 1
@@ -750,22 +791,22 @@ class MeldSearch:
                         else:
                             total = value + plain(cx) if value + ceiling > best else 0
                         if total > best:
-                            best, choice = total, (cx, left, ("run", base, a, p, tuple(slots)))
+                            best, nxt, nj = total, cx, left
+                            code = 2 | colour << 2 | a << 4 | p << 8 | n << 12 | okeys << 16
                     q = p + 1
                     if q > 13 or length >= max_run:
                         break
                     shift = 8 * p + 2 * colour  # _shift(colour, q)
                     if (cx >> shift) & 3:
                         cx -= 1 << shift
-                        slots.append(False)
                     elif left:
                         left -= 1
-                        slots.append(True)
+                        okeys |= 1 << (p - n)
                     else:
                         break
                     value += q
                     p = q
-        hit = memo[x] = (best, choice, best0)
+        hit = memo[x] = (best, nxt, nj, code, best0)
         return hit
 
     def _solve_one(self, x: int) -> int:
@@ -776,11 +817,11 @@ class MeldSearch:
 
     def _one_entry(self, x: int) -> tuple:
         """``_solve_one``'s search of a state not in the memo yet: its entry, (the value, the
-        choice, the plain value of the state: the best of its options keeping the okey, each
-        child's plain value being the third item of its own entry)."""
+        next state and okeys, the choice, the plain value of the state: the best of its options
+        keeping the okey, each child's plain value being the last item of its own entry)."""
         memo0, memo, _ = self._memos
         if x == 0:
-            hit = memo[0] = (0, None, 0)
+            hit = memo[0] = (0, 0, 1, None, 0)
             return hit
         entry = self._one_entry
         plain = self._solve_plain
@@ -792,7 +833,7 @@ class MeldSearch:
             while True:
                 rest -= 1 << low
                 if not rest:
-                    hit = (0, None, 0)
+                    hit = (0, 0, 1, None, 0)
                     break
                 hit = memo.get(rest)
                 if hit is not None:
@@ -803,7 +844,7 @@ class MeldSearch:
                     hit = entry(rest)
                     break
             # (Nor does any meld without the okey: the plain value is the rest's too.)
-            hit = memo[x] = (hit[0], (rest, 1, None), hit[2])
+            hit = memo[x] = (hit[0], rest, 1, None, hit[4])
             return hit
         n0 = kind >> 2
         colour = kind & 3
@@ -815,8 +856,9 @@ class MeldSearch:
         best = hit[0]
         # The plain value of the state: the best of the options keeping the okey (the plain
         # search's options, in its order: their children's plain values).
-        rest_plain = best0 = hit[2]
-        choice: tuple = (rest, 1, None)
+        rest_plain = best0 = hit[4]
+        # The choice: the next state, its okeys and the meld's code (None: leave the kind).
+        nxt, nj, code = rest, 1, None
         # The options are tried out of the search's order, those keeping the okey first (they
         # raise ``best`` before the others are bounded), so the choice is kept as that order
         # would keep it: the first of the highest totals (``at``: the best's place in the
@@ -825,7 +867,7 @@ class MeldSearch:
         at = 0
         x1 = x - (1 << (2 * kind))
         real_sets, okey_sets = _ONE_SETS[(x >> (8 * n0)) & 0xFF][colour]
-        for taken, colours, gain, _ in real_sets:
+        for taken, set_code, gain, _ in real_sets:
             nx = x1 - (taken << (8 * n0))
             hit = memo.get(nx)
             if hit is None:
@@ -833,10 +875,10 @@ class MeldSearch:
             gain *= n
             total = gain + hit[0]
             if total > best:
-                best, at, choice = total, 1, (nx, 1, ("set", n, colours, 0))
-            if gain + hit[2] > best0:
-                best0 = gain + hit[2]
-        # Runs of held tiles from this tile up.
+                best, at, nxt, code = total, 1, nx, set_code | n << 2
+            if gain + hit[4] > best0:
+                best0 = gain + hit[4]
+        # Runs of held tiles from this tile up (codes: ``_spec_of``).
         top = self._tops[n]
         value = n
         cx = x1
@@ -853,16 +895,16 @@ class MeldSearch:
                     hit = entry(cx)
                 total = value + hit[0]
                 if total > best:
-                    spec = ("run", colour * 13 - 1, n, p, (False,) * (p - n))
-                    best, at, choice = total, 16 + p, (cx, 1, spec)
-                if value + hit[2] > best0:
-                    best0 = value + hit[2]
+                    best, at, nxt = total, 16 + p, cx
+                    code = 2 | colour << 2 | n << 4 | p << 8 | n << 12
+                if value + hit[4] > best0:
+                    best0 = value + hit[4]
         # The okey's options, each bounded first by the plain value of x1 (see
         # ``_solve_opening``): one is tried where its bound beats the best, or ties it from
         # earlier in the order.  Where one copy is held x1 is the rest, else it holds fewer
         # tiles than x: the plain value of x bounds its own.
         ceiling = rest_plain if x1 == rest else best0
-        for taken, colours, gain, place in okey_sets:
+        for taken, set_code, gain, place in okey_sets:
             gain *= n
             if gain + ceiling < best or (gain + ceiling == best and place > at):
                 continue
@@ -870,7 +912,7 @@ class MeldSearch:
             hit = memo0.get(nx)
             total = gain + (hit[0] if hit is not None else plain(nx))
             if total > best or (total == best and place < at):
-                best, at, choice = total, place, (nx, 0, ("set", n, colours, 1))
+                best, at, nxt, nj, code = total, place, nx, 0, set_code | n << 2
         if p < top:
             # The okey fills (colour, p + 1), then held tiles follow.
             gap = p + 1
@@ -884,9 +926,8 @@ class MeldSearch:
                         hit = memo0.get(cx)
                         total = value + (hit[0] if hit is not None else plain(cx))
                         if total > best or (total == best and 16 + p < at):
-                            slots = (False,) * (gap - n - 1) + (True,) + (False,) * (p - gap)
-                            spec = ("run", colour * 13 - 1, n, p, slots)
-                            best, at, choice = total, 16 + p, (cx, 0, spec)
+                            best, at, nxt, nj = total, 16 + p, cx, 0
+                            code = 2 | colour << 2 | n << 4 | p << 8 | n << 12 | 1 << (15 + gap - n)
                 if p >= top or not (cx >> shift) & 3:
                     break
                 shift += 8
@@ -905,9 +946,9 @@ class MeldSearch:
                 cx = x1 - _ABOVE[kind]
                 total = value + plain(cx)
                 if total > best:
-                    spec = ("run", colour * 13 - 1, n - 1, 13, (False,) * (13 - n))
-                    best, choice = total, (cx, 0, spec)
-        hit = memo[x] = (best, choice, best0)
+                    best, nxt, nj = total, cx, 0
+                    code = 2 | colour << 2 | (n - 1) << 4 | 13 << 8 | n << 12
+        hit = memo[x] = (best, nxt, nj, code, best0)
         return hit
 
     def _solve_plain(self, x: int) -> int:
@@ -918,7 +959,7 @@ class MeldSearch:
         if hit is not None:
             return hit[0]
         if x == 0:
-            memo[0] = (0, None)
+            memo[0] = (0, 0, 0, None)
             return 0
         solve = self._solve_plain
         low = (x & -x).bit_length() - 1
@@ -935,10 +976,10 @@ class MeldSearch:
             while True:
                 byte = y & 0xFF
                 rest -= byte << (8 * n0)
-                tiles, sets = _BYTE_SETS[byte]
+                tiles, codes = _BYTE_CODES[byte]
                 if tiles:
                     gained += (n0 + 1) * tiles
-                    laid.append((n0 + 1, sets))
+                    laid.append((n0 + 1, codes))
                 if not rest:
                     break
                 hit = memo.get(rest)
@@ -951,22 +992,22 @@ class MeldSearch:
                 if q & (q >> 8) & (q >> 16) & 0x55:
                     gained += solve(rest)
                     break
-            memo[x] = (gained, (rest, 0, ("sets", tuple(laid)) if laid else None))
+            memo[x] = (gained, rest, 0, ("sets", tuple(laid)) if laid else None)
             return gained
         kind = low >> 1
         colour = kind & 3
         rest = x - (1 << low)
         hit = memo.get(rest)
         best = hit[0] if hit is not None else solve(rest)
-        choice: tuple = (rest, 0, None)
+        nxt, code = rest, None
         x1 = x - (1 << (2 * kind))
         # Sets of three or four real tiles.
-        for taken, colours in _PLAIN_SETS[y & 0xFF][colour]:
+        for taken, size, set_code in _PLAIN_CODES[y & 0xFF][colour]:
             nx = x1 - (taken << (8 * n0))
             hit = memo.get(nx)
-            total = n * len(colours) + (hit[0] if hit is not None else solve(nx))
+            total = n * size + (hit[0] if hit is not None else solve(nx))
             if total > best:
-                best, choice = total, (nx, 0, ("set", n, colours, 0))
+                best, nxt, code = total, nx, set_code | n << 2
         # Runs from this tile up, every tile real.
         top = self._tops[n]
         value = n
@@ -984,11 +1025,8 @@ class MeldSearch:
                 hit = memo.get(cx)
                 total = value + (hit[0] if hit is not None else solve(cx))
                 if total > best:
-                    best, choice = (
-                        total,
-                        (cx, 0, ("run", colour * 13 - 1, n, p, (False,) * (p - n))),
-                    )
-        memo[x] = (best, choice)
+                    best, nxt, code = total, cx, 2 | colour << 2 | n << 4 | p << 8 | n << 12
+        memo[x] = (best, nxt, 0, code)
         return best
 
     def _joker_value(self, number: int) -> int:
@@ -1089,13 +1127,16 @@ class MeldSearch:
             if entry is None:  # (only where the search has not been run from here)
                 self._solve(x, j)
                 entry = memo[j][x]
-            x, j, spec = entry[1]
-            if spec is not None:
-                if spec[0] == "sets":  # numbers' sets laid at once (``_BYTE_SETS``)
-                    for n, sets in spec[1]:
-                        melds += [self._meld_of(("set", n, colours, 0)) for colours in sets]
-                else:
-                    melds.append(self._meld_of(spec))
+            x, j, spec = entry[1], entry[2], entry[3]
+            if spec is None:
+                continue
+            if type(spec) is int:
+                melds.append(self._meld_of(_spec_of(spec)))
+            elif spec[0] == "sets":  # numbers' sets laid at once (``_BYTE_SETS``)
+                for n, codes in spec[1]:
+                    melds += [self._meld_of(_spec_of(code | n << 2)) for code in codes]
+            else:
+                melds.append(self._meld_of(spec))
         return melds
 
     def _rebuild_built(self, x: int, j: int, out: list[tuple]) -> None:
@@ -1109,18 +1150,18 @@ class MeldSearch:
             if entry is None:  # (only where the search has not been run from here)
                 self._solve(x, j)
                 entry = memo[j][x]
-            x, j, spec = entry[1]
+            x, j, spec = entry[1], entry[2], entry[3]
             if spec is None:
                 continue
-            if spec[0] == "sets":  # numbers' sets laid at once (``_BYTE_SETS``)
-                for n, sets in spec[1]:
-                    for colours in sets:
-                        spec_one = ("set", n, colours, 0)
-                        plain = _PLAIN_BUILT.get(spec_one)
+            if type(spec) is tuple and spec[0] == "sets":  # (``_BYTE_SETS``)
+                for n, codes in spec[1]:
+                    for code in codes:
+                        code |= n << 2
+                        plain = _PLAIN_BUILT.get(code)
                         if plain is not None and not plain[0] >> okey & 1:
                             out.append(plain)
                         else:
-                            out.append(built.get(spec_one) or self._build(spec_one))
+                            out.append(built.get(code) or self._build(code))
             else:
                 plain = _PLAIN_BUILT.get(spec)
                 if plain is not None and not plain[0] >> okey & 1:
@@ -1128,10 +1169,11 @@ class MeldSearch:
                 else:
                     out.append(built.get(spec) or self._build(spec))
 
-    def _build(self, spec: tuple) -> tuple:
-        """The entry of ``_rebuild_built`` for a choice: in ``_PLAIN_BUILT`` where its meld
-        holds no okey (shared by every okey but its kinds' faces), else in this search's own."""
-        meld = self._new_meld(spec)
+    def _build(self, choice: int | tuple) -> tuple:
+        """The entry of ``_rebuild_built`` for a choice (a code or a spec): in ``_PLAIN_BUILT``
+        where its meld holds no okey (shared by every okey but its kinds' faces), else in this
+        search's own."""
+        meld = self._new_meld(_spec_of(choice) if type(choice) is int else choice)
         laid = tuple(map(_index, meld.tiles))
         okey = self.okey.index
         if okey not in laid and FALSE_JOKER_INDEX not in laid:
@@ -1139,11 +1181,11 @@ class MeldSearch:
             entry = (kinds, (meld.plays_as[0].index, meld.kind), meld, laid)
             if len(_PLAIN_BUILT) >= _MEMO_LIMIT:
                 _PLAIN_BUILT.clear()
-            _PLAIN_BUILT[spec] = entry
+            _PLAIN_BUILT[choice] = entry
             return entry
         if len(self._built) >= _MEMO_LIMIT:
             self._built.clear()
-        entry = self._built[spec] = (0, (meld.plays_as[0].index, meld.kind), meld, laid)
+        entry = self._built[choice] = (0, (meld.plays_as[0].index, meld.kind), meld, laid)
         return entry
 
     def _tile_as_held(self, kind: int) -> Tile:
