@@ -36,8 +36,11 @@ from okey.layout import (
     GUARDS,
     HIGH,
     Component,
+    _layout_masks,
+    at_least_masks,
     bounded_cache,
     layout_kept,
+    parts_table,
     priced_size,
 )
 from okey.rules import Rules
@@ -78,6 +81,18 @@ _LINE_MASK = (1 << 39) - 1
 _COLUMN_ADD = [1 << (16 * (face % 13) + 2 * (face % 52 // 13)) for face in range(52)] + [0]
 
 
+# Per face (and 0 for the false joker): ``_KEY_ADD`` and, above the four line keys' 156 bits,
+# ``_COLUMN_ADD`` (``HandState.checked`` counts both in one sum).
+_BOTH_ADD = [key | column << 156 for key, column in zip(_KEY_ADD, _COLUMN_ADD, strict=True)]
+
+
+_KEYS_MASK = (1 << 156) - 1
+
+
+# Per face: the shift of its copies left in the columns.
+_LEFT_SHIFT = [16 * (face % 13) + 8 + 2 * (face // 13) for face in range(52)]
+
+
 # Two copies of every face, as columns' counts.
 _COLUMN_TWOS = 2 * sum(_COLUMN_ADD[:52])
 
@@ -99,6 +114,15 @@ class HandState:
         self.wild_avail = wild_avail
         self._keys: list[int] | None = None
         self._columns: int | None = None
+
+    def __getattr__(self, name: str) -> list[int]:
+        # ``avail`` of a hand from ``checked``, read from its columns when first asked for
+        # (the set search reads the columns only).
+        if name != "avail":
+            raise AttributeError(name)
+        columns = self._columns
+        avail = self.avail = [columns >> shift & 3 for shift in _LEFT_SHIFT]
+        return avail
 
     def line_keys(self) -> list[int]:
         """The four colours' line keys (``line_key``)."""
@@ -173,28 +197,27 @@ class HandState:
         jokers = held[o] = held.pop()
         # The four line keys packed (``_KEY_ADD``) and the columns (``columns``), counted from
         # the held faces: the false jokers added at the okey's face, the okeys taken out.
-        keys = sum(map(_KEY_ADD.__getitem__, faces)) + (jokers - okeys) * _KEY_ADD[o]
-        columns = sum(map(_COLUMN_ADD.__getitem__, faces)) + (jokers - okeys) * _COLUMN_ADD[o]
+        both = sum(map(_BOTH_ADD.__getitem__, faces))
+        if jokers != okeys:
+            both += (jokers - okeys) * _BOTH_ADD[o]
         if seen:
             out_okeys = out[o]
             out_jokers = out[o] = out.pop()
-            avail = [2 - h - x for h, x in zip(held, out, strict=True)]
-            shift = out_jokers - out_okeys
-            out_keys = sum(map(_KEY_ADD.__getitem__, seen_faces)) + _KEY_ADD[at]
-            out_keys += shift * _KEY_ADD[o]
-            out_columns = sum(map(_COLUMN_ADD.__getitem__, seen_faces)) + _COLUMN_ADD[at]
-            out_columns += shift * _COLUMN_ADD[o]
+            out_both = sum(map(_BOTH_ADD.__getitem__, seen_faces)) + _BOTH_ADD[at]
+            out_both += (out_jokers - out_okeys) * _BOTH_ADD[o]
         else:
             # Only the indicator is out.
             out_okeys = 0
-            avail = [2 - h for h in held]
-            avail[at] -= 1
-            out_keys = _KEY_ADD[at]
-            out_columns = _COLUMN_ADD[at]
+            out_both = _BOTH_ADD[at]
         # (Every face is held and out at most twice in all, so no field carries.)
-        state = cls(held, okeys, avail, max(0, 2 - okeys - out_okeys))
+        state = cls.__new__(cls)
+        state.faces = held
+        state.okeys = okeys
+        state.wild_avail = max(0, 2 - okeys - out_okeys)
+        # (``avail`` is read from the columns where asked for: ``__getattr__``.)
+        keys = both & _KEYS_MASK
         # A line key's field holds the count held, plus 4 where fewer than two are held or out.
-        gone = keys + out_keys
+        gone = keys + (out_both & _KEYS_MASK)
         keys += ((~gone >> 1) & _KEYS_LOW) << 2
         state._keys = [
             keys & _LINE_MASK,
@@ -202,7 +225,8 @@ class HandState:
             (keys >> 78) & _LINE_MASK,
             keys >> 117,
         ]
-        state._columns = columns + ((_COLUMN_TWOS - columns - out_columns) << 8)
+        columns = both >> 156
+        state._columns = columns + ((_COLUMN_TWOS - columns - (out_both >> 156)) << 8)
         return state
 
     def less(self, face: int | None) -> HandState:
@@ -475,7 +499,16 @@ class SetSearch:
             # The layout with no sets first: the search then looks for as good (ties) or
             # better ones only (a tie's list is the same: every layout keeping the most is
             # still visited, in the same order).
-            kept = layout_kept(self.profiles, self.size, self.budget)
+            # (``layout_kept``, its masks read once.)
+            valid, kept_masks = _layout_masks(self.size, self.budget)
+            table = parts_table(self.profiles, self.size, valid)
+            kept = self.size
+            for mask in kept_masks:
+                if table & mask:
+                    break
+                kept -= 1
+            else:
+                kept = 0
             if kept > self.best:
                 self.best = kept
                 if not self.ties:
@@ -502,14 +535,27 @@ class SetSearch:
 
     def _leaf(self) -> bool:
         """Lay out the sets chosen at every number; True once the answer is settled."""
-        kept = layout_kept((*self.items, *self.profiles), self.size, self.budget)
-        if kept > self.best:
-            self.best, self.optimal = kept, [tuple(self.sets)]
-            self._set_guard()
-        elif kept == self.best and (self.ties or not self.optimal):
-            self.optimal.append(tuple(self.sets))
-            if len(self.optimal) == 1:
-                self._set_guard()
+        # Only a layout keeping ``need`` or more changes anything: as many as the best where
+        # every optimal layout is wanted (or none is found yet), else more.
+        size, best = self.size, self.best
+        need = best if self.ties or not self.optimal else best + 1
+        if need <= size:
+            valid, _ = _layout_masks(size, self.budget)
+            # (``layout_kept``: the colours' runs first, whose choices are the most, then the
+            # sets; the order changes no total.)
+            table = parts_table((*self.profiles, *self.items), size, valid)
+            at_least = at_least_masks(size, self.budget)
+            if table & at_least[need]:
+                kept = need
+                while kept < size and table & at_least[kept + 1]:
+                    kept += 1
+                if kept > best:
+                    self.best, self.optimal = kept, [tuple(self.sets)]
+                    self._set_guard()
+                else:
+                    self.optimal.append(tuple(self.sets))
+                    if len(self.optimal) == 1:
+                        self._set_guard()
         return not self.ties and self.best >= self.enough
 
     def _visit(self, i: int, acc: int) -> bool:

@@ -260,6 +260,47 @@ def kept_adding(table: int, component: Component, size: int, budget: int) -> int
     return kept_of_table(new & _layout_masks(size, budget)[0], size, budget)
 
 
+def parts_table(components: Sequence[Component], size: int, valid: int) -> int:
+    """``knapsack_table`` of these components, the masks of ``_layout_masks`` read once by the
+    caller (``valid``); the first component's bits are taken whole, so the one with the most
+    choices best comes first."""
+    table = 0
+    shifts_of = _SHIFTS.get
+    for component in components:
+        packed = component.packed
+        cached = shifts_of(id(packed))
+        if cached is None or cached[0] is not packed or cached[1] != size:
+            cached = _layout_shifts(packed, size)
+        if table:
+            new = 0
+            for shift in cached[2]:
+                new |= table << shift
+            table = new & valid
+        else:
+            table = cached[3] & valid
+        if not table:
+            return 0  # (an empty table stays empty)
+    return table if components else 1
+
+
+def at_least_masks(size: int, budget: int) -> tuple[int, ...]:
+    """Per kept count k from 0 to ``size``, the bits of the winning totals of a knapsack
+    (``kept_of_table``) that keep k or more."""
+    masks = _AT_LEAST.get((size, budget))
+    if masks is None:
+        _, kept_masks = _layout_masks(size, budget)  # from ``size`` kept down
+        found = [0] * (size + 1)
+        union = 0
+        for kept in range(size, -1, -1):
+            union |= kept_masks[size - kept]
+            found[kept] = union
+        masks = _AT_LEAST[(size, budget)] = tuple(found)
+    return masks
+
+
+_AT_LEAST: dict[tuple[int, int], tuple[int, ...]] = {}
+
+
 def kept_of_table(table: int, size: int, budget: int) -> int:
     """The most kept by a knapsack's totals (bits) that win: exactly ``size`` slots, or 3 or
     more fewer (a group of drawn tiles fills them)."""

@@ -126,17 +126,62 @@ def line_profile(key: int, wrap: bool, size: int) -> Component:
     full = key | (wrap << 39) | (size << 40)
     profile = LINE_PROFILES.get(full)
     if profile is None:
-        if full >> 39 == _PLAIN_RULES:
-            keys, index, profiles = _PLAIN_LINES or _load_plain_lines()
-            at = bisect_left(keys, full)
-            if at < len(keys) and keys[at] == full:
-                profile = profiles[index[at]]
+        plain = full >> 39 == _PLAIN_RULES
+        if plain:
+            profile = _table_profile(full)
         if profile is None:
-            profile = _profile_of_key(key, wrap, size)
+            # The line with a copy left at every number no run can reach has the same
+            # profile (``relevant_key``): the table may hold it, or it was searched.
+            relevant = relevant_key(key, wrap) | (full & ~_LINE_BITS)
+            if relevant != full:
+                profile = LINE_PROFILES.get(relevant)
+                if profile is None and plain:
+                    profile = _table_profile(relevant)
+            if profile is None:
+                profile = _profile_of_key(key, wrap, size)
+                if len(LINE_PROFILES) >= _LINE_PROFILES_LIMIT:
+                    LINE_PROFILES.clear()
+                LINE_PROFILES[relevant] = profile
         if len(LINE_PROFILES) >= _LINE_PROFILES_LIMIT:
             LINE_PROFILES.clear()
         LINE_PROFILES[full] = profile
     return profile
+
+
+def _table_profile(full: int) -> Component | None:
+    """The table's profile of a line (``line_profile``'s key), or None where it has none."""
+    keys, index, profiles = _PLAIN_LINES or _load_plain_lines()
+    at = bisect_left(keys, full)
+    if at < len(keys) and keys[at] == full:
+        return profiles[index[at]]
+    return None
+
+
+_LINE_BITS = (1 << 39) - 1
+
+
+# Numbers 10 to 13 (the fields a 1 played high reaches, and that reach it).
+_FIELDS_NEAR_HIGH = sum(1 << (3 * p) for p in range(9, 13))
+
+
+def relevant_key(key: int, wrap: bool) -> int:
+    """The line key (``line_key``) with a copy left wherever no number is held within 4 (and,
+    with ``wrap``, none of 10 to 13 is held where the number is the 1, nor the 1 where the
+    number is one of 10 to 13): the same profile as the line's.
+
+    The run search solves a line's clusters (``_clusters_packed``), each from up to
+    ``MAX_OUTSIDE`` positions before its first held face to as many after its last, a 1 played
+    high at position 13 reading the 1's copy left; a number further from every held face is in
+    no cluster, so whether a copy of it is left is never read."""
+    held = (key | key >> 1) & _FIELD_LOW  # bit 3p: number p held
+    near = held | held << 3 | held << 6 | held << 9 | held << 12
+    near |= held >> 3 | held >> 6 | held >> 9 | held >> 12
+    if wrap:
+        if held & 1:
+            near |= _FIELDS_NEAR_HIGH
+        if held & _FIELDS_NEAR_HIGH:
+            near |= 1
+    return key | ((~near & _FIELD_LOW) << 2)
 
 
 def plain_key(key: int) -> int:

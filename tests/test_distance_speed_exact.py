@@ -1,0 +1,98 @@
+"""The distance search's shortcuts give the answers of the plain computation they replace.
+
+- ``runs.relevant_key``: a line with a copy left set at every number no run can reach has the
+  same run profile (so the table is read, and profiles are cached, under that key);
+- ``HandState.columns`` as ``HandState.checked``, ``less`` and ``with_face`` keep it is the hand
+  counted again from its faces and copies left.
+
+A few hundred cases by default; ``ISTAKA_THOROUGH=1`` runs thousands (docs/engine.md).
+"""
+
+import os
+import random
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from okey import FULL_SET, Rules
+from okey.distance import HandState
+from okey.runs import _profile_of_key, line_profile, relevant_key
+
+THOROUGH = os.environ.get("ISTAKA_THOROUGH") == "1"
+CLASSIC = Rules.classic()
+SETTINGS = settings(
+    max_examples=5000 if THOROUGH else 300,
+    deadline=None,
+    suppress_health_check=list(HealthCheck),
+)
+
+
+def key_of(counts, left):
+    fields = [c | (4 if a else 0) for c, a in zip(counts, left, strict=True)]
+    return sum(f << (3 * p) for p, f in enumerate(fields))
+
+
+# Sparse lines (most numbers not held), so that many numbers are out of every run's reach.
+COUNTS = st.lists(st.sampled_from([0, 0, 0, 0, 1, 1, 2]), min_size=13, max_size=13)
+LEFT = st.lists(st.booleans(), min_size=13, max_size=13)
+
+
+@SETTINGS
+@given(COUNTS, LEFT, st.booleans(), st.sampled_from([14, 15, 21]))
+def test_a_lines_relevant_key_has_its_profile(counts, left, wrap, size):
+    key = key_of(counts, left)
+    relevant = relevant_key(key, wrap)
+    # Only copies left are added, and only at numbers not held.
+    assert relevant & key == key
+    assert all(counts[p] == 0 for p in range(13) if (relevant ^ key) >> (3 * p) & 7)
+    profile = _profile_of_key(key, wrap, size)
+    assert _profile_of_key(relevant, wrap, size) == profile
+    assert line_profile(key, wrap, size) == profile
+
+
+def test_relevant_keys_on_seeded_random_lines():
+    """Every density of line, both wrap rules, the table's rules and others."""
+    rnd = random.Random(2026)
+    for _ in range(20_000 if THOROUGH else 1500):
+        held = rnd.random()
+        counts = [rnd.choice([1, 1, 2]) if rnd.random() < held / 2 else 0 for _ in range(13)]
+        left = [rnd.random() < 0.7 for _ in range(13)]
+        key = key_of(counts, left)
+        wrap = rnd.random() < 0.7
+        size = rnd.choice([14, 14, 21])
+        profile = _profile_of_key(key, wrap, size)
+        assert _profile_of_key(relevant_key(key, wrap), wrap, size) == profile, (key, wrap)
+        assert line_profile(key, wrap, size) == profile, (key, wrap, size)
+
+
+def columns_of(hand):
+    columns = 0
+    for face in range(52):
+        number, colour = face % 13, face // 13
+        columns |= hand.faces[face] << (16 * number + 2 * colour)
+        columns |= hand.avail[face] << (16 * number + 8 + 2 * colour)
+    return columns
+
+
+@settings(max_examples=2000 if THOROUGH else 200, deadline=None)
+@given(st.integers(0, 2**32), st.sampled_from([0, 0, 5, 30]), st.sampled_from([14, 15]))
+def test_a_hands_columns_are_its_counts(seed, seen_count, size):
+    rnd = random.Random(seed)
+    pool = list(FULL_SET)
+    rnd.shuffle(pool)
+    indicator = next(t for t in pool if not t.is_false_joker)
+    pool.remove(indicator)
+    tiles, seen = pool[:size], pool[size : size + seen_count]
+    quick = HandState.checked(tiles, indicator, CLASSIC, seen)
+    plain = HandState.of(tiles, indicator, seen)
+    assert quick.columns() == plain.columns() == columns_of(plain)
+    assert quick.line_keys() == plain.line_keys()
+    for face in range(52):
+        if quick.faces[face]:
+            less = quick.less(face)
+            assert less.columns() == columns_of(less)
+        if quick.avail[face]:
+            drawn = quick.with_face(face)
+            assert drawn.columns() == columns_of(drawn)
+    if quick.okeys:
+        assert quick.less(None).columns() == columns_of(quick)
