@@ -401,7 +401,7 @@ class MeldSearch:
                 self._rebuild_built(part, 0, built)
         # Melds listed in tile order of their first slot (as ``_result``), the rest by index.
         built.sort(key=_second)
-        left = sorted(indices)
+        left = sorted(indices)  # (a copy where they are sorted already)
         laid: list[int] = []
         for entry in built:
             laid += entry[3]

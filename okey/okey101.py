@@ -20,7 +20,7 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from operator import attrgetter, eq
+from operator import eq
 from typing import Any, Literal
 
 from okey.errors import OkeyError
@@ -148,25 +148,22 @@ def _prepare(
     return hand, indicator, rules
 
 
-_INDEX = attrgetter("index")
-
-
 def _plain_hand(tiles: object, indicator: object, rules: Rules) -> list[int] | None:
-    """The tile indices of a hand given as a list or tuple of tiles that ``_prepare`` takes as
-    it is (``check_possible`` accepts it: at most ``rules.max_rack_tiles`` tiles, two of each
-    with the indicator, which is no false joker), else None (``_prepare`` then reads it and says
-    what is wrong)."""
+    """The tile indices, sorted, of a hand given as a list or tuple of tiles that ``_prepare``
+    takes as it is (``check_possible`` accepts it: at most ``rules.max_rack_tiles`` tiles, two
+    of each with the indicator, which is no false joker), else None (``_prepare`` then reads it
+    and says what is wrong)."""
     if type(indicator) is not Tile or type(tiles) not in (list, tuple):
         return None
     if len(tiles) > rules.max_rack_tiles or set(map(type, tiles)) != {Tile}:
         return None
-    indices = list(map(_INDEX, tiles))
     if indicator.index == FALSE_JOKER_INDEX:
         return None
-    held = sorted([*indices, indicator.index])  # (three of a kind: held[i] == held[i + 2])
-    if any(map(eq, held, held[2:])):
+    held = [t.index for t in tiles]
+    held.sort()  # (three of a kind: held[i] == held[i + 2])
+    if any(map(eq, held, held[2:])) or held.count(indicator.index) > 1:
         return None
-    return indices
+    return held
 
 
 def opening_threshold(rules: Rules, earlier_openings: Iterable[int] = ()) -> int:
