@@ -644,15 +644,16 @@ class MeldSearch:
 
     def _two_entry(self, x: int) -> tuple:
         """``_solve_opening``'s search with two okeys of a state not in the memo yet: its entry,
-        (the value, the next state and okeys, the choice, the plain value of the state: as
-        ``_one_entry``'s)."""
+        (the value, the next state and okeys, the choice, the plain value of the state, as
+        ``_one_entry``'s, and its value with one okey: the best of ``_one_entry``'s options,
+        from the children's entries, so that x1's value with one okey bounds the options
+        taking one okey without a search)."""
         memo0, memo1, memo = self._memos
         if x == 0:
-            hit = memo[0] = (0, 0, 2, None, 0)
+            hit = memo[0] = (0, 0, 2, None, 0, 0)
             return hit
         entry = self._two_entry
         one = self._one_entry  # (with one okey left: the entry of a state not in the memo)
-        solve_one = self._solve_one
         plain = self._solve_plain  # (with none)
         low = (x & -x).bit_length() - 1
         kind = low >> 1  # (number - 1) * 4 + colour; its count starts at bit 2 * kind
@@ -667,19 +668,23 @@ class MeldSearch:
         if hit is None:
             hit = entry(rest)
         best = hit[0]
-        # The plain value of the state, as in ``_one_entry``.
+        # The plain value of the state and its value with one okey (``best1``: the options of
+        # ``_one_entry`` here are those below that take one okey at most).
         rest_plain = best0 = hit[4]
+        rest_one = best1 = hit[5]
         # The choice: the next state, its okeys and the meld's code (None: leave the kind).
         nxt, nj, code = rest, 2, None
         x1 = x - (1 << (2 * kind))  # one copy goes into the meld
         # (A hand holds two okeys at most.)  As in ``_solve_one``, the options
         # keeping the okeys are tried first, then those taking okeys, each bounded first by x1
-        # with the okeys left (``ceiling1``: x1 with one; ``ceiling``: the plain value of x1,
-        # or of x where it holds two copies, as in ``_one_entry``): no tile is
-        # added, so a meld's gain and that bound the option.  One is tried where its bound
-        # beats the best or ties it from earlier in the search's order (``at``: the best's
-        # place, the leave option 0, sets from 1, runs 32 + their top), so the choice is the
-        # search order's (the first of the highest totals).
+        # with the okeys left (``ceiling1``: x1 with one; ``ceiling``: the plain value of x1;
+        # where x holds two copies, x1 is not the rest: the plain value of x bounds x1's, and
+        # x1 is searched with one okey): no tile is added, so a meld's gain and that bound the
+        # option.  One is tried where its bound beats the best or ties it from earlier in the
+        # search's order (``at``: the best's place, the leave option 0, sets from 1, runs 32 +
+        # their top), so the choice is the search order's (the first of the highest totals).
+        # An option taking one okey that is not tried here but may raise ``best1`` gives its
+        # plain value.
         at = 0
         real_sets, okey_sets = _TWO_SETS[(x >> (8 * n0)) & 0xFF][colour]
         for taken, set_code, gain, _, _ in real_sets:
@@ -693,6 +698,8 @@ class MeldSearch:
                 best, at, nxt, code = total, 1, nx, set_code | n << 2
             if gain + hit[4] > best0:
                 best0 = gain + hit[4]
+            if gain + hit[5] > best1:
+                best1 = gain + hit[5]
         # Runs of held tiles from this tile up (codes: ``_spec_of``).
         run_code = 2 | colour << 2 | n << 4 | n << 12
         top = self._tops[n]
@@ -714,22 +721,43 @@ class MeldSearch:
                     best, at, nxt, code = total, 32 + p, cx, run_code | p << 8
                 if value + hit[4] > best0:
                     best0 = value + hit[4]
-        ceiling = rest_plain if x1 == rest else best0
-        ceiling1 = -1
+                if value + hit[5] > best1:
+                    best1 = value + hit[5]
+        if x1 == rest:
+            ceiling, ceiling1 = rest_plain, rest_one
+        else:
+            hit = memo1.get(x1)
+            ceiling, ceiling1 = best0, (hit if hit is not None else one(x1))[0]
         for taken, set_code, gain, jk, place in okey_sets:
             gain *= n
             if jk == 1:
-                if ceiling1 < 0:
-                    hit = memo1.get(x1)
-                    ceiling1 = (hit if hit is not None else one(x1))[0]
                 bound = gain + ceiling1
+                if bound < best or (bound == best and place > at):
+                    if gain + ceiling > best1:  # (its plain value may raise best1)
+                        nx = x1 - (taken << (8 * n0))
+                        hit = memo1.get(nx)
+                        if hit is not None:
+                            total = gain + hit[4]
+                        else:
+                            hit = memo0.get(nx)
+                            total = gain + (hit[0] if hit is not None else plain(nx))
+                        if total > best1:
+                            best1 = total
+                    continue
+                nx = x1 - (taken << (8 * n0))
+                hit = memo1.get(nx)
+                if hit is None:
+                    hit = one(nx)
+                if gain + hit[4] > best1:
+                    best1 = gain + hit[4]
+                total = gain + hit[0]
             else:
                 bound = gain + ceiling
-            if bound < best or (bound == best and place > at):
-                continue
-            nx = x1 - (taken << (8 * n0))
-            hit = (memo1 if jk == 1 else memo0).get(nx)
-            total = gain + (hit[0] if hit is not None else one(nx)[0] if jk == 1 else plain(nx))
+                if bound < best or (bound == best and place > at):
+                    continue
+                nx = x1 - (taken << (8 * n0))
+                hit = memo0.get(nx)
+                total = gain + (hit[0] if hit is not None else plain(nx))
             if total > best or (total == best and place < at):
                 best, at, nxt, nj, code = total, place, nx, 2 - jk, set_code | n << 2
         if p < top:
@@ -743,20 +771,34 @@ class MeldSearch:
             while True:
                 if p - n >= 2:
                     if used == 1:
-                        if ceiling1 < 0:
-                            hit = memo1.get(x1)
-                            ceiling1 = (hit if hit is not None else one(x1))[0]
                         bound = value + ceiling1
+                        if bound > best or (bound == best and 32 + p < at):
+                            hit = memo1.get(cx)
+                            if hit is None:
+                                hit = one(cx)
+                            if value + hit[4] > best1:
+                                best1 = value + hit[4]
+                            total = value + hit[0]
+                            if total > best or (total == best and 32 + p < at):
+                                best, at, nxt, nj = total, 32 + p, cx, 1
+                                code = run_code | p << 8 | okeys << 16
+                        elif value + ceiling > best1:  # (its plain value may raise best1)
+                            hit = memo1.get(cx)
+                            if hit is not None:
+                                total = value + hit[4]
+                            else:
+                                hit = memo0.get(cx)
+                                total = value + (hit[0] if hit is not None else plain(cx))
+                            if total > best1:
+                                best1 = total
                     else:
                         bound = value + ceiling
-                    if bound > best or (bound == best and 32 + p < at):
-                        hit = (memo1 if used == 1 else memo0).get(cx)
-                        total = value + (
-                            hit[0] if hit is not None else one(cx)[0] if used == 1 else plain(cx)
-                        )
-                        if total > best or (total == best and 32 + p < at):
-                            best, at, nxt, nj = total, 32 + p, cx, 2 - used
-                            code = run_code | p << 8 | okeys << 16
+                        if bound > best or (bound == best and 32 + p < at):
+                            hit = memo0.get(cx)
+                            total = value + (hit[0] if hit is not None else plain(cx))
+                            if total > best or (total == best and 32 + p < at):
+                                best, at, nxt, nj = total, 32 + p, cx, 0
+                                code = run_code | p << 8 | okeys << 16
                 if p >= top:
                     break
                 if (cx >> shift) & 3:
@@ -784,10 +826,19 @@ class MeldSearch:
                     length = p - a + 1
                     if length >= 3 and p == 13:
                         if left:
-                            if ceiling1 < 0:
-                                hit = memo1.get(x1)
-                                ceiling1 = (hit if hit is not None else one(x1))[0]
-                            total = value + solve_one(cx) if value + ceiling1 > best else 0
+                            # (One okey below, held tiles to 13: ``_one_entry``'s last option.)
+                            total = 0
+                            if value + ceiling1 > best:
+                                hit = memo1.get(cx)
+                                if hit is None:
+                                    hit = one(cx)
+                                total = value + hit[0]
+                                if value + hit[4] > best1:
+                                    best1 = value + hit[4]
+                            elif value + ceiling > best1:
+                                hit = memo0.get(cx)
+                                if value + (hit[0] if hit is not None else plain(cx)) > best1:
+                                    best1 = value + (hit[0] if hit is not None else plain(cx))
                         else:
                             total = value + plain(cx) if value + ceiling > best else 0
                         if total > best:
@@ -806,7 +857,7 @@ class MeldSearch:
                         break
                     value += q
                     p = q
-        hit = memo[x] = (best, nxt, nj, code, best0)
+        hit = memo[x] = (best, nxt, nj, code, best0, best1)
         return hit
 
     def _solve_one(self, x: int) -> int:
