@@ -53,39 +53,31 @@ _LONE_FACES: dict[int, int] = {}
 
 
 def _lone_faces(key: int, wrap: bool) -> int:
-    """``lone_faces``, computed."""
-    # Held positions and those with a copy left, one bit each, three positions at a time.
-    held = avail = 0
-    for shift in (0, 9, 18, 27, 36):
-        h, a = _HELD3[(key >> shift) & 511]
-        held |= h << (shift // 3)
-        avail |= a << (shift // 3)
+    """``lone_faces``, computed (on the key's fields: bit 3p for number p, then one bit per
+    number)."""
+    held = (key | key >> 1) & _FIELD_LOW
+    avail = (key >> 2) & _FIELD_LOW
     if wrap:
-        avail |= (avail & 1) << 13  # position 13: the 1 played high
-    # Bit n: some run of three through position n has both other tiles drawable.
-    drawable = (
-        ((avail << 1) & (avail << 2))
-        | ((avail << 1) & (avail >> 1))
-        | ((avail >> 1) & (avail >> 2))
+        avail |= (avail & 1) << 39  # position 13: the 1 played high
+    # Bit 3p: some run of three through position p has both other tiles drawable.
+    drawable = (avail << 3) & ((avail << 6) | (avail >> 3)) | (avail >> 3) & (avail >> 6)
+    if wrap:
+        drawable |= (drawable >> 39) & 1  # the 1 also ends 12-13-1
+    lone = held & ~drawable & _FIELD_LOW
+    if not lone:
+        return 0
+    # One bit per number, three numbers at a time.
+    return (
+        _SPREAD3[lone & 0o111]
+        | _SPREAD3[(lone >> 9) & 0o111] << 3
+        | _SPREAD3[(lone >> 18) & 0o111] << 6
+        | _SPREAD3[(lone >> 27) & 0o111] << 9
+        | (lone >> 36 & 1) << 12
     )
-    if wrap:
-        drawable |= (drawable >> 13) & 1  # the 1 also ends 12-13-1
-    return held & ~drawable & 0x1FFF
 
 
-def _held3(chunk: int) -> tuple[int, int]:
-    """Three positions of a line key (9 bits) as held and drawable bits, one per position."""
-    held = avail = 0
-    for p in range(3):
-        field = (chunk >> (3 * p)) & 7
-        if field & 3:
-            held |= 1 << p
-        if field & 4:
-            avail |= 1 << p
-    return held, avail
-
-
-_HELD3 = [_held3(chunk) for chunk in range(512)]
+# Bits 0, 3 and 6 of a 9-bit chunk as bits 0, 1 and 2 (``_lone_faces``).
+_SPREAD3 = [(c & 1) | (c >> 2 & 2) | (c >> 4 & 4) for c in range(0o112)]
 
 
 def _run_neighbours(n: int, wrap: bool) -> tuple[tuple[int, int], ...]:

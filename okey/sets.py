@@ -50,20 +50,41 @@ def number_choices(
     """``_number_options`` at ``number`` as ``Choice`` tuples (with how each changes the line
     key of each colour it touches), and the most any of them adds to the bound (packed, per
     slot price).  ``singles``: the colours whose face may stand alone in a set
-    (``lone_colours``)."""
+    (``lone_colours``).  (Made from ``_number_template``, which no number changes.)"""
+    template, best = _number_template(counts, avail, singles)
+    shift = 3 * number
+    choices = tuple(
+        (
+            gains,
+            tuple([(colour, -(amount << shift)) for colour, amount in deltas]),
+            items,
+            tuple([(colours, number) for colours in sets]),
+        )
+        for gains, deltas, items, sets in template
+    )
+    return choices, best
+
+
+@bounded_cache(1 << 12)
+def _number_template(
+    counts: tuple[int, ...], avail: tuple[int, ...], singles: int
+) -> tuple[tuple[tuple[int, tuple[tuple[int, int], ...], tuple[Component, ...], tuple], ...], int]:
+    """``number_choices`` at any number: per choice its packed bound gains, per colour whose
+    line key it changes (colour, what it takes off the number's field: faces taken, plus 4 where
+    the last copy left is drawn), its set components and its sets' held colours; and the most
+    any choice adds to the bound."""
     options = _number_options(counts, avail, singles)
-    choices = []
+    template = []
     for option in options:
         deltas = []
         for colour, taken, drawn in option.changes:
             lost = 4 if avail[colour] > 0 and avail[colour] - drawn <= 0 else 0
             if taken + lost:
                 # (A colour whose copy a set draws, one left after, keeps its line key.)
-                deltas.append((colour, -((taken + lost) << (3 * number))))
-        sets = tuple((colours, number) for colours in option.sets)
-        choices.append((option.packed_gains, tuple(deltas), option.items, sets))
+                deltas.append((colour, taken + lost))
+        template.append((option.packed_gains, tuple(deltas), option.items, option.sets))
     best = [max(0, *(o.gains[k] for o in options)) for k in range(len(SLOT_PRICES))]
-    return tuple(choices), pack(best)
+    return tuple(template), pack(best)
 
 
 class _Option(NamedTuple):
@@ -99,9 +120,12 @@ def _number_options(counts: tuple[int, ...], avail: tuple[int, ...], singles: in
                 here[c] -= 1
                 drawn[c] += 1
             items.append(component)
-        gains = [
-            sum(SCALE * len(c) - price * max(3, len(c)) for c, _ in choice) for price in SLOT_PRICES
-        ]
+        sizes = tuple(len(colours) for colours, _ in choice)
+        gains = _GAINS.get(sizes)
+        if gains is None:
+            gains = _GAINS[sizes] = [
+                sum(SCALE * kept - price * max(3, kept) for kept in sizes) for price in SLOT_PRICES
+            ]
         changes = tuple((c, taken[c], drawn[c]) for c in range(4) if taken[c] or drawn[c])
         options.append(
             _Option(
@@ -109,10 +133,17 @@ def _number_options(counts: tuple[int, ...], avail: tuple[int, ...], singles: in
                 gains,
                 tuple(items),
                 changes,
-                pack(gains),
+                _PACKED_GAINS.get(sizes) or _PACKED_GAINS.setdefault(sizes, pack(gains)),
             )
         )
     return options
+
+
+# A choice's bound gains (``_Option.gains``, never changed) and packed, by the sizes of its sets.
+_GAINS: dict[tuple[int, ...], list[int]] = {}
+
+
+_PACKED_GAINS: dict[tuple[int, ...], int] = {}
 
 
 def _taken(choice: list[tuple[tuple[int, ...], int]]) -> int:
@@ -126,7 +157,7 @@ def number_gain(faces: Sequence[int], avail: Sequence[int], n: int, singles: int
     if not singles and (counts[0] > 0) + (counts[1] > 0) + (counts[2] > 0) + (counts[3] > 0) < 2:
         return 0
     here = (avail[n], avail[13 + n], avail[26 + n], avail[39 + n])
-    return number_choices(counts, here, n, singles)[1]
+    return _number_template(counts, here, singles)[1]
 
 
 def take_set_keys(

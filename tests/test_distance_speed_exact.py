@@ -96,3 +96,20 @@ def test_a_hands_columns_are_its_counts(seed, seen_count, size):
             assert drawn.columns() == columns_of(drawn)
     if quick.okeys:
         assert quick.less(None).columns() == columns_of(quick)
+
+
+@SETTINGS
+@given(st.lists(st.integers(0, 7), min_size=13, max_size=13), st.booleans())
+def test_lone_faces_are_the_faces_every_run_of_three_needs_a_dead_tile_for(fields, wrap):
+    """``runs._lone_faces`` (bit operations on the key's fields) against its definition: a held
+    face whose every run of three has another tile with no copy left."""
+    from okey.runs import _RUN_NEIGHBOURS, _lone_faces
+
+    key = sum(f << (3 * p) for p, f in enumerate(fields))
+    left = [f & 4 for f in fields]
+    expected = 0
+    for n, field in enumerate(fields):
+        runs = _RUN_NEIGHBOURS[wrap][n]
+        if field & 3 and not any(left[a] and left[b] for a, b in runs):
+            expected |= 1 << n
+    assert _lone_faces(key, wrap) == expected
