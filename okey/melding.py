@@ -652,9 +652,10 @@ class MeldSearch:
         if x == 0:
             hit = memo[0] = (0, 0, 2, None, 0, 0)
             return hit
-        entry = self._two_entry
-        one = self._one_entry  # (with one okey left: the entry of a state not in the memo)
-        plain = self._solve_plain  # (with none)
+        # (The searches' steps as functions, called with the search: ``_TWO_ENTRY``.)
+        entry = _TWO_ENTRY
+        one = _ONE_ENTRY  # (with one okey left: the entry of a state not in the memo)
+        plain = _SOLVE_PLAIN  # (with none)
         low = (x & -x).bit_length() - 1
         kind = low >> 1  # (number - 1) * 4 + colour; its count starts at bit 2 * kind
         n0 = kind >> 2
@@ -666,7 +667,7 @@ class MeldSearch:
         rest = x - (1 << low)
         hit = memo.get(rest)
         if hit is None:
-            hit = entry(rest)
+            hit = entry(self, rest)
         best = hit[0]
         # The plain value of the state and its value with one okey (``best1``: the options of
         # ``_one_entry`` here are those below that take one okey at most).
@@ -691,7 +692,7 @@ class MeldSearch:
             nx = x1 - (taken << (8 * n0))
             hit = memo.get(nx)
             if hit is None:
-                hit = entry(nx)
+                hit = entry(self, nx)
             gain *= n
             total = gain + hit[0]
             if total > best:
@@ -715,7 +716,7 @@ class MeldSearch:
             if p - n >= 2:
                 hit = memo.get(cx)
                 if hit is None:
-                    hit = entry(cx)
+                    hit = entry(self, cx)
                 total = value + hit[0]
                 if total > best:
                     best, at, nxt, code = total, 32 + p, cx, run_code | p << 8
@@ -727,7 +728,7 @@ class MeldSearch:
             ceiling, ceiling1 = rest_plain, rest_one
         else:
             hit = memo1.get(x1)
-            ceiling, ceiling1 = best0, (hit if hit is not None else one(x1))[0]
+            ceiling, ceiling1 = best0, (hit if hit is not None else one(self, x1))[0]
         for taken, set_code, gain, jk, place in okey_sets:
             gain *= n
             if jk == 1:
@@ -740,14 +741,14 @@ class MeldSearch:
                             total = gain + hit[4]
                         else:
                             hit = memo0.get(nx)
-                            total = gain + (hit[0] if hit is not None else plain(nx))
+                            total = gain + (hit[0] if hit is not None else plain(self, nx))
                         if total > best1:
                             best1 = total
                     continue
                 nx = x1 - (taken << (8 * n0))
                 hit = memo1.get(nx)
                 if hit is None:
-                    hit = one(nx)
+                    hit = one(self, nx)
                 if gain + hit[4] > best1:
                     best1 = gain + hit[4]
                 total = gain + hit[0]
@@ -757,7 +758,7 @@ class MeldSearch:
                     continue
                 nx = x1 - (taken << (8 * n0))
                 hit = memo0.get(nx)
-                total = gain + (hit[0] if hit is not None else plain(nx))
+                total = gain + (hit[0] if hit is not None else plain(self, nx))
             if total > best or (total == best and place < at):
                 best, at, nxt, nj, code = total, place, nx, 2 - jk, set_code | n << 2
         if p < top:
@@ -775,7 +776,7 @@ class MeldSearch:
                         if bound > best or (bound == best and 32 + p < at):
                             hit = memo1.get(cx)
                             if hit is None:
-                                hit = one(cx)
+                                hit = one(self, cx)
                             if value + hit[4] > best1:
                                 best1 = value + hit[4]
                             total = value + hit[0]
@@ -788,14 +789,14 @@ class MeldSearch:
                                 total = value + hit[4]
                             else:
                                 hit = memo0.get(cx)
-                                total = value + (hit[0] if hit is not None else plain(cx))
+                                total = value + (hit[0] if hit is not None else plain(self, cx))
                             if total > best1:
                                 best1 = total
                     else:
                         bound = value + ceiling
                         if bound > best or (bound == best and 32 + p < at):
                             hit = memo0.get(cx)
-                            total = value + (hit[0] if hit is not None else plain(cx))
+                            total = value + (hit[0] if hit is not None else plain(self, cx))
                             if total > best or (total == best and 32 + p < at):
                                 best, at, nxt, nj = total, 32 + p, cx, 0
                                 code = run_code | p << 8 | okeys << 16
@@ -831,16 +832,18 @@ class MeldSearch:
                             if value + ceiling1 > best:
                                 hit = memo1.get(cx)
                                 if hit is None:
-                                    hit = one(cx)
+                                    hit = one(self, cx)
                                 total = value + hit[0]
                                 if value + hit[4] > best1:
                                     best1 = value + hit[4]
                             elif value + ceiling > best1:
                                 hit = memo0.get(cx)
-                                if value + (hit[0] if hit is not None else plain(cx)) > best1:
-                                    best1 = value + (hit[0] if hit is not None else plain(cx))
+                                total = value + (hit[0] if hit is not None else plain(self, cx))
+                                if total > best1:
+                                    best1 = total
+                                total = 0
                         else:
-                            total = value + plain(cx) if value + ceiling > best else 0
+                            total = value + plain(self, cx) if value + ceiling > best else 0
                         if total > best:
                             best, nxt, nj = total, cx, left
                             code = 2 | colour << 2 | a << 4 | p << 8 | n << 12 | okeys << 16
@@ -874,8 +877,8 @@ class MeldSearch:
         if x == 0:
             hit = memo[0] = (0, 0, 1, None, 0)
             return hit
-        entry = self._one_entry
-        plain = self._solve_plain
+        entry = _ONE_ENTRY
+        plain = _SOLVE_PLAIN
         low = (x & -x).bit_length() - 1
         kind = low >> 1  # (number - 1) * 4 + colour; its count starts at bit 2 * kind
         if not (x >> (2 * kind + 2)) & _ALONE[kind & 3]:
@@ -892,7 +895,7 @@ class MeldSearch:
                 low = (rest & -rest).bit_length() - 1
                 kind = low >> 1
                 if (rest >> (2 * kind + 2)) & _ALONE[kind & 3]:
-                    hit = entry(rest)
+                    hit = entry(self, rest)
                     break
             # (Nor does any meld without the okey: the plain value is the rest's too.)
             hit = memo[x] = (hit[0], rest, 1, None, hit[4])
@@ -903,7 +906,7 @@ class MeldSearch:
         rest = x - (1 << low)
         hit = memo.get(rest)
         if hit is None:
-            hit = entry(rest)
+            hit = entry(self, rest)
         best = hit[0]
         # The plain value of the state: the best of the options keeping the okey (the plain
         # search's options, in its order: their children's plain values).
@@ -922,7 +925,7 @@ class MeldSearch:
             nx = x1 - (taken << (8 * n0))
             hit = memo.get(nx)
             if hit is None:
-                hit = entry(nx)
+                hit = entry(self, nx)
             gain *= n
             total = gain + hit[0]
             if total > best:
@@ -943,7 +946,7 @@ class MeldSearch:
             if p - n >= 2:
                 hit = memo.get(cx)
                 if hit is None:
-                    hit = entry(cx)
+                    hit = entry(self, cx)
                 total = value + hit[0]
                 if total > best:
                     best, at, nxt = total, 16 + p, cx
@@ -961,7 +964,7 @@ class MeldSearch:
                 continue
             nx = x1 - (taken << (8 * n0))
             hit = memo0.get(nx)
-            total = gain + (hit[0] if hit is not None else plain(nx))
+            total = gain + (hit[0] if hit is not None else plain(self, nx))
             if total > best or (total == best and place < at):
                 best, at, nxt, nj, code = total, place, nx, 0, set_code | n << 2
         if p < top:
@@ -975,7 +978,7 @@ class MeldSearch:
                     bound = value + ceiling
                     if bound > best or (bound == best and 16 + p < at):
                         hit = memo0.get(cx)
-                        total = value + (hit[0] if hit is not None else plain(cx))
+                        total = value + (hit[0] if hit is not None else plain(self, cx))
                         if total > best or (total == best and 16 + p < at):
                             best, at, nxt, nj = total, 16 + p, cx, 0
                             code = 2 | colour << 2 | n << 4 | p << 8 | n << 12 | 1 << (15 + gap - n)
@@ -995,7 +998,7 @@ class MeldSearch:
             value = (n - 1 + 13) * (15 - n) // 2
             if value + ceiling > best:
                 cx = x1 - _ABOVE[kind]
-                total = value + plain(cx)
+                total = value + plain(self, cx)
                 if total > best:
                     best, nxt, nj = total, cx, 0
                     code = 2 | colour << 2 | (n - 1) << 4 | 13 << 8 | n << 12
@@ -1012,7 +1015,7 @@ class MeldSearch:
         if x == 0:
             memo[0] = (0, 0, 0, None)
             return 0
-        solve = self._solve_plain
+        solve = _SOLVE_PLAIN
         low = (x & -x).bit_length() - 1
         n0 = low >> 3
         n = n0 + 1
@@ -1041,7 +1044,7 @@ class MeldSearch:
                 y = rest >> (8 * n0)
                 q = (y | (y >> 1)) & 0x555555
                 if q & (q >> 8) & (q >> 16) & 0x55:
-                    gained += solve(rest)
+                    gained += solve(self, rest)
                     break
             memo[x] = (gained, rest, 0, ("sets", tuple(laid)) if laid else None)
             return gained
@@ -1049,14 +1052,14 @@ class MeldSearch:
         colour = kind & 3
         rest = x - (1 << low)
         hit = memo.get(rest)
-        best = hit[0] if hit is not None else solve(rest)
+        best = hit[0] if hit is not None else solve(self, rest)
         nxt, code = rest, None
         x1 = x - (1 << (2 * kind))
         # Sets of three or four real tiles.
         for taken, size, set_code in _PLAIN_CODES[y & 0xFF][colour]:
             nx = x1 - (taken << (8 * n0))
             hit = memo.get(nx)
-            total = n * size + (hit[0] if hit is not None else solve(nx))
+            total = n * size + (hit[0] if hit is not None else solve(self, nx))
             if total > best:
                 best, nxt, code = total, nx, set_code | n << 2
         # Runs from this tile up, every tile real.
@@ -1074,7 +1077,7 @@ class MeldSearch:
             value += p
             if p - n >= 2:
                 hit = memo.get(cx)
-                total = value + (hit[0] if hit is not None else solve(cx))
+                total = value + (hit[0] if hit is not None else solve(self, cx))
                 if total > best:
                     best, nxt, code = total, cx, 2 | colour << 2 | n << 4 | p << 8 | n << 12
         memo[x] = (best, nxt, 0, code)
@@ -1343,6 +1346,13 @@ class MeldSearch:
             else:
                 tiles.append(self.okey)
         return Meld("run", tuple(tiles), tuple(plays))
+
+
+# ``MeldSearch``'s search steps as functions, which the steps call with the search (no bound
+# method made at every state).
+_ONE_ENTRY = MeldSearch._one_entry
+_TWO_ENTRY = MeldSearch._two_entry
+_SOLVE_PLAIN = MeldSearch._solve_plain
 
 
 def best_melds(
