@@ -655,7 +655,7 @@ class MeldSearch:
         # (The searches' steps as functions, called with the search: ``_TWO_ENTRY``.)
         entry = _TWO_ENTRY
         one = _ONE_ENTRY  # (with one okey left: the entry of a state not in the memo)
-        plain = _SOLVE_PLAIN  # (with none)
+        plain = _PLAIN_MISS  # (with none: the value of a state not in the memo)
         low = (x & -x).bit_length() - 1
         kind = low >> 1  # (number - 1) * 4 + colour; its count starts at bit 2 * kind
         n0 = kind >> 2
@@ -843,7 +843,7 @@ class MeldSearch:
                                     best1 = total
                                 total = 0
                         else:
-                            total = value + plain(self, cx) if value + ceiling > best else 0
+                            total = value + _SOLVE_PLAIN(self, cx) if value + ceiling > best else 0
                         if total > best:
                             best, nxt, nj = total, cx, left
                             code = 2 | colour << 2 | a << 4 | p << 8 | n << 12 | okeys << 16
@@ -878,7 +878,7 @@ class MeldSearch:
             hit = memo[0] = (0, 0, 1, None, 0)
             return hit
         entry = _ONE_ENTRY
-        plain = _SOLVE_PLAIN
+        plain = _PLAIN_MISS  # (the plain value of a state not in the memo)
         low = (x & -x).bit_length() - 1
         kind = low >> 1  # (number - 1) * 4 + colour; its count starts at bit 2 * kind
         if not (x >> (2 * kind + 2)) & _ALONE[kind & 3]:
@@ -998,7 +998,7 @@ class MeldSearch:
             value = (n - 1 + 13) * (15 - n) // 2
             if value + ceiling > best:
                 cx = x1 - _ABOVE[kind]
-                total = value + plain(self, cx)
+                total = value + _SOLVE_PLAIN(self, cx)
                 if total > best:
                     best, nxt, nj = total, cx, 0
                     code = 2 | colour << 2 | (n - 1) << 4 | 13 << 8 | n << 12
@@ -1008,14 +1008,16 @@ class MeldSearch:
     def _solve_plain(self, x: int) -> int:
         """``_solve_opening`` with no okey left: the same options in the same order (so the
         same choice on a tie), without the okeys' branches."""
+        hit = self._memos[0].get(x)
+        return hit[0] if hit is not None else _PLAIN_MISS(self, x)
+
+    def _plain_miss(self, x: int) -> int:
+        """``_solve_plain`` of a state not in the memo yet."""
         memo = self._memos[0]
-        hit = memo.get(x)
-        if hit is not None:
-            return hit[0]
         if x == 0:
             memo[0] = (0, 0, 0, None)
             return 0
-        solve = _SOLVE_PLAIN
+        solve = _PLAIN_MISS
         low = (x & -x).bit_length() - 1
         n0 = low >> 3
         n = n0 + 1
@@ -1353,6 +1355,7 @@ class MeldSearch:
 _ONE_ENTRY = MeldSearch._one_entry
 _TWO_ENTRY = MeldSearch._two_entry
 _SOLVE_PLAIN = MeldSearch._solve_plain
+_PLAIN_MISS = MeldSearch._plain_miss
 
 
 def best_melds(
