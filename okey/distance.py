@@ -44,7 +44,7 @@ from okey.layout import (
     priced_size,
 )
 from okey.rules import Rules
-from okey.runs import _LONE_FACES, LINE_PROFILES, line_key, line_profile, lone_faces
+from okey.runs import _FIELD_LOW, _LONE_FACES, LINE_PROFILES, line_key, line_profile, lone_faces
 from okey.sets import SetChoice, number_choices, take_set_keys
 from okey.solver import NUMBERED_KINDS, faces_and_okeys
 from okey.tiles import FALSE_JOKER_INDEX, Tile
@@ -378,7 +378,9 @@ def max_kept_in_melds(hand: HandState, rules: Rules, enough: int | None = None) 
     least ``enough``, not necessarily the most).
     """
     size = rules.hand_size
-    return SetSearch(hand, rules, size if enough is None else min(enough, size), False).run()[0]
+    if enough is None:
+        return SetSearch(hand, rules, size, False, widest_first=True).run()[0]
+    return SetSearch(hand, rules, min(enough, size), False).run()[0]
 
 
 def optimal_set_choices(
@@ -412,7 +414,14 @@ class SetSearch:
     colour's line is an int key (``line_key``) that a choice of sets changes by a fixed amount.
     """
 
-    def __init__(self, hand: HandState, rules: Rules, enough: int, ties: bool) -> None:
+    def __init__(
+        self, hand: HandState, rules: Rules, enough: int, ties: bool, widest_first: bool = False
+    ) -> None:
+        """``widest_first``: search the numbers with more than two choices first (the
+        numbers' order changes no kept count, but which optimal layout is found first, or
+        first keeps ``enough``: only where nothing but the most kept is wanted).  The choices
+        of the widest number are then cut once, not under each choice of the narrower ones
+        (about a quarter fewer choices tried)."""
         self.size = size = rules.hand_size
         self.wrap = rules.wrap_13_1
         self.budget = hand.okeys + hand.wild_avail
@@ -420,13 +429,17 @@ class SetSearch:
         self.ties = ties
         keys = hand.line_keys()
         columns = hand.columns()
-        # ``lone_colours``: the colours' ``lone_faces``, their cache read here first.
+        # ``lone_colours``: the colours' ``lone_faces``, their cache read here first; none
+        # where every number has a copy left (every run of three is then drawable).
         lone_of = _LONE_FACES.get
         wrap_bit = self.wrap << 39
         lone = []
         for key in keys:
-            found = lone_of(key | wrap_bit)
-            lone.append(lone_faces(key, self.wrap) if found is None else found)
+            if (~key >> 2) & _FIELD_LOW:
+                found = lone_of(key | wrap_bit)
+                lone.append(lone_faces(key, self.wrap) if found is None else found)
+            else:
+                lone.append(0)
         lone0, lone1, lone2, lone3 = lone
         any_lone = lone0 | lone1 | lone2 | lone3
         # The numbers searched: those with two or more colours held (bit 0 of their columns),
@@ -444,6 +457,7 @@ class SetSearch:
         self.numbers = numbers = []
         self.choices = choices = []
         gains = []
+        wide: list[tuple] = []
         known = _NUMBER_CHOICES
         while chosen:
             low = chosen & -chosen
@@ -471,9 +485,18 @@ class SetSearch:
                 if len(known) >= 1 << 14:
                     known.clear()
                 known[key] = found
+            if widest_first and len(found[0]) > 2:
+                # (Numbers with three or more colours held, the most choices, searched first:
+                # see ``__init__``.)
+                wide.append((n, found[0], found[1]))
+                continue
             numbers.append(n)
             choices.append(found[0])
             gains.append(found[1])
+        if wide:
+            numbers[:0] = [n for n, _, _ in wide]
+            choices[:0] = [here for _, here, _ in wide]
+            gains[:0] = [gain for _, _, gain in wide]
         self.leaf = len(numbers)
         # rest[i]: price * size plus the most the sets at numbers i.. can add (packed).
         rest = [priced_size(size)] * (self.leaf + 1)
