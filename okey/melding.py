@@ -186,12 +186,15 @@ def _spec_of(code: int) -> tuple:
     lowest held tile at r, is ("run", colour * 13 - 1, a, b, slots), slots r + 1 .. b (True: bit
     i of ``slots`` for an okey at r + 1 + i)."""
     if code & 3 == 1:
-        mask = code >> 6 & 15
-        return ("set", code >> 2 & 15, tuple(c for c in range(4) if mask >> c & 1), code >> 10)
+        return ("set", code >> 2 & 15, _MASK_COLOURS[code >> 6 & 15], code >> 10)
     b = code >> 8 & 15
     okeys = code >> 16
-    slots = tuple(bool(okeys >> i & 1) for i in range(b - (code >> 12 & 15)))
+    slots = tuple([bool(okeys >> i & 1) for i in range(b - (code >> 12 & 15))])
     return ("run", (code >> 2 & 3) * 13 - 1, code >> 4 & 15, b, slots)
+
+
+# The colours of each set of colours as bits (a set's code).
+_MASK_COLOURS = [tuple(c for c in range(4) if mask >> c & 1) for mask in range(16)]
 
 
 # ``_OKEY_SETS[1]`` split, by byte and colour: (the sets of held tiles, those with the okey),
@@ -1229,11 +1232,11 @@ class MeldSearch:
         """The entry of ``_rebuild_built`` for a choice (a code or a spec): in ``_PLAIN_BUILT``
         where its meld holds no okey (shared by every okey but its kinds' faces), else in this
         search's own."""
-        meld = self._new_meld(_spec_of(choice) if type(choice) is int else choice)
-        laid = tuple(map(_index, meld.tiles))
+        meld = self._meld_of_code(choice) if type(choice) is int else self._new_meld(choice)
+        laid = tuple([t.index for t in meld.tiles])
         okey = self.okey.index
         if okey not in laid and FALSE_JOKER_INDEX not in laid:
-            kinds = sum(1 << t.index for t in meld.plays_as)
+            kinds = sum([1 << t.index for t in meld.plays_as])
             entry = (kinds, (meld.plays_as[0].index, meld.kind), meld, laid)
             if len(_PLAIN_BUILT) >= _MEMO_LIMIT:
                 _PLAIN_BUILT.clear()
@@ -1274,6 +1277,42 @@ class MeldSearch:
             # Real tiles a..b (none below the lowest real one).
             return a != b - len(slots) or base + a <= okey <= base + b
         return True
+
+    def _meld_of_code(self, code: int) -> Meld:
+        """``_new_meld`` of the spec a code stands for (``_spec_of``), read from the code."""
+        okey = self.okey
+        held = self._held
+        if code & 3 == 1:
+            # The set's colours, and okeys for the lowest missing ones, in colour order.
+            n0 = (code >> 2 & 15) - 1
+            mask = code >> 6 & 15
+            jk = code >> 10
+            tiles: list[Tile] = []
+            plays: list[Tile] = []
+            for c in range(4):
+                kind = 13 * c + n0
+                if mask >> c & 1:
+                    tiles.append(held[kind])
+                elif jk:
+                    jk -= 1
+                    tiles.append(okey)
+                else:
+                    continue
+                plays.append(ALL_KINDS[kind])
+            return Meld("set", tuple(tiles), tuple(plays))
+        # Okeys below the lowest held tile, then the slots above it (bit i: an okey).
+        base = (code >> 2 & 3) * 13 - 1
+        a = code >> 4 & 15
+        b = code >> 8 & 15
+        lowest = code >> 12 & 15
+        okeys = code >> 16
+        kind = base + lowest
+        tiles = [okey] * (lowest - a)
+        tiles.append(held[kind])
+        for i in range(b - lowest):
+            kind += 1
+            tiles.append(okey if okeys >> i & 1 else held[kind])
+        return Meld("run", tuple(tiles), ALL_KINDS[base + a : base + b + 1])
 
     def _new_meld(self, spec: tuple) -> Meld:
         okey = self.okey

@@ -95,3 +95,34 @@ def test_other_hands_go_the_long_way(make, points: int) -> None:
     assert _plain_hand(make(), Tile.parse("B2"), R101) is None
     assert best_opening(make(), Tile.parse("B2"), R101).points == points
     assert best_opening(make(), "B2", R101).points == points
+
+
+def test_melds_read_from_codes_are_those_of_their_specs() -> None:
+    """The opening search codes its choices as ints (``okey.melding._spec_of``); the melds
+    rebuilt from a code directly are those of the spec it stands for, under every okey."""
+    from itertools import combinations
+
+    from okey.melding import MeldSearch, _spec_of
+
+    codes = []
+    for n in range(1, 14):
+        for mask in range(1, 16):
+            for jk in range(3):
+                if 3 <= mask.bit_count() + jk <= 4:
+                    codes.append(1 | n << 2 | mask << 6 | jk << 10)
+    for colour in range(4):
+        for a in range(1, 12):
+            for lowest in range(a, min(a + 2, 13) + 1):
+                for b in range(max(lowest, a + 2), 14):
+                    width = b - lowest
+                    for k in range(3 - (lowest - a)):
+                        for slots in combinations(range(width), k):
+                            okeys = sum(1 << i for i in slots)
+                            codes.append(
+                                2 | colour << 2 | a << 4 | b << 8 | lowest << 12 | okeys << 16
+                            )
+    assert len(codes) > 2000
+    for indicator in ("R5", "K13", "B1", "Y12"):
+        search = MeldSearch(Tile.parse(indicator), wrap=False)
+        for code in codes:
+            assert search._meld_of_code(code) == search._new_meld(_spec_of(code)), code
