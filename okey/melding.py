@@ -730,8 +730,55 @@ class MeldSearch:
         if x1 == rest:
             ceiling, ceiling1 = rest_plain, rest_one
         else:
-            hit = memo1.get(x1)
-            ceiling, ceiling1 = best0, (hit if hit is not None else one(self, x1))[0]
+            # x holds two copies of the kind, so x1 is not the rest: x's value with one okey
+            # bounds x1's.  It is completed here: ``_one_entry``'s options taking the okey,
+            # each by its plain value where that may raise ``best1`` (bounded by x's plain
+            # value, which bounds x1's).
+            ceiling = best0
+            for taken, _, gain, _ in _ONE_SETS[(x >> (8 * n0)) & 0xFF][colour][1]:
+                gain *= n
+                if gain + ceiling > best1:
+                    nx = x1 - (taken << (8 * n0))
+                    hit = memo1.get(nx)
+                    if hit is not None:
+                        total = gain + hit[4]
+                    else:
+                        hit = memo0.get(nx)
+                        total = gain + (hit[0] if hit is not None else plain(self, nx))
+                    if total > best1:
+                        best1 = total
+            if p < top:
+                # The okey at p + 1, held tiles after it (as ``_one_entry``).
+                gx, gp, gvalue, gshift = cx, p + 1, value + p + 1, shift + 8
+                while True:
+                    if gp - n >= 2 and gvalue + ceiling > best1:
+                        hit = memo1.get(gx)
+                        if hit is not None:
+                            total = gvalue + hit[4]
+                        else:
+                            hit = memo0.get(gx)
+                            total = gvalue + (hit[0] if hit is not None else plain(self, gx))
+                        if total > best1:
+                            best1 = total
+                    if gp >= top or not (gx >> gshift) & 3:
+                        break
+                    gx -= 1 << gshift
+                    gshift += 8
+                    gp += 1
+                    gvalue += gp
+            if (
+                (x1 >> (96 + 2 * colour)) & 3
+                and 1 < n < 13
+                and not _ABOVE[kind] & ~(x1 | (x1 >> 1))
+                and 15 - n <= max_run
+            ):
+                # The okey below this tile, held tiles to 13.
+                total = (n - 1 + 13) * (15 - n) // 2
+                if total + ceiling > best1:
+                    total += _SOLVE_PLAIN(self, x1 - _ABOVE[kind])
+                    if total > best1:
+                        best1 = total
+            ceiling1 = best1
         for taken, set_code, gain, jk, place in okey_sets:
             gain *= n
             if jk == 1:
