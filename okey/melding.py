@@ -390,17 +390,21 @@ class MeldSearch:
             self._renew_memo()
         x = sum(map(self._bits.__getitem__, indices))
         okeys = indices.count(self.okey.index)
-        x = self.live(x, okeys)
         built: list[tuple] = []
         if okeys:
+            x = self.live(x, okeys)
             value = self._solve(x, okeys)
             self._rebuild_built(x, okeys, built)
         else:
             value = 0
             memo = self._memos[0]
-            for part in self.parts(x):
+            opening = self.top_okeys_only
+            for part in self._live_parts(x):
                 hit = memo.get(part)  # (parts recur across hands: mostly searched)
-                value += hit[0] if hit is not None else self._solve(part, 0)
+                if hit is not None:
+                    value += hit[0]
+                else:
+                    value += _PLAIN_MISS(self, part) if opening else self._solve(part, 0)
                 self._rebuild_built(part, 0, built)
         # Melds listed in tile order of their first slot (as ``_result``), the rest by index.
         built.sort(key=_second)
@@ -413,6 +417,38 @@ class MeldSearch:
         except ValueError:
             raise ValueError("a meld holds a tile the hand does not") from None
         return value, tuple([b[2] for b in built]), tuple(map(ALL_KINDS.__getitem__, left))
+
+    def _live_parts(self, x: int) -> list[int]:
+        """``parts(live(x, 0))``, the presence bits read once (a kind no meld holds is in no
+        run of three, so the runs that join numbers are the same before and after ``live``)."""
+        if self.wrap or self.max_run < 3:
+            return self.parts(self.live(x, 0))
+        p = (x | (x >> 1)) & _PRESENT  # bit 2c of number n's byte: a tile of colour c there
+        up1, up2 = p >> 8, p >> 16
+        # ``live``'s dead kinds without okeys: in no run of three and no set of three.
+        run = ((p << 8) & ((p << 16) | up1)) | (up1 & up2)
+        q0, q1 = p & _LOW_BITS, (p >> 2) & _LOW_BITS
+        q2, q3 = (p >> 4) & _LOW_BITS, (p >> 6) & _LOW_BITS
+        sets = (
+            ((q1 & q2) | (q1 & q3) | (q2 & q3))
+            | ((q0 & q2) | (q0 & q3) | (q2 & q3)) << 2
+            | ((q0 & q1) | (q0 & q3) | (q1 & q3)) << 4
+            | ((q0 & q1) | (q0 & q2) | (q1 & q2)) << 6
+        )
+        x &= ~((p & ~(run | sets)) * 3)
+        # ``parts``'s cuts.
+        starts = p & up1 & up2  # colour and number where a run of three starts
+        in_run = starts | (starts << 8) | (starts << 16)
+        link = in_run & (in_run >> 8)  # both n and n + 1 in runs of one colour
+        cuts = ~((link | (link >> 2) | (link >> 4) | (link >> 6)) & _LOW_BITS) & _LOW_BITS
+        parts = []
+        while x:
+            start = ((x & -x).bit_length() - 1) & ~7  # the byte of the lowest tile left
+            c = cuts >> start
+            part = x & (((c & -c) << (start + 8)) - 1)  # every byte up to that cut
+            parts.append(part)
+            x ^= part
+        return parts
 
     def parts(self, x: int) -> list[int]:
         """Packed counts with no okey (after ``live``) split into ranges of numbers that no meld

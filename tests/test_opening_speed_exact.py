@@ -126,3 +126,21 @@ def test_melds_read_from_codes_are_those_of_their_specs() -> None:
         search = MeldSearch(Tile.parse(indicator), wrap=False)
         for code in codes:
             assert search._meld_of_code(code) == search._new_meld(_spec_of(code)), code
+
+
+@pytest.mark.parametrize(("max_run", "wrap"), [(13, False), (5, False), (3, False), (13, True)])
+def test_live_parts_are_the_parts_of_the_live_counts(max_run: int, wrap: bool) -> None:
+    """``MeldSearch._live_parts`` (a hand without okeys) reads the presence bits once for both
+    ``live`` and ``parts``: the same parts, on random count vectors of 0 to 40 tiles."""
+    from okey.melding import MeldSearch
+
+    rng = random.Random(max_run * 2 + wrap)
+    search = MeldSearch(Tile.parse("R5"), wrap=wrap, max_run_length=max_run)
+    for _ in range(3000):
+        x = 0
+        for _ in range(rng.randint(0, 40)):
+            colour, n0 = divmod(rng.randrange(52), 13)
+            shift = 8 * n0 + 2 * colour
+            if (x >> shift) & 3 < 2:
+                x += 1 << shift
+        assert search._live_parts(x) == search.parts(search.live(x, 0)), hex(x)
