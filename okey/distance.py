@@ -89,8 +89,24 @@ _BOTH_ADD = [key | column << 156 for key, column in zip(_KEY_ADD, _COLUMN_ADD, s
 _KEYS_MASK = (1 << 156) - 1
 
 
-# Per face: the shift of its copies left in the columns.
-_LEFT_SHIFT = [16 * (face % 13) + 8 + 2 * (face // 13) for face in range(52)]
+# Per face: the shift of its copies held, and left, in the columns.
+_HELD_SHIFT = [16 * (face % 13) + 2 * (face // 13) for face in range(52)]
+_LEFT_SHIFT = [shift + 8 for shift in _HELD_SHIFT]
+
+
+_BOTH_MASK = (1 << 364) - 1
+
+
+# ``_BOTH_ADD`` plus, from bit ``_COUNTS_AT``, one byte per kind (the false joker's too): the
+# copies held of each (``HandState.checked``).
+_COUNTS_AT = 364
+_ALL_ADD = [both | 1 << (_COUNTS_AT + 8 * kind) for kind, both in enumerate(_BOTH_ADD)]
+
+
+# 125 added to every kind's byte, and bit 7 of every byte: a count of 3 or more (below 131)
+# reaches bit 7.
+_COUNTS_ADD = sum(125 << (8 * kind) for kind in range(FALSE_JOKER_INDEX + 1))
+_COUNTS_HIGH = sum(128 << (8 * kind) for kind in range(FALSE_JOKER_INDEX + 1))
 
 
 # Two copies of every face, as columns' counts.
@@ -116,13 +132,16 @@ class HandState:
         self._columns: int | None = None
 
     def __getattr__(self, name: str) -> list[int]:
-        # ``avail`` of a hand from ``checked``, read from its columns when first asked for
-        # (the set search reads the columns only).
-        if name != "avail":
-            raise AttributeError(name)
+        # ``faces`` and ``avail`` of a hand from ``checked``, read from its columns when first
+        # asked for (the set search reads the columns and line keys only).
         columns = self._columns
-        avail = self.avail = [columns >> shift & 3 for shift in _LEFT_SHIFT]
-        return avail
+        if name == "avail":
+            avail = self.avail = [columns >> shift & 3 for shift in _LEFT_SHIFT]
+            return avail
+        if name == "faces":
+            faces = self.faces = [columns >> shift & 3 for shift in _HELD_SHIFT]
+            return faces
+        raise AttributeError(name)
 
     def line_keys(self) -> list[int]:
         """The four colours' line keys (``line_key``)."""
@@ -161,28 +180,28 @@ class HandState:
         ``check_playing_hand`` itself, so the errors and their messages are the same."""
         tiles = list(tiles)
         seen = list(seen)
-        held = [0] * (FALSE_JOKER_INDEX + 1)
         try:
             faces = [tile.index for tile in tiles]
-            for face in faces:
-                held[face] += 1
             at = indicator.index
+            # The line keys, the columns and one byte per kind (``_ALL_ADD``) in one sum.
+            held = sum(map(_ALL_ADD.__getitem__, faces))
+            counts = held >> _COUNTS_AT
             if seen:
-                out = [0] * (FALSE_JOKER_INDEX + 1)
                 seen_faces = [tile.index for tile in seen]
-                for face in seen_faces:
-                    out[face] += 1
-                out[at] += 1
+                out = sum(map(_ALL_ADD.__getitem__, seen_faces)) + _ALL_ADD[at]
+                out_counts = out >> _COUNTS_AT
             usual = (
                 len(tiles) in (rules.hand_size, rules.hand_size + 1)
                 and len(tiles) <= rules.max_rack_tiles
                 and type(indicator) is Tile
                 and at != FALSE_JOKER_INDEX
-                and max(held) <= 2
+                # (No kind held three times: a byte of 3 or more reaches its bit 7.)
+                and not (counts + _COUNTS_ADD) & _COUNTS_HIGH
                 and (
-                    held[at] <= 1  # nothing seen: only the indicator is out
+                    (counts >> (8 * at)) & 0xFF <= 1  # nothing seen: only the indicator is out
                     if not seen
-                    else all(h + o <= 2 for h, o in zip(held, out, strict=True))
+                    # (No byte above 127 before the test: fewer than 100 tiles seen.)
+                    else len(seen) < 100 and not (counts + out_counts + _COUNTS_ADD) & _COUNTS_HIGH
                 )
             )
         except (AttributeError, TypeError, IndexError):
@@ -193,28 +212,26 @@ class HandState:
         o = at - 12 if at % 13 == 12 else at + 1  # okey_for: the indicator is no false joker
         # The okeys are counted apart, the false jokers at the okey's face (as
         # ``faces_and_okeys`` counts them).
-        okeys = held[o]
-        jokers = held[o] = held.pop()
+        okeys = (counts >> (8 * o)) & 0xFF
+        jokers = counts >> (8 * FALSE_JOKER_INDEX)
         # The four line keys packed (``_KEY_ADD``) and the columns (``columns``), counted from
         # the held faces: the false jokers added at the okey's face, the okeys taken out.
-        both = sum(map(_BOTH_ADD.__getitem__, faces))
+        both = held & _BOTH_MASK
         if jokers != okeys:
             both += (jokers - okeys) * _BOTH_ADD[o]
         if seen:
-            out_okeys = out[o]
-            out_jokers = out[o] = out.pop()
-            out_both = sum(map(_BOTH_ADD.__getitem__, seen_faces)) + _BOTH_ADD[at]
-            out_both += (out_jokers - out_okeys) * _BOTH_ADD[o]
+            out_okeys = (out_counts >> (8 * o)) & 0xFF
+            out_both = out & _BOTH_MASK
+            out_both += ((out_counts >> (8 * FALSE_JOKER_INDEX)) - out_okeys) * _BOTH_ADD[o]
         else:
             # Only the indicator is out.
             out_okeys = 0
             out_both = _BOTH_ADD[at]
         # (Every face is held and out at most twice in all, so no field carries.)
         state = cls.__new__(cls)
-        state.faces = held
+        # (``faces`` and ``avail`` are read from the columns where asked for: ``__getattr__``.)
         state.okeys = okeys
         state.wild_avail = max(0, 2 - okeys - out_okeys)
-        # (``avail`` is read from the columns where asked for: ``__getattr__``.)
         keys = both & _KEYS_MASK
         # A line key's field holds the count held, plus 4 where fewer than two are held or out.
         gone = keys + (out_both & _KEYS_MASK)
@@ -276,8 +293,14 @@ class HandState:
         if rules.seven_pairs and size % 2 == 0:
             # At least this many pairs lack a tile (every pair not held whole or with a held
             # okey: ``kept_in_pairs`` keeps at most pairs + full pairs + okeys).
-            faces = self.faces
-            full = len(faces) - faces.count(0) - faces.count(1)
+            # (The faces held twice, read from the line keys: bit 1 of their fields.)
+            red, yellow, blue, black = self.line_keys()
+            full = (
+                ((red >> 1) & _FIELD_LOW).bit_count()
+                + ((yellow >> 1) & _FIELD_LOW).bit_count()
+                + ((blue >> 1) & _FIELD_LOW).bit_count()
+                + ((black >> 1) & _FIELD_LOW).bit_count()
+            )
             floor = size - min(size, size // 2 + full + self.okeys)
             if at_most is None:
                 melds = size - max_kept_in_melds(self, rules) - self.okeys
