@@ -11,16 +11,19 @@ fewer than twice (what a line is until some of its tiles are seen, or the indica
 them); and of every line of at most ``MAX_TILES_ONE_OFF`` tiles that is plain but for one
 number held fewer than twice with no copy left (the set search's lines after a set takes one
 of two copies, or draws the last one; ``advise``'s lines with a discard's other copy held or a
-drawn face's last copy).  That is 337,754 lines, which share 1,939 distinct profiles; they serve
-about 95% of the new lines of random 14-tile deals (84% of ``advise``'s on 15-tile deals, whose
-bounds read plain lines only, ``runs.line_bound``: hence the plain lines of 8 tiles).  A line
-the table lacks is searched as before.
+drawn face's last copy); and of every line of at most ``MAX_TILES_TWO_OFF`` tiles plain but for
+two such numbers, both within reach of a run (the indicator's colour after a set takes one of
+two copies; a line with a number out of reach is looked up with a copy left there,
+``runs.relevant_key``).  That is 371,249 lines, which share 2,095 distinct profiles; with the
+lines out of reach they serve about 97.5% of the new lines of random 14-tile deals (97% of
+``advise``'s on 15-tile deals, whose bounds read plain lines only, ``runs.line_bound``: hence
+the plain lines of 8 tiles).  A line the table lacks is searched as before.
 
 Stored (``okey/line_table_data.py``, generated: ``python -m okey.line_table``) as three
 base64 strings of zlib-compressed little-endian arrays: the distinct profiles' entries (per
 profile its entry count, then slots, kept, excess per entry, one byte each), the lines' keys in
 increasing order as differences from the previous key (8 bytes each), and per line the index
-of its profile (2 bytes); 361 KB.  Loaded on first use (about 40 ms) as arrays, searched by
+of its profile (2 bytes); 407 KB.  Loaded on first use (about 40 ms) as arrays, searched by
 bisection (a line found is then cached with the searched ones, ``runs.LINE_PROFILES``; a
 profile is made a ``Component`` when first read).
 ``tests/test_engine_properties.py`` checks the lines against the search.
@@ -67,14 +70,30 @@ def plain_keys(most: int = MAX_TILES) -> list[int]:
     return sorted(key for key, _ in keys)
 
 
+# Most tiles a line with two numbers off the plain pattern holds.
+MAX_TILES_TWO_OFF = 3
+
+
 def table_keys() -> list[int]:
-    """The keys of the table's lines, in increasing order: the plain ones, and those with at most
-    ``MAX_TILES_ONE_OFF`` tiles and no copy left at exactly one number held fewer than twice."""
+    """The keys of the table's lines, in increasing order: the plain ones, those with at most
+    ``MAX_TILES_ONE_OFF`` tiles and no copy left at exactly one number held fewer than twice,
+    and those with at most ``MAX_TILES_TWO_OFF`` tiles and no copy left at exactly two such
+    numbers, each within reach of a run (``runs.relevant_key``: a line with a number out of
+    reach is looked up with a copy left there)."""
+    from okey.runs import relevant_key
+
     keys = set(plain_keys())
     for key in plain_keys(MAX_TILES_ONE_OFF):
         for shift in range(0, 39, 3):
             if key >> shift & 4:
                 keys.add(key - (4 << shift))
+    for key in plain_keys(MAX_TILES_TWO_OFF):
+        left = [shift for shift in range(0, 39, 3) if key >> shift & 4]
+        for i, first in enumerate(left):
+            for second in left[i + 1 :]:
+                off = key - (4 << first) - (4 << second)
+                if relevant_key(off, WRAP) == off:
+                    keys.add(off)
     return sorted(keys)
 
 
