@@ -317,7 +317,19 @@ class HandState:
 
 def kept_in_pairs(hand: HandState, rules: Rules) -> int:
     """Most tiles (okeys included) kept by a hand of ``hand_size / 2`` pairs."""
-    return kept_in_pairs_of(hand, pair_counts(hand.faces, hand.avail), rules)
+    return kept_in_pairs_of(hand, pair_counts_of_keys(hand.line_keys()), rules)
+
+
+def pair_counts_of_keys(keys: Sequence[int]) -> tuple[int, int, int]:
+    """``pair_counts`` read from the four line keys (``line_key``): a field holds its count
+    held (0 to 2) plus 4 where a copy is left to draw."""
+    full = drawable = singles = 0
+    for key in keys:
+        full += ((key >> 1) & _FIELD_LOW).bit_count()
+        one = key & ~(key >> 1) & _FIELD_LOW
+        singles += one.bit_count()
+        drawable += (one & (key >> 2)).bit_count()
+    return full, drawable, singles - drawable
 
 
 def kept_in_pairs_of(hand: HandState, counts: tuple[int, int, int], rules: Rules) -> int:
@@ -436,6 +448,27 @@ class SetSearch:
     terms, one per slot price, are added as packed ints (``Component.packed_bound``); each
     colour's line is an int key (``line_key``) that a choice of sets changes by a fixed amount.
     """
+
+    __slots__ = (
+        "size",
+        "wrap",
+        "budget",
+        "enough",
+        "ties",
+        "numbers",
+        "choices",
+        "leaf",
+        "rest",
+        "keys",
+        "tail",
+        "profiles",
+        "items",
+        "sets",
+        "best",
+        "optimal",
+        "plain",
+        "guard",
+    )
 
     def __init__(
         self, hand: HandState, rules: Rules, enough: int, ties: bool, widest_first: bool = False

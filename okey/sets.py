@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import combinations
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from okey.layout import SCALE, SLOT_PRICES, Component, Entry, bounded_cache, pack
 from okey.runs import lone_faces
@@ -69,48 +69,20 @@ def number_choices(
 def _number_template(
     counts: tuple[int, ...], avail: tuple[int, ...], singles: int
 ) -> tuple[tuple[tuple[int, tuple[tuple[int, int], ...], tuple[Component, ...], tuple], ...], int]:
-    """``number_choices`` at any number: per choice its packed bound gains, per colour whose
-    line key it changes (colour, what it takes off the number's field: faces taken, plus 4 where
-    the last copy left is drawn), its set components and its sets' held colours; and the most
-    any choice adds to the bound."""
-    options = _number_options(counts, avail, singles)
+    """``number_choices`` at any number: per choice of sets at one number (held ``counts`` and
+    drawable ``avail`` per colour; the ones taking the most faces first, as they tend to find
+    the best layout early) its packed bound gains, per colour whose line key it changes
+    (colour, what it takes off the number's field: faces taken, plus 4 where the last copy
+    left is drawn), its set components and its sets' held colours; and the most any choice
+    adds to the bound."""
     template = []
-    for option in options:
-        deltas = []
-        for colour, taken, drawn in option.changes:
-            lost = 4 if avail[colour] > 0 and avail[colour] - drawn <= 0 else 0
-            if taken + lost:
-                # (A colour whose copy a set draws, one left after, keeps its line key.)
-                deltas.append((colour, taken + lost))
-        template.append((option.packed_gains, tuple(deltas), option.items, option.sets))
-    best = [max(0, *(o.gains[k] for o in options)) for k in range(len(SLOT_PRICES))]
-    return tuple(template), pack(best)
-
-
-class _Option(NamedTuple):
-    """One choice of sets at a number: the held colours of each set, its bound gains per slot
-    price, the set components, and per touched colour (colour, faces taken, copies drawn)."""
-
-    sets: tuple[tuple[int, ...], ...]
-    gains: list[int]
-    items: tuple[Component, ...]
-    changes: tuple[tuple[int, int, int], ...]
-    packed_gains: int
-
-
-@bounded_cache(1 << 12)
-def _number_options(counts: tuple[int, ...], avail: tuple[int, ...], singles: int) -> list[_Option]:
-    """The choices of sets at one number (held ``counts`` and drawable ``avail`` per colour),
-    the ones taking the most faces first (they tend to find the best layout early)."""
-    options = []
-    faces = list(counts)  # _sets_at reads counts at faces[c * 13 + number]; number 0 here
-    padded = [0] * 52
+    best = [0] * len(SLOT_PRICES)
+    padded = [0] * 52  # _sets_at reads counts at faces[c * 13 + number]; number 0 here
     for c in range(4):
-        padded[c * 13] = faces[c]
+        padded[c * 13] = counts[c]
     for choice in sorted(_sets_at(0, padded, singles), key=_taken, reverse=True):
         here = list(avail)
-        taken = [0] * 4
-        drawn = [0] * 4
+        taken = [0, 0, 0, 0]
         items = []
         for colours, _ in choice:
             for c in colours:
@@ -118,32 +90,32 @@ def _number_options(counts: tuple[int, ...], avail: tuple[int, ...], singles: in
             component, drawn_colours = set_component(colours, tuple(here))
             for c in drawn_colours:
                 here[c] -= 1
-                drawn[c] += 1
             items.append(component)
+        deltas = []
+        for c in range(4):
+            # (Faces taken, plus 4 where a set drew the last copy left; a colour whose copy a
+            # set draws, one left after, keeps its line key.)
+            change = taken[c] + (4 if avail[c] > 0 and here[c] <= 0 else 0)
+            if change:
+                deltas.append((c, change))
         sizes = tuple(len(colours) for colours, _ in choice)
         gains = _GAINS.get(sizes)
         if gains is None:
-            gains = _GAINS[sizes] = [
+            terms = [
                 sum(SCALE * kept - price * max(3, kept) for kept in sizes) for price in SLOT_PRICES
             ]
-        changes = tuple((c, taken[c], drawn[c]) for c in range(4) if taken[c] or drawn[c])
-        options.append(
-            _Option(
-                tuple(colours for colours, _ in choice),
-                gains,
-                tuple(items),
-                changes,
-                _PACKED_GAINS.get(sizes) or _PACKED_GAINS.setdefault(sizes, pack(gains)),
-            )
+            gains = _GAINS[sizes] = (terms, pack(terms))
+        for k, gain in enumerate(gains[0]):
+            if gain > best[k]:
+                best[k] = gain
+        template.append(
+            (gains[1], tuple(deltas), tuple(items), tuple(colours for colours, _ in choice))
         )
-    return options
+    return tuple(template), pack(best)
 
 
-# A choice's bound gains (``_Option.gains``, never changed) and packed, by the sizes of its sets.
-_GAINS: dict[tuple[int, ...], list[int]] = {}
-
-
-_PACKED_GAINS: dict[tuple[int, ...], int] = {}
+# A choice's bound gains per slot price, and packed, by the sizes of its sets.
+_GAINS: dict[tuple[int, ...], tuple[list[int], int]] = {}
 
 
 def _taken(choice: list[tuple[tuple[int, ...], int]]) -> int:

@@ -113,3 +113,17 @@ def test_lone_faces_are_the_faces_every_run_of_three_needs_a_dead_tile_for(field
         if field & 3 and not any(left[a] and left[b] for a, b in runs):
             expected |= 1 << n
     assert _lone_faces(key, wrap) == expected
+
+
+@settings(max_examples=2000 if THOROUGH else 200, deadline=None)
+@given(st.integers(0, 2**32), st.sampled_from([0, 0, 5, 30]), st.sampled_from([14, 15]))
+def test_pair_counts_read_from_the_line_keys_are_the_counts(seed, seen_count, size):
+    from okey.distance import pair_counts, pair_counts_of_keys
+
+    rnd = random.Random(seed)
+    pool = list(FULL_SET)
+    rnd.shuffle(pool)
+    indicator = next(t for t in pool if not t.is_false_joker)
+    pool.remove(indicator)
+    hand = HandState.of(pool[:size], indicator, pool[size : size + seen_count])
+    assert pair_counts_of_keys(hand.line_keys()) == pair_counts(hand.faces, hand.avail)
