@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 
 from okey.hand import check_playing_hand, okey_for
 from okey.layout import (
+    _PRICED,
     GUARDS,
     HIGH,
     Component,
@@ -479,24 +480,38 @@ class SetSearch:
         of the widest number are then cut once, not under each choice of the narrower ones
         (about a quarter fewer choices tried)."""
         self.size = size = rules.hand_size
-        self.wrap = rules.wrap_13_1
+        self.wrap = wrap = rules.wrap_13_1
         self.budget = hand.okeys + hand.wild_avail
         self.enough = enough
         self.ties = ties
-        keys = hand.line_keys()
-        columns = hand.columns()
+        keys = hand._keys
+        if keys is None:
+            keys = hand.line_keys()
+        columns = hand._columns
+        if columns is None:
+            columns = hand.columns()
         # ``lone_colours``: the colours' ``lone_faces``, their cache read here first; none
         # where every number has a copy left (every run of three is then drawable).
         lone_of = _LONE_FACES.get
-        wrap_bit = self.wrap << 39
-        lone = []
-        for key in keys:
-            if (~key >> 2) & _FIELD_LOW:
-                found = lone_of(key | wrap_bit)
-                lone.append(lone_faces(key, self.wrap) if found is None else found)
-            else:
-                lone.append(0)
-        lone0, lone1, lone2, lone3 = lone
+        wrap_bit = wrap << 39
+        key0, key1, key2, key3 = keys
+        lone0 = lone1 = lone2 = lone3 = 0
+        if (~key0 >> 2) & _FIELD_LOW:
+            lone0 = lone_of(key0 | wrap_bit)
+            if lone0 is None:
+                lone0 = lone_faces(key0, wrap)
+        if (~key1 >> 2) & _FIELD_LOW:
+            lone1 = lone_of(key1 | wrap_bit)
+            if lone1 is None:
+                lone1 = lone_faces(key1, wrap)
+        if (~key2 >> 2) & _FIELD_LOW:
+            lone2 = lone_of(key2 | wrap_bit)
+            if lone2 is None:
+                lone2 = lone_faces(key2, wrap)
+        if (~key3 >> 2) & _FIELD_LOW:
+            lone3 = lone_of(key3 | wrap_bit)
+            if lone3 is None:
+                lone3 = lone_faces(key3, wrap)
         any_lone = lone0 | lone1 | lone2 | lone3
         # The numbers searched: those with two or more colours held (bit 0 of their columns),
         # or a face that may stand alone in a set.
@@ -555,15 +570,23 @@ class SetSearch:
             gains[:0] = [gain for _, _, gain in wide]
         self.leaf = len(numbers)
         # rest[i]: price * size plus the most the sets at numbers i.. can add (packed).
-        rest = [priced_size(size)] * (self.leaf + 1)
-        for i in range(self.leaf - 1, -1, -1):
-            rest[i] = rest[i + 1] + gains[i]
+        total = _PRICED.get(size) or priced_size(size)
+        rest = [total]
+        for gain in reversed(gains):
+            total += gain
+            rest.append(total)
+        rest.reverse()
         self.rest = rest
-        self.keys = keys = list(keys)
+        self.keys = [key0, key1, key2, key3]
         # ``line_profile``, its cache read here first.
-        self.tail = tail = (self.wrap << 39) | (size << 40)
+        self.tail = tail = wrap_bit | (size << 40)
         get = LINE_PROFILES.get
-        self.profiles = [get(key | tail) or line_profile(key, self.wrap, size) for key in keys]
+        self.profiles = [
+            get(key0 | tail) or line_profile(key0, wrap, size),
+            get(key1 | tail) or line_profile(key1, wrap, size),
+            get(key2 | tail) or line_profile(key2, wrap, size),
+            get(key3 | tail) or line_profile(key3, wrap, size),
+        ]
         self.items: list[Component] = []
         self.sets: list[tuple[tuple[int, ...], int]] = []
         self.best = 0
