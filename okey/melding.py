@@ -740,7 +740,9 @@ class MeldSearch:
                 best0 = gain + hit[4]
             if gain + hit[5] > best1:
                 best1 = gain + hit[5]
-        # Runs of held tiles from this tile up (codes: ``_spec_of``).
+        # Runs of held tiles from this tile up (codes: ``_spec_of``; ``run_entry``: the
+        # longest one's rest, whose values bound those of the runs through the gaps).
+        run_entry = None
         run_code = 2 | colour << 2 | n << 4 | n << 12
         top = self._tops[n]
         value = n
@@ -756,6 +758,7 @@ class MeldSearch:
                 hit = memo.get(cx)
                 if hit is None:
                     hit = entry(self, cx)
+                run_entry = hit
                 total = value + hit[0]
                 if total > best:
                     best, at, nxt, code = total, 32 + p, cx, run_code | p << 8
@@ -844,7 +847,12 @@ class MeldSearch:
                     continue
                 nx = x1 - (taken << (8 * n0))
                 hit = memo0.get(nx)
-                total = gain + (hit[0] if hit is not None else plain(self, nx))
+                if hit is not None:
+                    total = gain + hit[0]
+                else:
+                    # (Its set with one okey fewer leaves the same tiles.)
+                    hit = memo1.get(nx)
+                    total = gain + (hit[4] if hit is not None else plain(self, nx))
             if total > best or (total == best and place < at):
                 best, at, nxt, nj, code = total, place, nx, 2 - jk, set_code | n << 2
         if p < top:
@@ -852,37 +860,49 @@ class MeldSearch:
             # for an okey at n + 1 + i).
             okeys = 1 << (p - n)
             used = 1
+            # Each run's rest holds fewer tiles than the one before: the values of the last
+            # known (with one okey, ``bound_one``, and plain) bound its own.
+            if run_entry is None:
+                bound_one, bound_plain = ceiling1, ceiling
+            else:
+                bound_one, bound_plain = run_entry[5], run_entry[4]
             p += 1
             value += p
             shift += 8
             while True:
                 if p - n >= 2:
                     if used == 1:
-                        bound = value + ceiling1
+                        bound = value + bound_one
                         if bound > best or (bound == best and 32 + p < at):
                             hit = memo1.get(cx)
                             if hit is None:
                                 hit = one(self, cx)
-                            if value + hit[4] > best1:
-                                best1 = value + hit[4]
-                            total = value + hit[0]
+                            bound_one, bound_plain = hit[0], hit[4]
+                            if value + bound_plain > best1:
+                                best1 = value + bound_plain
+                            total = value + bound_one
                             if total > best or (total == best and 32 + p < at):
                                 best, at, nxt, nj = total, 32 + p, cx, 1
                                 code = run_code | p << 8 | okeys << 16
-                        elif value + ceiling > best1:  # (its plain value may raise best1)
+                        elif value + bound_plain > best1:  # (its plain value may raise best1)
                             hit = memo1.get(cx)
                             if hit is not None:
-                                total = value + hit[4]
+                                bound_plain = hit[4]
                             else:
                                 hit = memo0.get(cx)
-                                total = value + (hit[0] if hit is not None else plain(self, cx))
-                            if total > best1:
-                                best1 = total
+                                bound_plain = hit[0] if hit is not None else plain(self, cx)
+                            if value + bound_plain > best1:
+                                best1 = value + bound_plain
                     else:
-                        bound = value + ceiling
+                        bound = value + bound_plain
                         if bound > best or (bound == best and 32 + p < at):
                             hit = memo0.get(cx)
-                            total = value + (hit[0] if hit is not None else plain(self, cx))
+                            if hit is not None:
+                                bound_plain = hit[0]
+                            else:
+                                hit = memo1.get(cx)
+                                bound_plain = hit[4] if hit is not None else plain(self, cx)
+                            total = value + bound_plain
                             if total > best or (total == best and 32 + p < at):
                                 best, at, nxt, nj = total, 32 + p, cx, 0
                                 code = run_code | p << 8 | okeys << 16
@@ -1018,7 +1038,9 @@ class MeldSearch:
                 best, at, nxt, code = total, 1, nx, set_code | n << 2
             if gain + hit[4] > best0:
                 best0 = gain + hit[4]
-        # Runs of held tiles from this tile up (codes: ``_spec_of``).
+        # Runs of held tiles from this tile up (codes: ``_spec_of``; ``run_plain``: the plain
+        # value of the longest one's rest, which bounds those of the runs through the gap).
+        run_plain = -1
         top = self._tops[n]
         value = n
         cx = x1
@@ -1037,8 +1059,9 @@ class MeldSearch:
                 if total > best:
                     best, at, nxt = total, 16 + p, cx
                     code = 2 | colour << 2 | n << 4 | p << 8 | n << 12
-                if value + hit[4] > best0:
-                    best0 = value + hit[4]
+                run_plain = hit[4]
+                if value + run_plain > best0:
+                    best0 = value + run_plain
         # The okey's options, each bounded first by the plain value of x1 (see
         # ``_solve_opening``): one is tried where its bound beats the best, or ties it from
         # earlier in the order.  Where one copy is held x1 is the rest, else it holds fewer
@@ -1050,21 +1073,33 @@ class MeldSearch:
                 continue
             nx = x1 - (taken << (8 * n0))
             hit = memo0.get(nx)
-            total = gain + (hit[0] if hit is not None else plain(self, nx))
+            if hit is not None:
+                total = gain + hit[0]
+            else:
+                # (A set of four with the okey leaves what its set of three held tiles does.)
+                hit = memo.get(nx)
+                total = gain + (hit[4] if hit is not None else plain(self, nx))
             if total > best or (total == best and place < at):
                 best, at, nxt, nj, code = total, place, nx, 0, set_code | n << 2
         if p < top:
-            # The okey fills (colour, p + 1), then held tiles follow.
+            # The okey fills (colour, p + 1), then held tiles follow.  Each run's rest holds
+            # fewer tiles than the one before: the plain value of the last known bounds it.
+            bound_plain = ceiling if run_plain < 0 else run_plain
             gap = p + 1
             p = gap
             value += p
             shift += 8
             while True:
                 if p - n >= 2:
-                    bound = value + ceiling
+                    bound = value + bound_plain
                     if bound > best or (bound == best and 16 + p < at):
                         hit = memo0.get(cx)
-                        total = value + (hit[0] if hit is not None else plain(self, cx))
+                        if hit is not None:
+                            bound_plain = hit[0]
+                        else:
+                            hit = memo.get(cx)
+                            bound_plain = hit[4] if hit is not None else plain(self, cx)
+                        total = value + bound_plain
                         if total > best or (total == best and 16 + p < at):
                             best, at, nxt, nj = total, 16 + p, cx, 0
                             code = 2 | colour << 2 | n << 4 | p << 8 | n << 12 | 1 << (15 + gap - n)
