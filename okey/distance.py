@@ -33,6 +33,7 @@ from collections.abc import Iterable, Sequence
 
 from okey.hand import check_playing_hand, okey_for
 from okey.layout import (
+    _MASKS,
     _PRICED,
     GUARDS,
     HIGH,
@@ -180,7 +181,7 @@ class HandState:
         The usual hand is checked here from its counts; anything unusual goes through
         ``check_playing_hand`` itself, so the errors and their messages are the same."""
         tiles = list(tiles)
-        seen = list(seen)
+        seen = list(seen) if seen else []
         try:
             faces = [tile.index for tile in tiles]
             at = indicator.index
@@ -304,7 +305,8 @@ class HandState:
             )
             floor = size - min(size, size // 2 + full + self.okeys)
             if at_most is None:
-                melds = size - max_kept_in_melds(self, rules) - self.okeys
+                # (``max_kept_in_melds``.)
+                melds = size - SetSearch(self, rules, size, False, True).run()[0] - self.okeys
                 if melds <= floor:
                     return max(0, melds)
                 return max(0, min(melds, size - kept_in_pairs(self, rules)))
@@ -469,6 +471,7 @@ class SetSearch:
         "optimal",
         "plain",
         "guard",
+        "masks",
     )
 
     def __init__(
@@ -593,6 +596,8 @@ class SetSearch:
         self.optimal: list[SetChoice] = []
         # Whether the layout with no sets is a choice (``draws._last_copy_raises`` drops it).
         self.plain = True
+        # (``_layout_masks`` of the size and budget, read where first needed.)
+        self.masks: tuple[int, tuple[int, ...]] | None = None
 
     def run(self) -> tuple[int, list[SetChoice]]:
         red, yellow, blue, black = self.profiles
@@ -602,7 +607,10 @@ class SetSearch:
             # better ones only (a tie's list is the same: every layout keeping the most is
             # still visited, in the same order).
             # (``layout_kept``, its masks read once.)
-            valid, kept_masks = _layout_masks(self.size, self.budget)
+            self.masks = masks = _MASKS.get((self.size, self.budget)) or _layout_masks(
+                self.size, self.budget
+            )
+            valid, kept_masks = masks
             table = parts_table(self.profiles, self.size, valid)
             kept = self.size
             for mask in kept_masks:
@@ -642,7 +650,10 @@ class SetSearch:
         size, best = self.size, self.best
         need = best if self.ties or not self.optimal else best + 1
         if need <= size:
-            valid, _ = _layout_masks(size, self.budget)
+            masks = self.masks
+            if masks is None:  # (no layout with no sets first: not read yet)
+                masks = self.masks = _layout_masks(size, self.budget)
+            valid = masks[0]
             # (``layout_kept``: the colours' runs first, whose choices are the most, then the
             # sets; the order changes no total.)
             table = parts_table((*self.profiles, *self.items), size, valid)
