@@ -386,10 +386,35 @@ class MeldSearch:
 
     def best_of(self, indices: list[int]) -> tuple[int, tuple[Meld, ...], tuple[Tile, ...]]:
         """``best`` of a hand given by its tiles' indices: (value, melds, remaining)."""
-        if _memo_full(self._memos):
-            self._renew_memo()
+        x = sum(map(self._bits.__getitem__, indices))
+        return self._best_of(indices, x, indices.count(self.okey.index))
+
+    def best_of_possible(
+        self, indices: list[int], indicator: int
+    ) -> tuple[int, tuple[Meld, ...], tuple[Tile, ...]] | None:
+        """``best_of`` of a hand that ``okey.hand.check_possible`` plainly accepts with the
+        indicator (an index, no false joker): at most two tiles of each kind, counting the
+        indicator; else None (the caller then checks the hand the long way)."""
         x = sum(map(self._bits.__getitem__, indices))
         okeys = indices.count(self.okey.index)
+        # Each kind's count is a 2-bit field (the okeys counted apart, false jokers as the
+        # okey's face): none may be 3 nor carry into the next (the fields add up to the tiles
+        # but the okeys), and the indicator's may be 1 at most.
+        if (
+            okeys > 2
+            or x & (x >> 1) & _PRESENT
+            or (x & _PRESENT).bit_count() + 2 * ((x >> 1) & _PRESENT).bit_count()
+            != len(indices) - okeys
+            or x >> (8 * (indicator % 13) + 2 * (indicator // 13)) & 2
+        ):
+            return None
+        return self._best_of(indices, x, okeys)
+
+    def _best_of(
+        self, indices: list[int], x: int, okeys: int
+    ) -> tuple[int, tuple[Meld, ...], tuple[Tile, ...]]:
+        if _memo_full(self._memos):
+            self._renew_memo()
         built: list[tuple] = []
         if okeys:
             x = self.live(x, okeys)
@@ -408,7 +433,7 @@ class MeldSearch:
                 self._rebuild_built(part, 0, built)
         # Melds listed in tile order of their first slot (as ``_result``), the rest by index.
         built.sort(key=_second)
-        left = sorted(indices)  # (a copy where they are sorted already)
+        left = sorted(indices)
         laid: list[int] = []
         for entry in built:
             laid += entry[3]

@@ -20,7 +20,6 @@ import threading
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from operator import eq
 from typing import Any, Literal
 
 from okey.errors import OkeyError
@@ -149,21 +148,17 @@ def _prepare(
 
 
 def _plain_hand(tiles: object, indicator: object, rules: Rules) -> list[int] | None:
-    """The tile indices, sorted, of a hand given as a list or tuple of tiles that ``_prepare``
-    takes as it is (``check_possible`` accepts it: at most ``rules.max_rack_tiles`` tiles, two
-    of each with the indicator, which is no false joker), else None (``_prepare`` then reads it
-    and says what is wrong)."""
+    """The tile indices of a hand given as a list or tuple of tiles, with a tile as the
+    indicator (no false joker), at most ``rules.max_rack_tiles`` of them, else None (``_prepare``
+    then reads it and says what is wrong).  ``MeldSearch.best_of_possible`` checks the rest of
+    what ``check_possible`` asks (two of each kind at most, with the indicator)."""
     if type(indicator) is not Tile or type(tiles) not in (list, tuple):
         return None
     if len(tiles) > rules.max_rack_tiles or set(map(type, tiles)) != {Tile}:
         return None
     if indicator.index == FALSE_JOKER_INDEX:
         return None
-    held = [t.index for t in tiles]
-    held.sort()  # (three of a kind: held[i] == held[i + 2])
-    if any(map(eq, held, held[2:])) or held.count(indicator.index) > 1:
-        return None
-    return held
+    return [t.index for t in tiles]
 
 
 def opening_threshold(rules: Rules, earlier_openings: Iterable[int] = ()) -> int:
@@ -223,8 +218,10 @@ def best_opening(
     if must_use is None and rules is not None:
         indices = _plain_hand(tiles, indicator, rules)
         if indices is not None:
-            threshold = opening_threshold(rules, earlier_openings)
-            return Opening(*_search(indicator, rules).best_of(indices), threshold)
+            # (None where some kind is held too often: the long way says which.)
+            found = _search(indicator, rules).best_of_possible(indices, indicator.index)
+            if found is not None:
+                return Opening(*found, opening_threshold(rules, earlier_openings))
     hand, indicator, rules = _prepare(tiles, indicator, rules)
     threshold = opening_threshold(rules, earlier_openings)
     search = _search(indicator, rules)

@@ -16,7 +16,7 @@ import pytest
 from okey import FULL_SET, Rules, Tile
 from okey.errors import OkeyError
 from okey.hand import okey_for
-from okey.okey101 import _plain_hand, best_opening
+from okey.okey101 import _plain_hand, _search, best_opening
 
 R101 = Rules.okey101()
 
@@ -51,7 +51,9 @@ def test_tile_lists_open_as_their_text() -> None:
             rest = [t for t in hand if t != okey]
             hand = rest[: len(hand) - case % 2 - 1] + [okey] * (case % 2 + 1)
         rules = R101 if case % 4 else replace(R101, max_run_length=5)
-        assert _plain_hand(hand, indicator, rules) is not None
+        indices = _plain_hand(hand, indicator, rules)
+        assert indices is not None
+        assert _search(indicator, rules).best_of_possible(indices, indicator.index) is not None
         text = " ".join(str(t) for t in hand)
         expected = _as_tuple(best_opening(text, str(indicator), rules))
         assert _as_tuple(best_opening(hand, indicator, rules)) == expected
@@ -74,7 +76,11 @@ def test_impossible_tile_lists_fail_as_their_text() -> None:
         ([k9] * 2 + [Tile.parse(f"R{n}") for n in range(1, 14)] * 2, Tile.parse("B2")),  # 28
     ]
     for hand, indicator in hands:
-        assert _plain_hand(hand, indicator, R101) is None
+        indices = _plain_hand(hand, indicator, R101)
+        assert (
+            indices is None
+            or _search(indicator, R101).best_of_possible(indices, indicator.index) is None
+        )
         text = " ".join(str(t) for t in hand)
         expected = _error(lambda t=text, i=indicator: best_opening(t, str(i), R101))
         assert expected is not None
@@ -144,3 +150,37 @@ def test_live_parts_are_the_parts_of_the_live_counts(max_run: int, wrap: bool) -
             if (x >> shift) & 3 < 2:
                 x += 1 << shift
         assert search._live_parts(x) == search.parts(search.live(x, 0)), hex(x)
+
+
+def test_best_of_possible_accepts_what_check_possible_accepts() -> None:
+    """``MeldSearch.best_of_possible`` answers a hand exactly where ``check_possible`` accepts
+    it (two of each kind at most, counting the indicator), on hands drawn with replacement from
+    few kinds (three and four alike, false jokers and okeys among them)."""
+    from okey.errors import ImpossibleHandError
+    from okey.hand import check_possible
+    from okey.tiles import ALL_KINDS, FALSE_JOKER_INDEX
+
+    rng = random.Random(31)
+    accepted = rejected = 0
+    for _ in range(4000):
+        indicator = ALL_KINDS[rng.randrange(FALSE_JOKER_INDEX)]
+        okey = okey_for(indicator)
+        kinds = rng.sample(ALL_KINDS[:FALSE_JOKER_INDEX], rng.randint(1, 12))
+        kinds += [ALL_KINDS[FALSE_JOKER_INDEX], okey, indicator]
+        hand = [rng.choice(kinds) for _ in range(rng.randint(1, 22))]
+        try:
+            check_possible(hand, indicator, R101)
+            possible = True
+        except ImpossibleHandError:
+            possible = False
+        indices = _plain_hand(hand, indicator, R101)
+        assert indices is not None
+        found = _search(indicator, R101).best_of_possible(indices, indicator.index)
+        assert (found is not None) == possible, ([str(t) for t in hand], str(indicator))
+        if possible:
+            accepted += 1
+            text = " ".join(str(t) for t in hand)
+            assert found[0] == best_opening(text, str(indicator), R101).points
+        else:
+            rejected += 1
+    assert accepted > 500 and rejected > 500
