@@ -52,17 +52,26 @@ def number_choices(
     slot price).  ``singles``: the colours whose face may stand alone in a set
     (``lone_colours``).  (Made from ``_number_template``, which no number changes.)"""
     template, best = _number_template(counts, avail, singles)
-    shift = 3 * number
-    choices = tuple(
-        (
-            gains,
-            tuple([(colour, -(amount << shift)) for colour, amount in deltas]),
-            items,
-            tuple([(colours, number) for colours in sets]),
-        )
-        for gains, deltas, items, sets in template
-    )
-    return choices, best
+    # (The same few changes and sets recur in every template: each is made once per number.)
+    shifted, numbered = _SHIFTED[number], _NUMBERED[number]
+    choices = []
+    for gains, deltas, items, sets in template:
+        moved = shifted.get(deltas)
+        if moved is None:
+            moved = shifted[deltas] = tuple(
+                [(colour, -(amount << (3 * number))) for colour, amount in deltas]
+            )
+        placed = numbered.get(sets)
+        if placed is None:
+            placed = numbered[sets] = tuple([(colours, number) for colours in sets])
+        choices.append((gains, moved, items, placed))
+    return tuple(choices), best
+
+
+# Per number: a template's changes to the line keys shifted to its field, and its sets' held
+# colours with the number (``number_choices``; a few hundred of each).
+_SHIFTED: list[dict] = [{} for _ in range(13)]
+_NUMBERED: list[dict] = [{} for _ in range(13)]
 
 
 @bounded_cache(1 << 12)
@@ -74,19 +83,13 @@ def _number_template(
     the best layout early) its packed bound gains, per colour whose line key it changes
     (colour, what it takes off the number's field: faces taken, plus 4 where the last copy
     left is drawn), its set components and its sets' held colours; and the most any choice
-    adds to the bound."""
+    adds to the bound.  (What the copies left do not change is read from ``_choice_shapes``.)"""
+    shapes, best = _choice_shapes(counts, singles)
     template = []
-    best = [0] * len(SLOT_PRICES)
-    padded = [0] * 52  # _sets_at reads counts at faces[c * 13 + number]; number 0 here
-    for c in range(4):
-        padded[c * 13] = counts[c]
-    for choice in sorted(_sets_at(0, padded, singles), key=_taken, reverse=True):
+    for sets, taken, gains in shapes:
         here = list(avail)
-        taken = [0, 0, 0, 0]
         items = []
-        for colours, _ in choice:
-            for c in colours:
-                taken[c] += 1
+        for colours in sets:
             component, drawn_colours = set_component(colours, tuple(here))
             for c in drawn_colours:
                 here[c] -= 1
@@ -98,24 +101,37 @@ def _number_template(
             change = taken[c] + (4 if avail[c] > 0 and here[c] <= 0 else 0)
             if change:
                 deltas.append((c, change))
+        template.append((gains, tuple(deltas), tuple(items), sets))
+    return tuple(template), best
+
+
+@bounded_cache(1 << 10)
+def _choice_shapes(
+    counts: tuple[int, ...], singles: int
+) -> tuple[tuple[tuple[tuple[tuple[int, ...], ...], tuple[int, ...], int], ...], int]:
+    """The choices of sets at one number with these held ``counts`` (``_sets_at``, the ones
+    taking the most faces first), each as its sets' held colours, the faces it takes per
+    colour and its packed bound gains; and the most any adds to the bound (none of it depends
+    on the copies left)."""
+    shapes = []
+    best = [0] * len(SLOT_PRICES)
+    padded = [0] * 52  # _sets_at reads counts at faces[c * 13 + number]; number 0 here
+    for c in range(4):
+        padded[c * 13] = counts[c]
+    for choice in sorted(_sets_at(0, padded, singles), key=_taken, reverse=True):
+        taken = [0, 0, 0, 0]
+        for colours, _ in choice:
+            for c in colours:
+                taken[c] += 1
         sizes = tuple(len(colours) for colours, _ in choice)
-        gains = _GAINS.get(sizes)
-        if gains is None:
-            terms = [
-                sum(SCALE * kept - price * max(3, kept) for kept in sizes) for price in SLOT_PRICES
-            ]
-            gains = _GAINS[sizes] = (terms, pack(terms))
-        for k, gain in enumerate(gains[0]):
+        terms = [
+            sum(SCALE * kept - price * max(3, kept) for kept in sizes) for price in SLOT_PRICES
+        ]
+        for k, gain in enumerate(terms):
             if gain > best[k]:
                 best[k] = gain
-        template.append(
-            (gains[1], tuple(deltas), tuple(items), tuple(colours for colours, _ in choice))
-        )
-    return tuple(template), pack(best)
-
-
-# A choice's bound gains per slot price, and packed, by the sizes of its sets.
-_GAINS: dict[tuple[int, ...], tuple[list[int], int]] = {}
+        shapes.append((tuple(colours for colours, _ in choice), tuple(taken), pack(terms)))
+    return tuple(shapes), pack(best)
 
 
 def _taken(choice: list[tuple[tuple[int, ...], int]]) -> int:
