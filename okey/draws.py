@@ -103,6 +103,13 @@ def improving_draws_from(
     checked: list[int] = []  # faces whose meld layouts are to be checked
     if root is not None:
         root_deltas, root_total = root.deltas, root.total + GUARDS[target]
+        # ``root.delta``, inlined: the whole hand's change where it holds (``RootBound``),
+        # per face 0 (computed), 1 (the whole hand's) or 2 (the whole hand's where a copy is
+        # left after the draw).
+        whole_root = None if shared is None else shared[0]
+        if whole_root is not None:
+            whole_deltas = whole_root.deltas
+            sharing = _ALL_SHARED if lacking is None else _SHARED[rules.wrap_13_1][lacking]
     hand_avail = hand.avail
     for face in range(NUMBERED_KINDS):
         if not hand_avail[face]:
@@ -123,10 +130,17 @@ def improving_draws_from(
             ):
                 found.add(face)
             else:
-                # ``root.cuts(face, target)``, its cache of changes read here first.
-                delta = root_deltas.get(face)
-                if delta is None:
-                    delta = root.delta(face)
+                # ``root.cuts(face, target)``, ``root.delta`` inlined (its cache is empty
+                # until here: each face comes once).
+                if whole_root is not None and (
+                    sharing[face] == 1 or (sharing[face] and hand_avail[face] > 1)
+                ):
+                    delta = whole_deltas.get(face)
+                    if delta is None:
+                        delta = whole_root.delta(face)
+                else:
+                    delta = root._delta(face)
+                root_deltas[face] = delta
                 if (root_total + delta) & HIGH == HIGH:
                     checked.append(face)
     if checked:
@@ -495,14 +509,19 @@ class _Layout:
         layout.items, layout.avail, layout.hand_avail = self.items, self.avail, hand.avail
         layout.size, layout.wrap, layout.budget = self.size, self.wrap, self.budget
         layout.keys = keys = list(self.keys)
-        keys[colour] -= 1 << (3 * number)
+        key = keys[colour] = keys[colour] - (1 << (3 * number))
         layout.profiles = profiles = list(self.profiles)
-        profiles[colour] = line_profile(keys[colour], self.wrap, self.size)
-        layout.bound = (
-            self.bound - self.profiles[colour].packed_bound + profiles[colour].packed_bound
-        )
-        layout.bound_with_pair = layout.bound + set_bound(2)
-        layout.bases = [layout.bound - p.packed_bound for p in profiles]
+        # ``line_profile``, its cache read here first.
+        profile = LINE_PROFILES.get(key | (self.wrap << 39) | (self.size << 40))
+        if profile is None:
+            profile = line_profile(key, self.wrap, self.size)
+        profiles[colour] = profile
+        change = profile.packed_bound - self.profiles[colour].packed_bound
+        layout.bound = bound = self.bound + change
+        layout.bound_with_pair = bound + _PAIR_TERMS
+        # (The bases of the other colours change as the bound does; that colour's is as it was.)
+        layout.bases = bases = [base + change for base in self.bases]
+        bases[colour] = self.bases[colour]
         # (Everything but that colour's runs is as it was.)
         same = self._without.get(colour)
         layout._without = {} if same is None else {colour: same}
@@ -513,9 +532,27 @@ class _Layout:
         totals = self._without.get(colour)
         if totals is None:
             others = [p for c, p in enumerate(self.profiles) if c != colour]
-            totals = totals_of((*self.items, *others), self.size, self.budget)
+            totals = _canonical(totals_of((*self.items, *others), self.size, self.budget))
             self._without[colour] = totals
         return totals
+
+
+def _canonical(totals: Totals) -> Totals:
+    """The first ``Totals`` seen with the same table, size and budget: their knapsack steps
+    (``Totals.best_with``, remembered per table object and choices) are the same, and about
+    half of the layouts' tables repeat another's with other parts (another choice of sets
+    with the same totals, or the same parts after another discard)."""
+    key = (totals.table, totals.size, totals.budget)
+    found = _CANONICAL.get(key)
+    if found is None:
+        if len(_CANONICAL) >= 1 << 15:
+            _CANONICAL.clear()
+        found = _CANONICAL[key] = totals
+    return found
+
+
+# ``_canonical`` by table, size and budget.
+_CANONICAL: dict[tuple[int, int, int], Totals] = {}
 
 
 def _shape_of(
@@ -564,6 +601,29 @@ def _raised_bound(row: list[int | None], number: int, wrap: bool, size: int) -> 
     line = row[13] & ((1 << 39) - 1)  # type: ignore[operator]
     bound = row[number] = line_bound(line + (1 << (3 * number)), wrap, size)
     return bound
+
+
+# ``RootBound.delta`` of a hand less a tile of face ``lacking`` (``_SHARED[wrap][lacking]``):
+# per face 1 where the whole hand's change holds (another colour, another number, and that
+# number's draws reach no lone face at ``lacking``'s number), 2 where it holds if a copy is
+# left after the draw, else 0 (computed); ``_ALL_SHARED`` for an okey's (no face lacking).
+_SHARED = {
+    wrap: [
+        [
+            0
+            if lacking // 13 == face // 13 or lacking % 13 == face % 13
+            else 2
+            if lacking % 13 in NEAR[wrap][face % 13]
+            else 1
+            for face in range(NUMBERED_KINDS)
+        ]
+        for lacking in range(NUMBERED_KINDS)
+    ]
+    for wrap in (False, True)
+}
+
+
+_ALL_SHARED = [1] * NUMBERED_KINDS
 
 
 # ``_raised_bounds`` by count line and tail.
@@ -684,7 +744,7 @@ def _melds_improving(
                 face,
                 target,
                 rules,
-                None if root is None else root.total + root.deltas[face],
+                None if root is None else root.total + root.delta(face),
             )
         if witness is not None:
             found[face] = witness
@@ -896,17 +956,20 @@ def _sets_improve(
             # drawing other copies only lowers what is left).
             key = layout.keys[colour]
             key += ((((key >> shift) & 3) + 1) | left) - ((key >> shift) & 7) << shift
-            # ``line_profile``, its cache read here first.
+            # ``line_profile``, its cache read here first (its bound terms are its plain
+            # line's, ``runs.line_bound``: read first, the line only where they reach the
+            # target).
             profile = LINE_PROFILES.get(key | tail)
-            if profile is None:
-                profile = line_profile(key, wrap, size)
-            if (layout.bases[colour] + profile.packed_bound + guard) & HIGH != HIGH:
+            runs_bound = line_bound(key, wrap, size) if profile is None else profile.packed_bound
+            if (layout.bases[colour] + runs_bound + guard) & HIGH != HIGH:
                 tried.add(sets)
             elif all(colour in colours for _, colours in members):
                 # No set there lacks its colour: the sets draw as they did, and the layout
                 # with the face is its knapsack without the colour's runs plus those
                 # (``kept_with_sets`` in one step).
                 tried.add(sets)
+                if profile is None:
+                    profile = line_profile(key, wrap, size)
                 if layout.without(colour).best_with(profile.packed) >= target:
                     return sets
             else:
@@ -947,7 +1010,11 @@ def _pair_bound(layout: _Layout, pair: tuple[tuple[int, ...], int], other: int) 
     plus that set and ``other``'s runs less that face, one choice of each.  (The drawn copy
     and the set's drawn tiles only lower what is left to draw elsewhere.)"""
     colours, number = pair
-    runs = line_profile(layout.keys[other] - (1 << (3 * number)), layout.wrap, layout.size)
+    key = layout.keys[other] - (1 << (3 * number))
+    # ``line_profile``, its cache read here first.
+    runs = LINE_PROFILES.get(key | (layout.wrap << 39) | (layout.size << 40))
+    if runs is None:
+        runs = line_profile(key, layout.wrap, layout.size)
     # (The caller checked the bound terms first: the layout but for ``other``'s runs, those
     # less the face, and a set of two held faces, ``set_bound``.)
     avail, hand_avail = layout.avail, layout.hand_avail
@@ -977,7 +1044,15 @@ def _pair_bound(layout: _Layout, pair: tuple[tuple[int, ...], int], other: int) 
             _COMBINED.clear()
         # (The entry holds both parts, so their ids stay theirs while it lasts.)
         hit = _COMBINED[key] = (component, runs, combined)
-    return layout.without(other).best_with(hit[2])
+    # ``layout.without(other).best_with(hit[2])``, their caches read here first.
+    totals = layout._without.get(other)
+    if totals is None:
+        totals = layout.without(other)
+    packed = hit[2]
+    found = _BEST_WITH.get((id(totals), id(packed)))
+    if found is not None and found[0] is totals and found[1] is packed:
+        return found[2]
+    return totals.best_with(packed)
 
 
 # The held colours of a set of two, sorted, per pair of colours.
