@@ -528,10 +528,13 @@ class SetSearch:
         # of the hand (a set's missing tiles are drawn at its own number only, so the effect of
         # a choice never depends on the choices at other numbers, and the change it makes to
         # each colour's line key is fixed).
-        self.numbers = numbers = []
-        self.choices = choices = []
-        gains = []
-        wide: list[tuple] = []
+        numbers: list[int] = []
+        choices: list[tuple] = []
+        gains: list[int] = []
+        # (With ``widest_first``, the numbers with more than two choices, put first below.)
+        wide_numbers: list[int] = []
+        wide_choices: list[tuple] = []
+        wide_gains: list[int] = []
         known = _NUMBER_CHOICES
         while chosen:
             low = chosen & -chosen
@@ -560,17 +563,19 @@ class SetSearch:
                     known.clear()
                 known[key] = found
             if widest_first and len(found[0]) > 2:
-                # (Numbers with three or more colours held, the most choices, searched first:
-                # see ``__init__``.)
-                wide.append((n, found[0], found[1]))
+                wide_numbers.append(n)
+                wide_choices.append(found[0])
+                wide_gains.append(found[1])
                 continue
             numbers.append(n)
             choices.append(found[0])
             gains.append(found[1])
-        if wide:
-            numbers[:0] = [n for n, _, _ in wide]
-            choices[:0] = [here for _, here, _ in wide]
-            gains[:0] = [gain for _, _, gain in wide]
+        if wide_numbers:
+            numbers = wide_numbers + numbers
+            choices = wide_choices + choices
+            gains = wide_gains + gains
+        self.numbers = numbers
+        self.choices = choices
         self.leaf = len(numbers)
         # rest[i]: price * size plus the most the sets at numbers i.. can add (packed).
         total = _PRICED.get(size) or priced_size(size)
