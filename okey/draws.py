@@ -259,11 +259,16 @@ class Witnesses:
         (``kept_with_sets``)."""
         layout = self.by_sets.get(sets)
         colour, number = divmod(face, 13)
-        if layout is None and self.hand is not None and lacking is not None and lacking != face:
-            # Sets no layout of the whole hand has (the face in a set of them): the whole hand
-            # plus the face laid out with them (once per face and sets), less the discard,
-            # where they leave it in its colour's runs (the same copies left: one knapsack
-            # step, ``_Layout.less``).
+        if (
+            self.hand is not None
+            and lacking is not None
+            and (layout is None or number in layout.numbers or lacking == face)
+        ):
+            # Sets no layout of the whole hand has (the face in a set of them), or with a set
+            # at the face's number, or the discard's own face drawn back: the whole hand plus
+            # the face laid out with them (once per face and sets, for every discard), less
+            # the discard, where they leave it in its colour's runs (the same copies left:
+            # one knapsack step, ``_Layout.less``).
             drawn = self.drawn.get((face, sets))
             if drawn is None:
                 drawn = self.drawn[(face, sets)] = _Layout(self.hand.with_face(face), rules, sets)
