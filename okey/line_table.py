@@ -13,19 +13,23 @@ number held fewer than twice with no copy left (the set search's lines after a s
 of two copies, or draws the last one; ``advise``'s lines with a discard's other copy held or a
 drawn face's last copy); and of every line of at most ``MAX_TILES_TWO_OFF`` tiles plain but for
 two such numbers, both within reach of a run (the indicator's colour after a set takes one of
-two copies; a line with a number out of reach is looked up with a copy left there,
-``runs.relevant_key``).  That is 371,249 lines, which share 2,095 distinct profiles; with the
-lines out of reach they serve about 97.5% of the new lines of random 14-tile deals (97% of
-``advise``'s on 15-tile deals, whose bounds read plain lines only, ``runs.line_bound``: hence
-the plain lines of 8 tiles).  A line the table lacks is searched as before.
+two copies; ``advise``'s lines with both a discard's other copy and a drawn face's last copy;
+a line with a number out of reach is looked up with a copy left there,
+``runs.relevant_key``); and of a line and its mirror (``runs.mirror_key``: numbers 2 to 13
+read backwards, the same profile) the one with the lower key only.  That is 284,548 lines,
+which share 2,719 distinct profiles; they serve about 99% of the new lines of random 14-tile
+deals (94% of ``advise``'s on 15-tile deals, whose bounds read plain lines only,
+``runs.line_bound``: hence the plain lines of 9 tiles).  A line the table lacks is searched as
+before.
 
 Stored (``okey/line_table_data.py``, generated: ``python -m okey.line_table``) as three
 base64 strings of zlib-compressed little-endian arrays: the distinct profiles' entries (per
 profile its entry count, then slots, kept, excess per entry, one byte each), the lines' keys in
 increasing order as differences from the previous key (8 bytes each), and per line the index
-of its profile (2 bytes); 407 KB.  Loaded on first use (about 40 ms) as arrays, searched by
-bisection (a line found is then cached with the searched ones, ``runs.LINE_PROFILES``; a
-profile is made a ``Component`` when first read).
+of its profile (2 bytes); 348 KB.  Loaded on first use (about 30 ms) as arrays, searched by
+bisection for the lower of the line's key and its mirror's, within the keys that share its top
+bits (``runs._spans_of``; a line found is then cached with the searched ones,
+``runs.LINE_PROFILES``; a profile is made a ``Component`` when first read).
 ``tests/test_engine_properties.py`` checks the lines against the search.
 """
 
@@ -45,8 +49,9 @@ WRAP = True
 SIZE = 14
 
 # Most tiles a plain line in the table holds (more in one colour: under 1% of random 14-tile
-# deals; 8 in one colour of a 15-tile hand plus a drawn face is common enough in ``advise``).
-MAX_TILES = 8
+# deals; 8 or 9 in one colour of a 15-tile hand plus a drawn face is common enough in
+# ``advise``).
+MAX_TILES = 9
 
 # The table's keys carry the wrap switch and the size as ``runs.line_profile`` keys do.
 TAIL = (WRAP << 39) | (SIZE << 40)
@@ -71,7 +76,7 @@ def plain_keys(most: int = MAX_TILES) -> list[int]:
 
 
 # Most tiles a line with two numbers off the plain pattern holds.
-MAX_TILES_TWO_OFF = 3
+MAX_TILES_TWO_OFF = 4
 
 
 def table_keys() -> list[int]:
@@ -79,8 +84,9 @@ def table_keys() -> list[int]:
     ``MAX_TILES_ONE_OFF`` tiles and no copy left at exactly one number held fewer than twice,
     and those with at most ``MAX_TILES_TWO_OFF`` tiles and no copy left at exactly two such
     numbers, each within reach of a run (``runs.relevant_key``: a line with a number out of
-    reach is looked up with a copy left there)."""
-    from okey.runs import relevant_key
+    reach is looked up with a copy left there); of a line and its mirror (``runs.mirror_key``,
+    the same profile), the lower key only."""
+    from okey.runs import mirror_key, relevant_key
 
     keys = set(plain_keys())
     for key in plain_keys(MAX_TILES_ONE_OFF):
@@ -94,7 +100,7 @@ def table_keys() -> list[int]:
                 off = key - (4 << first) - (4 << second)
                 if relevant_key(off, WRAP) == off:
                     keys.add(off)
-    return sorted(keys)
+    return sorted({min(key, mirror_key(key)) for key in keys})
 
 
 def _unpack(text: str, code: str) -> array:

@@ -2,6 +2,8 @@
 
 - ``runs.relevant_key``: a line with a copy left set at every number no run can reach has the
   same run profile (so the table is read, and profiles are cached, under that key);
+- ``runs.mirror_key``: with a 1 played high, a line read backwards (numbers 2 to 13 as 15 - n)
+  has the same run profile (so the table holds one of the two, ``okey.line_table``);
 - ``HandState.columns`` as ``HandState.checked``, ``less`` and ``with_face`` keep it is the hand
   counted again from its faces and copies left.
 
@@ -16,7 +18,7 @@ from hypothesis import strategies as st
 
 from okey import FULL_SET, Rules
 from okey.distance import HandState
-from okey.runs import _profile_of_key, line_profile, relevant_key
+from okey.runs import _profile_of_key, line_profile, mirror_key, relevant_key
 
 THOROUGH = os.environ.get("ISTAKA_THOROUGH") == "1"
 CLASSIC = Rules.classic()
@@ -63,6 +65,34 @@ def test_relevant_keys_on_seeded_random_lines():
         profile = _profile_of_key(key, wrap, size)
         assert _profile_of_key(relevant_key(key, wrap), wrap, size) == profile, (key, wrap)
         assert line_profile(key, wrap, size) == profile, (key, wrap, size)
+
+
+@SETTINGS
+@given(COUNTS, LEFT, st.sampled_from([14, 15, 21]))
+def test_a_mirrored_line_has_its_profile(counts, left, size):
+    key = key_of(counts, left)
+    mirrored = mirror_key(key)
+    # The 1 stays, numbers 2 to 13 swap as n and 15 - n.
+    assert mirrored & 7 == key & 7
+    assert all((mirrored >> (3 * p) & 7) == (key >> (3 * (13 - p)) & 7) for p in range(1, 13))
+    assert mirror_key(mirrored) == key
+    profile = _profile_of_key(key, True, size)
+    assert _profile_of_key(mirrored, True, size) == profile
+    assert line_profile(mirrored, True, size) == profile
+
+
+def test_the_table_serves_a_line_and_its_mirror():
+    """Lines of the table's rules read through the table (and searched where it lacks them),
+    in both orientations, denser lines too."""
+    rnd = random.Random(23)
+    for _ in range(20_000 if THOROUGH else 1500):
+        held = rnd.random()
+        counts = [rnd.choice([1, 1, 2]) if rnd.random() < held else 0 for _ in range(13)]
+        left = [c < 2 and rnd.random() < 0.9 for c in counts]
+        key = key_of(counts, left)
+        profile = _profile_of_key(key, True, 14)
+        assert line_profile(key, True, 14) == profile, key
+        assert line_profile(mirror_key(key), True, 14) == profile, key
 
 
 def columns_of(hand):
