@@ -85,6 +85,28 @@ class Component(NamedTuple):
         return cls(entries, bounds, packed, pack(bounds))
 
 
+def interned(entries: tuple[Entry, ...]) -> Component:
+    """``Component.of(entries)``, one object per choices while the process runs (a bounded
+    cache): the knapsack's caches key a part by the id of its choices (``_SHIFTS``,
+    ``Totals.best_with``), so a set or a colour's runs with the same choices as another (a set
+    of two held faces of any colours, a line from the table or searched) is then read, not
+    computed again."""
+    component = _INTERNED.get(entries)
+    if component is None:
+        if len(_INTERNED) >= _INTERNED_LIMIT:
+            _INTERNED.clear()
+        component = _INTERNED[entries] = Component.of(entries)
+    return component
+
+
+# ``interned`` by choices (a few thousand: the table's 2,719 profiles, the searched lines' and
+# a few dozen sets').
+_INTERNED: dict[tuple[Entry, ...], Component] = {}
+
+
+_INTERNED_LIMIT = 1 << 16
+
+
 # Prices of a slot, in 1/SCALE of a kept face, for the bound of ``kept_bound`` (any price >= 0
 # gives a valid bound; integers keep it exact).
 SCALE = 60
@@ -157,14 +179,29 @@ def kept_bound(components: Sequence[Component], size: int) -> int:
     return _packed_min(total) // SCALE
 
 
-# Knapsack tables of "everything but one colour", shared by the optimal layouts of a hand and by
-# the hands after each discard of one 15-tile hand (a discard changes one colour and the sets at
-# one number, so most of these tables repeat).  Keyed on the components' choices, in any order
-# (the table does not depend on the order the components are added in).
-_TOTALS_CACHE: dict[tuple, Totals] = {}
+# Knapsack tables by their parts (``_knapsack_of``): the tables of "everything but one colour"
+# shared by the optimal layouts of a hand and by the hands after each discard of one 15-tile hand
+# (a discard changes one colour and the sets at one number, so most of these tables repeat), and
+# the layouts of the same sets again (``layout_kept``, ``knapsack_table``).  Keyed on the ids of
+# the parts' choices, in any order (the table does not depend on the order the parts are added
+# in; the parts are ``interned``, so the same choices are the same object): per entry the parts
+# (which keeps their ids theirs while it lasts), the table, its ``Totals`` and its most kept
+# (None where not read yet).
+_KNAPSACKS: dict[tuple[int, ...], list] = {}
 
 
-_TOTALS_CACHE_LIMIT = 1 << 15  # about 1 KB each
+_KNAPSACKS_LIMIT = 1 << 15  # about 1 KB each
+
+
+def _knapsack_of(parts: list[tuple[tuple[int, int], ...]], size: int, budget: int) -> list:
+    """The cache entry (``_KNAPSACKS``) of these parts' knapsack, made where missing."""
+    key = (*sorted(map(id, parts)), size, budget)
+    entry = _KNAPSACKS.get(key)
+    if entry is None:
+        if len(_KNAPSACKS) >= _KNAPSACKS_LIMIT:
+            _KNAPSACKS.clear()
+        entry = _KNAPSACKS[key] = [parts, _knapsack_bits(parts, size, budget), None, None]
+    return entry
 
 
 def totals_of(components: Sequence[Component], size: int, budget: int) -> Totals:
@@ -174,13 +211,10 @@ def totals_of(components: Sequence[Component], size: int, budget: int) -> Totals
 
 def _totals_of_packed(parts: list[tuple[tuple[int, int], ...]], size: int, budget: int) -> Totals:
     """The ``Totals`` of the knapsack of these parts' packed choices (cached per process)."""
-    key = (tuple(sorted(parts)), size, budget)
-    totals = _TOTALS_CACHE.get(key)
+    entry = _knapsack_of(parts, size, budget)
+    totals = entry[2]
     if totals is None:
-        totals = Totals(_knapsack_bits(parts, size, budget), size, budget)
-        if len(_TOTALS_CACHE) >= _TOTALS_CACHE_LIMIT:
-            _TOTALS_CACHE.clear()
-        _TOTALS_CACHE[key] = totals
+        totals = entry[2] = Totals(entry[1], size, budget)
     return totals
 
 
@@ -188,13 +222,15 @@ class Totals:
     """A knapsack table (``_knapsack_bits``) read for its last step: the most kept once one
     more component is added."""
 
-    __slots__ = ("table", "size", "budget")
+    __slots__ = ("table", "size", "budget", "valid", "kept_masks")
 
     def __init__(self, table: int, size: int, budget: int) -> None:
         """From the knapsack's totals as bits (``_knapsack_bits``)."""
         self.table = table
         self.size = size
         self.budget = budget
+        # (``_layout_masks``, read once.)
+        self.valid, self.kept_masks = _layout_masks(size, budget)
 
     def best_with(self, packed: tuple[tuple[int, int], ...]) -> int:
         """Most kept once one more component (its packed choices) is added and the slots must
@@ -222,7 +258,14 @@ class Totals:
         new = 0
         for shift in cached[2]:
             new |= table << shift
-        return kept_of_table(new & _layout_masks(size, self.budget)[0], size, self.budget)
+        # (``kept_of_table``, its masks read from the table's.)
+        new &= self.valid
+        kept = size
+        for mask in self.kept_masks:
+            if new & mask:
+                return kept
+            kept -= 1
+        return 0
 
 
 # ``Totals.best_with`` by the ids of the table and the choices.
@@ -240,13 +283,17 @@ def layout_kept(components: Sequence[Component], size: int, budget: int) -> int:
     by each of its choices, so every step is a few big-int operations instead of a loop over
     the table's entries times the component's choices.
     """
-    return kept_of_table(_knapsack_bits([c.packed for c in components], size, budget), size, budget)
+    entry = _knapsack_of([c.packed for c in components], size, budget)
+    kept = entry[3]
+    if kept is None:
+        kept = entry[3] = kept_of_table(entry[1], size, budget)
+    return kept
 
 
 def knapsack_table(components: Sequence[Component], size: int, budget: int) -> int:
     """The knapsack of these components as bits (``layout_kept`` reads the most kept from
     it; ``kept_adding`` adds one more component to it first)."""
-    return _knapsack_bits([c.packed for c in components], size, budget)
+    return _knapsack_of([c.packed for c in components], size, budget)[1]
 
 
 def kept_adding(table: int, component: Component, size: int, budget: int) -> int:

@@ -42,7 +42,7 @@ from array import array
 from itertools import accumulate
 from pathlib import Path
 
-from okey.layout import Component
+from okey.layout import Component, interned
 
 # The rules the table is for: 1 may follow 13 (``Rules.wrap_13_1``), hands of 14 tiles.
 WRAP = True
@@ -154,7 +154,7 @@ class Profiles:
             at = self.starts[i]
             flat = self.raw[at + 1 : at + 1 + 3 * self.raw[at]]
             entries = tuple(zip(flat[::3], flat[1::3], flat[2::3], strict=True))
-            profile = self.made[i] = Component.of(entries)
+            profile = self.made[i] = interned(entries)
         return profile
 
 

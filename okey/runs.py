@@ -12,7 +12,7 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from okey.layout import FIELD_CODES, SHIFT, SLOTS_MASK, Component, kept_field_width
+from okey.layout import FIELD_CODES, SHIFT, SLOTS_MASK, Component, interned, kept_field_width
 
 if TYPE_CHECKING:
     from okey.line_table import Profiles
@@ -415,10 +415,7 @@ def _component_of_packed(found: tuple[tuple[int, int], ...]) -> Component:
     distinct ones serve every line, so they are cached."""
     component = _COMPONENTS.get(found)
     if component is None:
-        entries = tuple(sorted((k & SLOTS_MASK, kept, k >> SHIFT) for k, kept in found))
-        component = Component.of_packed(
-            entries, tuple((s + (x << SHIFT), k) for s, k, x in entries)
-        )
+        component = interned(tuple(sorted((k & SLOTS_MASK, kept, k >> SHIFT) for k, kept in found)))
         if len(_COMPONENTS) >= _RUNS_MEMO_LIMIT:
             _COMPONENTS.clear()
         _COMPONENTS[found] = component

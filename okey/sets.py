@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from itertools import combinations
 from typing import TYPE_CHECKING
 
-from okey.layout import SCALE, SLOT_PRICES, Component, Entry, bounded_cache, pack
+from okey.layout import SCALE, SLOT_PRICES, Component, Entry, bounded_cache, interned, pack
 from okey.runs import lone_faces
 
 if TYPE_CHECKING:
@@ -235,4 +235,4 @@ def set_component(
             drawn.append(colour)
         else:
             excess += 1
-    return Component.of(tuple(options)), tuple(drawn)
+    return interned(tuple(options)), tuple(drawn)
