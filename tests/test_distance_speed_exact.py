@@ -104,15 +104,21 @@ def columns_of(hand):
     return columns
 
 
-@settings(max_examples=2000 if THOROUGH else 200, deadline=None)
-@given(st.integers(0, 2**32), st.sampled_from([0, 0, 5, 30]), st.sampled_from([14, 15]))
-def test_a_hands_columns_are_its_counts(seed, seen_count, size):
+def random_deal(seed: int, size: int, seen_count: int) -> tuple[list, object, list]:
+    """A shuffled full set's first ``size`` tiles, its first tile that is no false joker as the
+    indicator, and the next ``seen_count`` tiles as seen."""
     rnd = random.Random(seed)
     pool = list(FULL_SET)
     rnd.shuffle(pool)
     indicator = next(t for t in pool if not t.is_false_joker)
     pool.remove(indicator)
-    tiles, seen = pool[:size], pool[size : size + seen_count]
+    return pool[:size], indicator, pool[size : size + seen_count]
+
+
+@settings(max_examples=2000 if THOROUGH else 200, deadline=None)
+@given(st.integers(0, 2**32), st.sampled_from([0, 0, 5, 30]), st.sampled_from([14, 15]))
+def test_a_hands_columns_are_its_counts(seed, seen_count, size):
+    tiles, indicator, seen = random_deal(seed, size, seen_count)
     quick = HandState.checked(tiles, indicator, CLASSIC, seen)
     plain = HandState.of(tiles, indicator, seen)
     assert quick.columns() == plain.columns() == columns_of(plain)
@@ -150,10 +156,6 @@ def test_lone_faces_are_the_faces_every_run_of_three_needs_a_dead_tile_for(field
 def test_pair_counts_read_from_the_line_keys_are_the_counts(seed, seen_count, size):
     from okey.distance import pair_counts, pair_counts_of_keys
 
-    rnd = random.Random(seed)
-    pool = list(FULL_SET)
-    rnd.shuffle(pool)
-    indicator = next(t for t in pool if not t.is_false_joker)
-    pool.remove(indicator)
-    hand = HandState.of(pool[:size], indicator, pool[size : size + seen_count])
+    tiles, indicator, seen = random_deal(seed, size, seen_count)
+    hand = HandState.of(tiles, indicator, seen)
     assert pair_counts_of_keys(hand.line_keys()) == pair_counts(hand.faces, hand.avail)
