@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import wraps
+from itertools import count
+from operator import itemgetter
 from typing import NamedTuple
 
 # Slot count of a colour profile entry, faces kept, missing tiles with no drawable copy.
@@ -50,12 +52,14 @@ class Component(NamedTuple):
     ``packed`` holds the same choices as (slots + excess << ``SHIFT``, kept), so the knapsack adds
     one int per choice instead of a pair; ``packed_bound`` holds the bounds one per 16-bit field
     (they are never negative and their sums stay far below 2^16), so adding the bounds of parts is
-    one int addition."""
+    one int addition.  ``serial`` is the component's own number, never given to another while
+    the process runs (the knapsack cache's key, ``_knapsack_of``)."""
 
     entries: tuple[Entry, ...]
     bounds: tuple[int, ...]
     packed: tuple[tuple[int, int], ...]
     packed_bound: int
+    serial: int
 
     @classmethod
     def of(cls, entries: tuple[Entry, ...]) -> Component:
@@ -82,7 +86,14 @@ class Component(NamedTuple):
             if value - p4 * slots > b4:
                 b4 = value - p4 * slots
         bounds = (b0, b1, b2, b3, b4)
-        return cls(entries, bounds, packed, pack(bounds))
+        return cls(entries, bounds, packed, pack(bounds), next(_SERIALS))
+
+
+# ``Component.serial``: numbers given out once each (``next`` on a count is atomic under the GIL).
+_SERIALS = count()
+
+
+_SERIAL = itemgetter(4)  # (``Component.serial``, read by ``map``)
 
 
 def interned(entries: tuple[Entry, ...]) -> Component:
@@ -182,39 +193,35 @@ def kept_bound(components: Sequence[Component], size: int) -> int:
 # Knapsack tables by their parts (``_knapsack_of``): the tables of "everything but one colour"
 # shared by the optimal layouts of a hand and by the hands after each discard of one 15-tile hand
 # (a discard changes one colour and the sets at one number, so most of these tables repeat), and
-# the layouts of the same sets again (``layout_kept``, ``knapsack_table``).  Keyed on the ids of
-# the parts' choices, in any order (the table does not depend on the order the parts are added
-# in; the parts are ``interned``, so the same choices are the same object): per entry the parts
-# (which keeps their ids theirs while it lasts), the table, its ``Totals`` and its most kept
-# (None where not read yet).
+# the layouts of the same sets again (``layout_kept``, ``knapsack_table``).  Keyed on the parts'
+# serials (``Component.serial``), in any order (the table does not depend on the order the parts
+# are added in; the parts are ``interned``, so the same choices are the same component, and a
+# serial is never another component's, so the entry need not hold its parts): per entry the
+# table, its ``Totals`` and its most kept (None where not read yet).
 _KNAPSACKS: dict[tuple[int, ...], list] = {}
 
 
 _KNAPSACKS_LIMIT = 1 << 15  # about 1 KB each
 
 
-def _knapsack_of(parts: list[tuple[tuple[int, int], ...]], size: int, budget: int) -> list:
-    """The cache entry (``_KNAPSACKS``) of these parts' knapsack, made where missing."""
-    key = (*sorted(map(id, parts)), size, budget)
+def _knapsack_of(components: Sequence[Component], size: int, budget: int) -> list:
+    """The cache entry (``_KNAPSACKS``) of these components' knapsack, made where missing."""
+    key = (*sorted(map(_SERIAL, components)), size, budget)
     entry = _KNAPSACKS.get(key)
     if entry is None:
         if len(_KNAPSACKS) >= _KNAPSACKS_LIMIT:
             _KNAPSACKS.clear()
-        entry = _KNAPSACKS[key] = [parts, _knapsack_bits(parts, size, budget), None, None]
+        table = _knapsack_bits([c.packed for c in components], size, budget)
+        entry = _KNAPSACKS[key] = [table, None, None]
     return entry
 
 
 def totals_of(components: Sequence[Component], size: int, budget: int) -> Totals:
     """The ``Totals`` of these components' knapsack (from the per-process cache if there)."""
-    return _totals_of_packed([c.packed for c in components], size, budget)
-
-
-def _totals_of_packed(parts: list[tuple[tuple[int, int], ...]], size: int, budget: int) -> Totals:
-    """The ``Totals`` of the knapsack of these parts' packed choices (cached per process)."""
-    entry = _knapsack_of(parts, size, budget)
-    totals = entry[2]
+    entry = _knapsack_of(components, size, budget)
+    totals = entry[1]
     if totals is None:
-        totals = entry[2] = Totals(entry[1], size, budget)
+        totals = entry[1] = Totals(entry[0], size, budget)
     return totals
 
 
@@ -283,17 +290,17 @@ def layout_kept(components: Sequence[Component], size: int, budget: int) -> int:
     by each of its choices, so every step is a few big-int operations instead of a loop over
     the table's entries times the component's choices.
     """
-    entry = _knapsack_of([c.packed for c in components], size, budget)
-    kept = entry[3]
+    entry = _knapsack_of(components, size, budget)
+    kept = entry[2]
     if kept is None:
-        kept = entry[3] = kept_of_table(entry[1], size, budget)
+        kept = entry[2] = kept_of_table(entry[0], size, budget)
     return kept
 
 
 def knapsack_table(components: Sequence[Component], size: int, budget: int) -> int:
     """The knapsack of these components as bits (``layout_kept`` reads the most kept from
     it; ``kept_adding`` adds one more component to it first)."""
-    return _knapsack_of([c.packed for c in components], size, budget)[1]
+    return _knapsack_of(components, size, budget)[0]
 
 
 def kept_adding(table: int, component: Component, size: int, budget: int) -> int:
