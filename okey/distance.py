@@ -733,14 +733,21 @@ def kept_with_sets(
     With ``at_least``, a layout that cannot keep that many may be reported as -1 straight from
     the bound of ``kept_bound`` (its knapsack is skipped).
     """
-    faces = hand.faces
     need = _NEEDS.get(sets)
     if need is None:
         need = _needs(sets)
-    if not need[0]:
+    valid, ones, twos, both, rare = need
+    if not valid:
         return -1
-    for face, n in need[1]:
-        if n > faces[face]:
+    columns = hand._columns
+    if columns is None:
+        columns = hand.columns()
+    # (Each mask is at most its sum, so the sum is reached only where both are: ``_needs``.)
+    low = columns >> 1
+    if ((columns | low) & ones) + (low & twos) != both:
+        return -1
+    for face, n in rare:
+        if n > hand.faces[face]:
             return -1
     size = rules.hand_size
     components, keys, _ = take_set_keys(hand, sets)
@@ -760,9 +767,13 @@ def kept_with_sets(
     return layout_kept(components, size, hand.okeys + hand.wild_avail)
 
 
-def _needs(sets: SetChoice) -> tuple[bool, tuple[tuple[int, int], ...]]:
-    """Whether no set holds a colour twice, and the copies of each face the sets hold
-    (``kept_with_sets``; cached in ``_NEEDS``)."""
+def _needs(sets: SetChoice) -> tuple[bool, int, int, int, tuple[tuple[int, int], ...]]:
+    """Whether no set holds a colour twice, and what the sets hold as bits of the hand's
+    columns (``HandState.columns``: a face's count held in two bits): the low bit of the count
+    of each face they hold (held once or more where either bit of it is set), the same of each
+    face they hold twice (held twice where its high bit is set), the two masks' sum, and the
+    faces they hold three times or more, with those counts (``kept_with_sets``; cached in
+    ``_NEEDS``)."""
     need: dict[int, int] = {}
     valid = True
     for colours, number in sets:
@@ -770,7 +781,13 @@ def _needs(sets: SetChoice) -> tuple[bool, tuple[tuple[int, int], ...]]:
             valid = False
         for c in colours:
             need[c * 13 + number] = need.get(c * 13 + number, 0) + 1
-    found = (valid, tuple(need.items()))
+    ones = twos = 0
+    for face, n in need.items():
+        ones |= 1 << _HELD_SHIFT[face]
+        if n > 1:
+            twos |= 1 << _HELD_SHIFT[face]
+    rare = tuple((face, n) for face, n in need.items() if n > 2)
+    found = (valid, ones, twos, ones + twos, rare)
     if len(_NEEDS) >= 1 << 15:
         _NEEDS.clear()
     _NEEDS[sets] = found
@@ -778,7 +795,7 @@ def _needs(sets: SetChoice) -> tuple[bool, tuple[tuple[int, int], ...]]:
 
 
 # ``_needs`` by choice of sets.
-_NEEDS: dict[SetChoice, tuple[bool, tuple[tuple[int, int], ...]]] = {}
+_NEEDS: dict[SetChoice, tuple[bool, int, int, int, tuple[tuple[int, int], ...]]] = {}
 
 
 def unseen_counts(tiles: Iterable[Tile], indicator: Tile, seen: Iterable[Tile] = ()) -> list[int]:

@@ -153,33 +153,54 @@ def take_set_keys(
 ) -> tuple[list[Component], list[int], dict[int, int]]:
     """Take the sets' held faces out of the hand and draw their missing tiles: the set
     components, the colours' line keys after that, and the drawable copies left of each face
-    the sets drew (the other faces keep ``hand.avail``)."""
-    keys = list(hand.line_keys())
-    avail = hand.avail
+    the sets drew (the other faces keep ``hand.avail``).
+
+    (The copies left at a set's number are read from the hand's columns, one byte for the four
+    colours, less what the sets before drew there.)"""
+    keys = hand._keys
+    keys = list(hand.line_keys() if keys is None else keys)
+    columns = hand._columns
+    if columns is None:
+        columns = hand.columns()
     changed: dict[int, int] = {}
     items: list[Component] = []
     for colours, number in sets:
         shift = 3 * number
         for c in colours:
             keys[c] -= 1 << shift
-        if changed:
-            get = changed.get
-            here = (
-                get(number, avail[number]),
-                get(13 + number, avail[13 + number]),
-                get(26 + number, avail[26 + number]),
-                get(39 + number, avail[39 + number]),
-            )
-        else:
-            here = (avail[number], avail[13 + number], avail[26 + number], avail[39 + number])
-        component, drawn = set_component(colours, here)
+        at = 16 * number + 8
+        here = (columns >> at) & 0xFF
+        # ``set_component``, read first from its row of the colours (by the copies left).
+        row = _SET_ROWS.get(colours)
+        if row is None:
+            row = _set_row(colours)
+        found = row[here]
+        if found is None:
+            left = (here & 3, here >> 2 & 3, here >> 4 & 3, here >> 6)
+            found = row[here] = set_component(colours, left)
+        component, drawn = found
         for c in drawn:
-            left = here[c] - 1
+            columns -= 1 << (at + 2 * c)
+            left = (here >> (2 * c) & 3) - 1
             changed[c * 13 + number] = left
             if left <= 0:
                 keys[c] -= 4 << shift
         items.append(component)
     return items, keys, changed
+
+
+def _set_row(colours: tuple[int, ...]) -> list:
+    """A new row of ``_SET_ROWS``."""
+    if len(_SET_ROWS) >= 1 << 10:
+        _SET_ROWS.clear()
+    row = _SET_ROWS[colours] = [None] * 256
+    return row
+
+
+# ``set_component`` by the set's held colours, then by the copies left at its number (a byte,
+# two bits per colour, as the hand's columns hold them: ``HandState.columns``); None where not
+# read yet.  (The held colours are a few dozen tuples.)
+_SET_ROWS: dict[tuple[int, ...], list] = {}
 
 
 def _sets_at(
