@@ -272,17 +272,26 @@ class HandState:
         faces = list(self.faces)
         faces[face] += 1
         avail = list(self.avail)
-        avail[face] = max(0, avail[face] - 1)
-        drawn = HandState(faces, self.okeys, avail, self.wild_avail)
-        if self._keys is not None:
-            keys = list(self._keys)
-            lost = 4 if self.avail[face] == 1 else 0
-            keys[face // 13] += (1 - lost) << (3 * (face % 13))
-            drawn._keys = keys
-        if self._columns is not None:
+        left = avail[face]
+        if left:
+            avail[face] = left - 1
+        # (``__init__``'s fields set here, with the line keys and columns where known.)
+        drawn = object.__new__(HandState)
+        drawn.faces = faces
+        drawn.okeys = self.okeys
+        drawn.avail = avail
+        drawn.wild_avail = self.wild_avail
+        keys = self._keys
+        if keys is not None:
+            keys = list(keys)
+            # (Its last copy drawn: none left to draw.)
+            keys[face // 13] += (-3 if left == 1 else 1) << (3 * (face % 13))
+        drawn._keys = keys
+        columns = self._columns
+        if columns is not None:
             # (One more held, one fewer left where any was.)
-            step = 1 - (256 if self.avail[face] > 0 else 0)
-            drawn._columns = self._columns + step * _COLUMN_ADD[face]
+            columns += (-255 if left else 1) * _COLUMN_ADD[face]
+        drawn._columns = columns
         return drawn
 
     def distance(self, rules: Rules, at_most: int | None = None) -> int:

@@ -211,7 +211,7 @@ def _knapsack_of(components: Sequence[Component], size: int, budget: int) -> lis
     if entry is None:
         if len(_KNAPSACKS) >= _KNAPSACKS_LIMIT:
             _KNAPSACKS.clear()
-        table = _knapsack_bits([c.packed for c in components], size, budget)
+        table = parts_table(components, size, _layout_masks(size, budget)[0])
         entry = _KNAPSACKS[key] = [table, None, None]
     return entry
 
@@ -226,13 +226,13 @@ def totals_of(components: Sequence[Component], size: int, budget: int) -> Totals
 
 
 class Totals:
-    """A knapsack table (``_knapsack_bits``) read for its last step: the most kept once one
+    """A knapsack table (``parts_table``) read for its last step: the most kept once one
     more component is added."""
 
     __slots__ = ("table", "size", "budget", "valid", "kept_masks")
 
     def __init__(self, table: int, size: int, budget: int) -> None:
-        """From the knapsack's totals as bits (``_knapsack_bits``)."""
+        """From the knapsack's totals as bits (``parts_table``)."""
         self.table = table
         self.size = size
         self.budget = budget
@@ -305,11 +305,11 @@ def knapsack_table(components: Sequence[Component], size: int, budget: int) -> i
 
 def kept_adding(table: int, component: Component, size: int, budget: int) -> int:
     """``layout_kept`` of the components of a ``knapsack_table`` and one more."""
-    cached = _SHIFTS.get(id(component.packed))
-    if cached is None or cached[0] is not component.packed or cached[1] != size:
-        cached = _layout_shifts(component.packed, size)
+    steps = _STEPS.get(component.serial)
+    if steps is None or steps[0] != size:
+        steps = _component_steps(component, size)
     new = 0
-    for shift in cached[2]:
+    for shift in steps[1]:
         new |= table << shift
     return kept_of_table(new & _layout_masks(size, budget)[0], size, budget)
 
@@ -319,19 +319,18 @@ def parts_table(components: Sequence[Component], size: int, valid: int) -> int:
     caller (``valid``); the first component's bits are taken whole, so the one with the most
     choices best comes first."""
     table = 0
-    shifts_of = _SHIFTS.get
+    steps_of = _STEPS.get
     for component in components:
-        packed = component.packed
-        cached = shifts_of(id(packed))
-        if cached is None or cached[0] is not packed or cached[1] != size:
-            cached = _layout_shifts(packed, size)
+        steps = steps_of(component.serial)
+        if steps is None or steps[0] != size:
+            steps = _component_steps(component, size)
         if table:
             new = 0
-            for shift in cached[2]:
+            for shift in steps[1]:
                 new |= table << shift
             table = new & valid
         else:
-            table = cached[3] & valid
+            table = steps[2] & valid
         if not table:
             return 0  # (an empty table stays empty)
     return table if components else 1
@@ -367,27 +366,6 @@ def kept_of_table(table: int, size: int, budget: int) -> int:
     return 0
 
 
-def _knapsack_bits(parts: Sequence[tuple[tuple[int, int], ...]], size: int, budget: int) -> int:
-    """The (kept, slots, excess) totals of one choice per part (packed choices), as bits
-    (``_layout_fields``), those over ``size`` slots or ``budget`` excess left out."""
-    valid = _layout_masks(size, budget)[0]
-    table = 0  # (none yet: the first part's own bits come first)
-    for packed in parts:
-        cached = _SHIFTS.get(id(packed))
-        if cached is None or cached[0] is not packed or cached[1] != size:
-            cached = _layout_shifts(packed, size)
-        if table:
-            new = 0
-            for shift in cached[2]:
-                new |= table << shift
-            table = new & valid
-        else:
-            table = cached[3] & valid
-        if not table:
-            return 0  # (an empty table stays empty)
-    return table if parts else 1
-
-
 # Bit positions of a layout knapsack total (``layout_kept``): kept in the lowest
 # ``size.bit_length()`` bits, slots in the next ``(2 * size + 1).bit_length()``, excess above.
 # A choice never keeps more faces than its slots (each kept face fills one), and totals with
@@ -414,6 +392,28 @@ def _layout_shifts(
     """A component's choices as bit shifts of the layout knapsack, and as bits on their own
     (cached by the choices' id, the entry holding them so the id stays theirs); choices over
     ``size`` slots never fit."""
+    shifts, alone = _shifts_of(packed, size)
+    if len(_SHIFTS) >= _SHIFTS_LIMIT:
+        _SHIFTS.clear()
+    entry = _SHIFTS[id(packed)] = (packed, size, shifts, alone)
+    return entry
+
+
+def _component_steps(component: Component, size: int) -> tuple[int, tuple[int, ...], int]:
+    """``_layout_shifts`` of a component's choices, cached by its serial (``_STEPS``)."""
+    shifts, alone = _shifts_of(component.packed, size)
+    if len(_STEPS) >= _SHIFTS_LIMIT:
+        _STEPS.clear()
+    entry = _STEPS[component.serial] = (size, shifts, alone)
+    return entry
+
+
+# ``_component_steps`` by the component's serial: the size, the shifts and the bits alone.
+_STEPS: dict[int, tuple[int, tuple[int, ...], int]] = {}
+
+
+def _shifts_of(packed: tuple[tuple[int, int], ...], size: int) -> tuple[tuple[int, ...], int]:
+    """The bit shifts of these choices in the layout knapsack, and their bits on their own."""
     kept_bits, excess_at = _layout_fields(size)
     shifts = tuple(
         kept + ((key & SLOTS_MASK) << kept_bits) + ((key >> SHIFT) << excess_at)
@@ -423,10 +423,7 @@ def _layout_shifts(
     alone = 0
     for shift in shifts:
         alone |= 1 << shift
-    if len(_SHIFTS) >= _SHIFTS_LIMIT:
-        _SHIFTS.clear()
-    entry = _SHIFTS[id(packed)] = (packed, size, shifts, alone)
-    return entry
+    return shifts, alone
 
 
 def _layout_masks(size: int, budget: int) -> tuple[int, tuple[int, ...]]:
