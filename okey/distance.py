@@ -760,19 +760,22 @@ def kept_with_sets(
             return -1
     size = rules.hand_size
     components, keys, _ = take_set_keys(hand, sets)
+    # (``kept_bound`` of the components, read below with the set search's guard.)
+    bound = _PRICED.get(size) or priced_size(size)
+    for component in components:
+        bound += component.packed_bound
     wrap = rules.wrap_13_1
     cache, tail = LINE_PROFILES, (wrap << 39) | (size << 40)
     for key in keys:
         # ``line_profile``, its cache read here first.
         profile = cache.get(key | tail)
-        components.append(line_profile(key, wrap, size) if profile is None else profile)
-    if at_least is not None:
-        # ``kept_bound(components, size) < at_least``, with the set search's guard.
-        bound = priced_size(size)
-        for component in components:
-            bound += component.packed_bound
-        if (bound + GUARDS[at_least]) & HIGH != HIGH:
-            return -1
+        if profile is None:
+            profile = line_profile(key, wrap, size)
+        components.append(profile)
+        bound += profile.packed_bound
+    if at_least is not None and (bound + GUARDS[at_least]) & HIGH != HIGH:
+        # (``kept_bound(components, size) < at_least``.)
+        return -1
     return layout_kept(components, size, hand.okeys + hand.wild_avail)
 
 
@@ -783,19 +786,24 @@ def _needs(sets: SetChoice) -> tuple[bool, int, int, int, tuple[tuple[int, int],
     face they hold twice (held twice where its high bit is set), the two masks' sum, and the
     faces they hold three times or more, with those counts (``kept_with_sets``; cached in
     ``_NEEDS``)."""
-    need: dict[int, int] = {}
     valid = True
-    for colours, number in sets:
-        if len(set(colours)) != len(colours):
-            valid = False
-        for c in colours:
-            need[c * 13 + number] = need.get(c * 13 + number, 0) + 1
     ones = twos = 0
-    for face, n in need.items():
-        ones |= 1 << _HELD_SHIFT[face]
-        if n > 1:
-            twos |= 1 << _HELD_SHIFT[face]
-    rare = tuple((face, n) for face, n in need.items() if n > 2)
+    more: dict[int, int] = {}  # the faces held three times or more
+    for colours, number in sets:
+        seen = 0
+        for c in colours:
+            if seen >> c & 1:
+                valid = False
+            seen |= 1 << c
+            face = c * 13 + number
+            bit = 1 << _HELD_SHIFT[face]
+            if twos & bit:
+                more[face] = more.get(face, 2) + 1
+            elif ones & bit:
+                twos |= bit
+            else:
+                ones |= bit
+    rare = tuple(more.items())
     found = (valid, ones, twos, ones + twos, rare)
     if len(_NEEDS) >= 1 << 15:
         _NEEDS.clear()
