@@ -262,7 +262,7 @@ class Witnesses:
         if (
             self.hand is not None
             and lacking is not None
-            and (layout is None or number in layout.numbers or lacking == face)
+            and (layout is None or layout.numbers >> number & 1 or lacking == face)
         ):
             # Sets no layout of the whole hand has (the face in a set of them), or with a set
             # at the face's number, or the discard's own face drawn back: the whole hand plus
@@ -274,14 +274,14 @@ class Witnesses:
                 drawn = self.drawn[(face, sets)] = _Layout(self.hand.with_face(face), rules, sets)
             away, at = divmod(lacking, 13)
             key = drawn.keys[away]
-            if at not in drawn.numbers and (key >> (3 * at)) & 3:
+            if not drawn.numbers >> at & 1 and (key >> (3 * at)) & 3:
                 key -= 1 << (3 * at)
                 wrap, size = drawn.wrap, drawn.size
                 profile = LINE_PROFILES.get(key | (wrap << 39) | (size << 40))
                 if profile is None:
                     profile = line_profile(key, wrap, size)
                 return drawn.without(away).best_with(profile.packed) >= target
-        if layout is None or number in layout.numbers or lacking is None or lacking == face:
+        if layout is None or layout.numbers >> number & 1 or lacking is None or lacking == face:
             return kept_with_sets(hand.with_face(face), rules, sets, target) >= target
         # The sets draw as they did (no set at the face's number, and the copies left are the
         # same but for the face's): the layout's parts but for two colours' runs, the face's
@@ -480,7 +480,7 @@ class _Layout:
         shape = _SHAPES.get(sets)
         if shape is None:
             shape = _shape_of(sets)
-        self.numbers, self.at = shape
+        self.at, self.numbers = shape, shape[13]
         self.items, self.keys, self.avail = take_set_keys(hand, sets)
         self.hand_avail = hand.avail
         self.size = size = rules.hand_size
@@ -560,24 +560,36 @@ def _canonical(totals: Totals) -> Totals:
 _CANONICAL: dict[tuple[int, int, int], Totals] = {}
 
 
-def _shape_of(
-    sets: SetChoice,
-) -> tuple[set[int], dict[int, tuple[list[tuple[int, tuple[int, ...]]], tuple[int, ...]]]]:
-    """The numbers of a choice of sets, and per number with sets the sets there (their index
-    and colours) and the faces they hold per colour (``_Layout``; cached in ``_SHAPES``)."""
-    at: dict[int, tuple[list[tuple[int, tuple[int, ...]]], list[int]]] = {}
+def _shape_of(sets: SetChoice) -> tuple:
+    """The shape of a choice of sets (``_Layout.at``; cached in ``_SHAPES``): per number index
+    0..12, None where it has no set, else the faces its sets hold per colour (four counts), the
+    colours (bit c) every set there holds, then each set's index and colours (bit c); and at 13
+    its numbers (bit n).  (Ints only: the collector stops tracking such tuples at once, where
+    sets, dicts, lists or tuples holding the choice's own tuples would stay on its lists and
+    bring on its full collections as the cache grows.)"""
+    at: list = [None] * 13
+    numbers = 0
     for i, (colours, number) in enumerate(sets):
-        entry = at.get(number)
-        if entry is None:
-            entry = at[number] = ([], [0, 0, 0, 0])
-        entry[0].append((i, colours))
+        mask = 0
         for c in colours:
-            entry[1][c] += 1
-    shape = (set(at), {number: (members, tuple(used)) for number, (members, used) in at.items()})
+            mask |= 1 << c
+        entry = at[number]
+        if entry is None:
+            entry = at[number] = [0, 0, 0, 0, 15]
+            numbers |= 1 << number
+        for c in colours:
+            entry[c] += 1
+        entry[4] &= mask
+        entry += (i, mask)
+    shape = (*[None if entry is None else tuple(entry) for entry in at], numbers)
     if len(_SHAPES) >= 1 << 14:
         _SHAPES.clear()
     _SHAPES[sets] = shape
     return shape
+
+
+# The colours of each set of colours (bit c), in order.
+_MASK_COLOURS = [tuple(c for c in range(4) if mask >> c & 1) for mask in range(16)]
 
 
 # ``_shape_of`` by choice of sets (the layouts only read them).
@@ -678,7 +690,7 @@ def _melds_improving(
         rows = [None, None, None, None]
         for face in pending:
             colour, number, drawn, last = _FACE_STEPS[face]
-            if number in numbers:
+            if numbers >> number & 1:
                 # A set at its number may draw that face as its missing tile: its sets are
                 # solved again (``_sets_improve``).
                 left.append(face)
@@ -727,11 +739,13 @@ def _melds_improving(
         pending = left
     faces_held = hand.faces
     if pending:
-        at_sets = set().union(*[layout.numbers for layout in layouts])
+        at_sets = 0
+        for layout in layouts:
+            at_sets |= layout.numbers
     for face in pending:
         number = face % 13
         if (
-            number not in at_sets
+            not at_sets >> number & 1
             and faces_held[number]
             + faces_held[13 + number]
             + faces_held[26 + number]
@@ -927,7 +941,7 @@ def _sets_improve(
     lowered: dict[int, int] = {}  # the bound terms of a line less its face at that number
     for layout in layouts:
         sets = layout.sets
-        here = layout.at.get(number)
+        here = layout.at[number]
         if here is None:
             # No set at its number: a new set of the face and a held face of another colour
             # is all there is to try (in the order of the colours; its bound terms first).
@@ -954,7 +968,6 @@ def _sets_improve(
                     return option
             continue
         options = []
-        members, used = here
         if sets not in tried:
             # Its sets as they are, the face in its colour's runs: bounded first by the
             # layout's bound with the colour's runs holding it (a set at its number
@@ -968,7 +981,7 @@ def _sets_improve(
             runs_bound = line_bound(key, wrap, size) if profile is None else profile.packed_bound
             if (layout.bases[colour] + runs_bound + guard) & HIGH != HIGH:
                 tried.add(sets)
-            elif all(colour in colours for _, colours in members):
+            elif here[4] >> colour & 1:
                 # No set there lacks its colour: the sets draw as they did, and the layout
                 # with the face is its knapsack without the colour's runs plus those
                 # (``kept_with_sets`` in one step).
@@ -979,14 +992,15 @@ def _sets_improve(
                     return sets
             else:
                 options.append(sets)
-        for i, colours in members:
-            if colour not in colours and len(colours) < 4:
-                grown = (tuple(sorted((*colours, colour))), number)
+        for k in range(5, len(here), 2):
+            i, mask = here[k], here[k + 1]
+            if not mask >> colour & 1:
+                grown = (_MASK_COLOURS[mask | 1 << colour], number)
                 options.append((*sets[:i], grown, *sets[i + 1 :]))
         if (layout.bound_with_pair + guard) & HIGH == HIGH:  # bound >= target
             keys, bases = layout.keys, layout.bases
             for other in range(4):
-                if other != colour and faces[other * 13 + number] > used[other]:
+                if other != colour and faces[other * 13 + number] > here[other]:
                     # First the bound terms: the layout but for ``other``'s runs, those less
                     # the face (``runs.line_bound``), and a set of two held faces.
                     runs_bound = line_bound(keys[other] - (1 << shift), wrap, size)
