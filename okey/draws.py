@@ -21,6 +21,7 @@ from okey.layout import (
     Totals,
     kept_adding,
     knapsack_table,
+    layout_kept,
     priced_size,
     totals_of,
 )
@@ -934,7 +935,6 @@ def _sets_improve(
     left = 4 if hand.avail[face] > 1 else 0
     # (The faces held at its number in other colours are the hand's.)
     faces = hand.faces
-    drawn = None
     pair_terms = _PAIR_TERMS + guard
     # The other colours held at its number (a new set's partners).
     others = [other for other in range(4) if other != colour and faces[other * 13 + number] > 0]
@@ -962,9 +962,7 @@ def _sets_improve(
                 tried.add(option)
                 if _pair_bound(layout, pair, other) < target:
                     continue
-                if drawn is None:
-                    drawn = hand.with_face(face)
-                if kept_with_sets(drawn, rules, option, target) >= target:
+                if _option_keeps(layout, hand, face, option, target):
                     return option
             continue
         options = []
@@ -1016,11 +1014,67 @@ def _sets_improve(
             if option in tried:
                 continue
             tried.add(option)
-            if drawn is None:
-                drawn = hand.with_face(face)
-            if kept_with_sets(drawn, rules, option, target) >= target:
+            if _option_keeps(layout, hand, face, option, target):
                 return option
     return None
+
+
+def _option_keeps(
+    layout: _Layout, hand: HandState, face: int, option: SetChoice, target: int
+) -> bool:
+    """Whether the hand plus a drawn ``face`` keeps ``target`` faces with the sets ``option``,
+    which are the layout's sets but at the face's number (``_sets_improve``'s options):
+    ``kept_with_sets(hand.with_face(face), rules, option, target) >= target``, read from the
+    layout.
+
+    Sets draw their missing tiles at their own number only, and the draw changes the faces
+    and copies left at its number only, so the sets at the other numbers take what they took
+    in the layout (its set components, and its line keys there): the sets at its number are
+    laid out again (in their order, as ``take_set_keys`` does), from the drawn hand's faces
+    and copies left there.  (The options hold no face more often than the drawn hand does:
+    their sets at its number are the layout's, one grown by the face, or one more of the face
+    and a face of another colour held more often than the layout's sets hold it.)"""
+    colour, number = divmod(face, 13)
+    faces, avail = hand.faces, hand.avail
+    held = [faces[number], faces[13 + number], faces[26 + number], faces[39 + number]]
+    held[colour] += 1
+    here = [avail[number], avail[13 + number], avail[26 + number], avail[39 + number]]
+    if here[colour]:
+        here[colour] -= 1
+    items = [item for item, (_, at) in zip(layout.items, layout.sets, strict=True) if at != number]
+    for colours, at in option:
+        if at == number:
+            for c in colours:
+                held[c] -= 1
+            component, drawn = set_component(colours, tuple(here))
+            for c in drawn:
+                here[c] -= 1
+            items.append(component)
+    # The lines with the number's field as the sets there leave it (its count held, plus 4
+    # where a copy is left).
+    shift = 3 * number
+    wrap, size = layout.wrap, layout.size
+    tail = (wrap << 39) | (size << 40)
+    keys, profiles = layout.keys, layout.profiles
+    bound = priced_size(size)
+    for item in items:
+        bound += item.packed_bound
+    for c in range(4):
+        key = keys[c]
+        field = held[c] | (4 if here[c] > 0 else 0)
+        if (key >> shift) & 7 == field:
+            profile = profiles[c]
+        else:
+            key += (field - ((key >> shift) & 7)) << shift
+            # ``line_profile``, its cache read here first.
+            profile = LINE_PROFILES.get(key | tail)
+            if profile is None:
+                profile = line_profile(key, wrap, size)
+        items.append(profile)
+        bound += profile.packed_bound
+    if (bound + GUARDS[target]) & HIGH != HIGH:
+        return False
+    return layout_kept(items, size, layout.budget) >= target
 
 
 def _pair_bound(layout: _Layout, pair: tuple[tuple[int, ...], int], other: int) -> int:
