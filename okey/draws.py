@@ -274,8 +274,11 @@ class Witnesses:
             if drawn is None:
                 drawn = self.drawn[(face, sets)] = _Layout(self.hand.with_face(face), rules, sets)
             away, at = divmod(lacking, 13)
+            if drawn.numbers >> at & 1:
+                # (A set at the discard's number: the sets there laid out again.)
+                return _option_keeps(drawn, hand, face, sets, at, target)
             key = drawn.keys[away]
-            if not drawn.numbers >> at & 1 and (key >> (3 * at)) & 3:
+            if (key >> (3 * at)) & 3:
                 key -= 1 << (3 * at)
                 wrap, size = drawn.wrap, drawn.size
                 profile = LINE_PROFILES.get(key | (wrap << 39) | (size << 40))
@@ -962,7 +965,7 @@ def _sets_improve(
                 tried.add(option)
                 if _pair_bound(layout, pair, other) < target:
                     continue
-                if _option_keeps(layout, hand, face, option, target):
+                if _option_keeps(layout, hand, face, option, number, target):
                     return option
             continue
         options = []
@@ -1014,34 +1017,45 @@ def _sets_improve(
             if option in tried:
                 continue
             tried.add(option)
-            if _option_keeps(layout, hand, face, option, target):
+            if _option_keeps(layout, hand, face, option, number, target):
                 return option
     return None
 
 
 def _option_keeps(
-    layout: _Layout, hand: HandState, face: int, option: SetChoice, target: int
+    layout: _Layout, hand: HandState, face: int, option: SetChoice, number: int, target: int
 ) -> bool:
-    """Whether the hand plus a drawn ``face`` keeps ``target`` faces with the sets ``option``,
-    which are the layout's sets but at the face's number (``_sets_improve``'s options):
-    ``kept_with_sets(hand.with_face(face), rules, option, target) >= target``, read from the
-    layout.
+    """Whether the hand plus a drawn ``face`` keeps ``target`` faces with the sets ``option``
+    (``kept_with_sets(hand.with_face(face), rules, option, target) >= target``), read from a
+    layout of a hand that differs from it at ``number`` only (the faces held and the copies
+    left), whose sets ``option`` keeps at every other number: the hand itself, where the face
+    is at ``number`` (``_sets_improve``'s options), or the hand plus the face and a tile of
+    ``number`` (``Witnesses.lets_keep``).
 
-    Sets draw their missing tiles at their own number only, and the draw changes the faces
-    and copies left at its number only, so the sets at the other numbers take what they took
-    in the layout (its set components, and its line keys there): the sets at its number are
-    laid out again (in their order, as ``take_set_keys`` does), from the drawn hand's faces
-    and copies left there.  (The options hold no face more often than the drawn hand does:
-    their sets at its number are the layout's, one grown by the face, or one more of the face
-    and a face of another colour held more often than the layout's sets hold it.)"""
-    colour, number = divmod(face, 13)
+    Sets draw their missing tiles at their own number only, so the sets at the other numbers
+    take what they took in the layout (its set components, and its line keys there): the sets
+    at ``number`` are laid out again (in their order, as ``take_set_keys`` does), from the
+    drawn hand's faces and copies left there (none where they hold a face more often than it
+    is held, as ``kept_with_sets`` reads it)."""
+    colour = face // 13
     faces, avail = hand.faces, hand.avail
     held = [faces[number], faces[13 + number], faces[26 + number], faces[39 + number]]
-    held[colour] += 1
     here = [avail[number], avail[13 + number], avail[26 + number], avail[39 + number]]
-    if here[colour]:
-        here[colour] -= 1
-    items = [item for item, (_, at) in zip(layout.items, layout.sets, strict=True) if at != number]
+    if face % 13 == number:
+        held[colour] += 1
+        if here[colour]:
+            here[colour] -= 1
+    # (The layout's bound terms, less those of the parts laid out again.)
+    bound = layout.bound
+    if layout.numbers >> number & 1:
+        items = []
+        for item, (_, at) in zip(layout.items, layout.sets, strict=True):
+            if at == number:
+                bound -= item.packed_bound
+            else:
+                items.append(item)
+    else:
+        items = [*layout.items]
     for colours, at in option:
         if at == number:
             for c in colours:
@@ -1050,31 +1064,31 @@ def _option_keeps(
             for c in drawn:
                 here[c] -= 1
             items.append(component)
+            bound += component.packed_bound
+    if held[0] < 0 or held[1] < 0 or held[2] < 0 or held[3] < 0:
+        return False
     # The lines with the number's field as the sets there leave it (its count held, plus 4
     # where a copy is left).
     shift = 3 * number
-    wrap, size = layout.wrap, layout.size
-    tail = (wrap << 39) | (size << 40)
     keys, profiles = layout.keys, layout.profiles
-    bound = priced_size(size)
-    for item in items:
-        bound += item.packed_bound
     for c in range(4):
         key = keys[c]
+        was = (key >> shift) & 7
         field = held[c] | (4 if here[c] > 0 else 0)
-        if (key >> shift) & 7 == field:
-            profile = profiles[c]
+        if was == field:
+            items.append(profiles[c])
         else:
-            key += (field - ((key >> shift) & 7)) << shift
+            key += (field - was) << shift
             # ``line_profile``, its cache read here first.
-            profile = LINE_PROFILES.get(key | tail)
+            wrap, size = layout.wrap, layout.size
+            profile = LINE_PROFILES.get(key | (wrap << 39) | (size << 40))
             if profile is None:
                 profile = line_profile(key, wrap, size)
-        items.append(profile)
-        bound += profile.packed_bound
+            items.append(profile)
+            bound += profile.packed_bound - profiles[c].packed_bound
     if (bound + GUARDS[target]) & HIGH != HIGH:
         return False
-    return layout_kept(items, size, layout.budget) >= target
+    return layout_kept(items, layout.size, layout.budget) >= target
 
 
 def _pair_bound(layout: _Layout, pair: tuple[tuple[int, ...], int], other: int) -> int:
