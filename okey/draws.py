@@ -855,10 +855,19 @@ def _last_copy_raises(
         if bound is not None:
             # The search's first step (``SetSearch._visit`` at its number, searched first):
             # the root's bound with that number's gain (``found[1]``, the most of its choices)
-            # replaced by each choice's own.
+            # replaced by each choice's own, then the runs bound of each colour the choice
+            # takes faces or last copies from replaced by that of its line after.
             cut = bound - found[1] + GUARDS[target]
+            size = rules.hand_size
             for choice in kept_choices:
-                if (cut + choice[0]) & HIGH == HIGH:
+                child = cut + choice[0]
+                if child & HIGH != HIGH:
+                    continue
+                for c, change in choice[1]:
+                    child += line_bound(keys[c] + change, wrap, size) - line_bound(
+                        keys[c], wrap, size
+                    )
+                if child & HIGH == HIGH:
                     break
             else:
                 return None
