@@ -257,7 +257,8 @@ class Witnesses:
     ) -> bool:
         """Whether the hand (the witnesses' hand less a tile of face ``lacking``, a seen
         tile) plus a drawn ``face`` keeps ``target`` faces with these ``sets``
-        (``kept_with_sets``)."""
+        (``kept_with_sets``); False also, unread, where the whole hand's layout with the face
+        has a set at the discard's number (below)."""
         layout = self.by_sets.get(sets)
         colour, number = divmod(face, 13)
         if (
@@ -270,13 +271,18 @@ class Witnesses:
             # the face laid out with them (once per face and sets, for every discard), less
             # the discard, where they leave it in its colour's runs (the same copies left:
             # one knapsack step, ``_Layout.less``).
+            away, at = divmod(lacking, 13)
+            shape = _SHAPES.get(sets)
+            if shape is None:
+                shape = _shape_of(sets)
+            if shape[13] >> at & 1:
+                # A set at the discard's number: such sets mostly keep fewer without it
+                # (about nine in ten in random deals), so the face is left to the checks
+                # every face gets (``improving_draws_from``: this tells nothing then).
+                return False
             drawn = self.drawn.get((face, sets))
             if drawn is None:
                 drawn = self.drawn[(face, sets)] = _Layout(self.hand.with_face(face), rules, sets)
-            away, at = divmod(lacking, 13)
-            if drawn.numbers >> at & 1:
-                # (A set at the discard's number: the sets there laid out again.)
-                return _option_keeps(drawn, hand, face, sets, at, target)
             key = drawn.keys[away]
             if (key >> (3 * at)) & 3:
                 key -= 1 << (3 * at)
@@ -974,7 +980,7 @@ def _sets_improve(
                 tried.add(option)
                 if _pair_bound(layout, pair, other) < target:
                     continue
-                if _option_keeps(layout, hand, face, option, number, target):
+                if _option_keeps(layout, hand, face, option, target):
                     return option
             continue
         options = []
@@ -1026,34 +1032,32 @@ def _sets_improve(
             if option in tried:
                 continue
             tried.add(option)
-            if _option_keeps(layout, hand, face, option, number, target):
+            if _option_keeps(layout, hand, face, option, target):
                 return option
     return None
 
 
 def _option_keeps(
-    layout: _Layout, hand: HandState, face: int, option: SetChoice, number: int, target: int
+    layout: _Layout, hand: HandState, face: int, option: SetChoice, target: int
 ) -> bool:
-    """Whether the hand plus a drawn ``face`` keeps ``target`` faces with the sets ``option``
-    (``kept_with_sets(hand.with_face(face), rules, option, target) >= target``), read from a
-    layout of a hand that differs from it at ``number`` only (the faces held and the copies
-    left), whose sets ``option`` keeps at every other number: the hand itself, where the face
-    is at ``number`` (``_sets_improve``'s options), or the hand plus the face and a tile of
-    ``number`` (``Witnesses.lets_keep``).
+    """Whether the hand plus a drawn ``face`` keeps ``target`` faces with the sets ``option``,
+    which are the layout's sets but at the face's number (``_sets_improve``'s options):
+    ``kept_with_sets(hand.with_face(face), rules, option, target) >= target``, read from the
+    layout.
 
-    Sets draw their missing tiles at their own number only, so the sets at the other numbers
-    take what they took in the layout (its set components, and its line keys there): the sets
-    at ``number`` are laid out again (in their order, as ``take_set_keys`` does), from the
-    drawn hand's faces and copies left there (none where they hold a face more often than it
-    is held, as ``kept_with_sets`` reads it)."""
-    colour = face // 13
+    Sets draw their missing tiles at their own number only, and the draw changes the faces
+    and copies left at its number only, so the sets at the other numbers take what they took
+    in the layout (its set components, and its line keys there): the sets at its number are
+    laid out again (in their order, as ``take_set_keys`` does), from the drawn hand's faces
+    and copies left there (none where they hold a face more often than it is held, as
+    ``kept_with_sets`` reads it)."""
+    colour, number = divmod(face, 13)
     faces, avail = hand.faces, hand.avail
     held = [faces[number], faces[13 + number], faces[26 + number], faces[39 + number]]
+    held[colour] += 1
     here = [avail[number], avail[13 + number], avail[26 + number], avail[39 + number]]
-    if face % 13 == number:
-        held[colour] += 1
-        if here[colour]:
-            here[colour] -= 1
+    if here[colour]:
+        here[colour] -= 1
     # (The layout's bound terms, less those of the parts laid out again.)
     bound = layout.bound
     if layout.numbers >> number & 1:
