@@ -31,6 +31,7 @@ from okey.draws import (
 from okey.hand import check_playing_hand, hand_stage, okey_for
 from okey.rules import Rules
 from okey.sets import SetChoice
+from okey.solver import NUMBERED_KINDS
 from okey.tiles import ALL_KINDS, FALSE_JOKER_INDEX, Tile
 
 if TYPE_CHECKING:
@@ -151,10 +152,12 @@ def advise(
     whole_root = RootBound(whole, rules)
     whole_choices = set(whole_optimal)
     raising: dict[int, SetChoice] | None = None
+    not_raising: set[int] = set()
+    listing = _listing(unseen, okey)
     options = []
     for discard in sorted(after, key=lambda d: (after[d][1][0], d.index)):
         state, solved = after[discard]
-        never: set[int] = set()
+        never: set[int] = set()  # (improving_draws_from only reads it: shared below)
         hints: dict[int, SetChoice] | None = None
         face = okey.index if discard.is_false_joker else discard.index  # FJ: the okey's face
         # Throwing an okey changes the okeys held: the shortcut holds neither way for it.
@@ -164,7 +167,8 @@ def advise(
                     raising = meld_raising_faces(
                         whole, rules, whole_solved, whole_root, whole_layouts
                     )
-                never |= set(range(len(whole.avail))) - raising.keys()
+                    not_raising = set(range(len(whole.avail))) - raising.keys()
+                never = not_raising
                 # Such a face lets the discard keep one more where a layout that lets T keep
                 # one more does without the discard: that layout's sets are tried first, unless
                 # they are an optimal choice of T that keeps fewer without the discard (its
@@ -181,6 +185,7 @@ def advise(
                     raising = meld_raising_faces(
                         whole, rules, whole_solved, whole_root, whole_layouts
                     )
+                    not_raising = set(range(len(whole.avail))) - raising.keys()
                 # Such a face usually lets a discard keeping one fewer than T keep one more:
                 # the layout that lets T keep one more, less the discard, mostly still keeps as
                 # many as T (a drawn copy takes the discard's place; not where that layout
@@ -189,7 +194,7 @@ def advise(
                 hints = raising
         shared = whole_root, (None if discard == okey else face)
         options.append(
-            _option(discard, state, solved, never, rules, unseen, okey, shared, hints, witnesses)
+            _option(discard, state, solved, never, rules, listing, okey, shared, hints, witnesses)
         )
     # A winning okey discard scores double, so it beats any other winning discard.
     options.sort(
@@ -211,7 +216,7 @@ def _option(
     solved: tuple[int, list[SetChoice]],
     never: set[int],
     rules: Rules,
-    unseen: list[int],
+    listing: tuple[list, list[int]],
     okey: Tile,
     shared: tuple[RootBound, int | None] | None = None,
     hints: dict[int, SetChoice] | None = None,
@@ -221,11 +226,12 @@ def _option(
     ``RootBound`` and the discard's face; ``hints``: sets to try first per face, checked with
     the whole hand's ``witnesses``).
 
-    ``unseen`` are the whole hand's, which are also the hand's after the discard: the discarded
-    copy was in the hand and is seen now, so the copies not held and not seen are the same (a
-    discard's other copy, when unseen, is drawable like any tile and listed when it helps)."""
+    ``listing`` (``_listing``) is of the whole hand's unseen copies, which are also the hand's
+    after the discard: the discarded copy was in the hand and is seen now, so the copies not
+    held and not seen are the same (a discard's other copy, when unseen, is drawable like any
+    tile and listed when it helps)."""
     distance, faces = improving_draws_from(state, rules, solved, never, shared, hints, witnesses)
-    improving = _improving_tiles(distance, faces, unseen, okey)
+    improving = _improving_tiles(distance, faces, listing)
     is_okey = discard == okey
     advised = not is_okey or distance == 0
     return DiscardOption(
@@ -249,25 +255,40 @@ def _improving(
     """The distance of a hand and the unseen tiles whose draw lowers it, most copies first."""
     state = HandState.of(tiles, indicator, seen)
     distance, faces = improving_draws_from(state, rules, optimal_set_choices(state, rules))
-    return distance, _improving_tiles(distance, faces, unseen, okey)
+    return distance, _improving_tiles(distance, faces, _listing(unseen, okey))
 
 
 def _improving_tiles(
-    distance: int, faces: set[int], unseen: list[int], okey: Tile
+    distance: int, faces: set[int], listing: tuple[list, list[int]]
 ) -> tuple[tuple[Tile, int], ...]:
-    """The unseen tiles whose draw lowers the distance (``faces``: the faces that do)."""
+    """The unseen tiles whose draw lowers the distance (``faces``: the faces that do), most
+    copies first, then by index (``listing``: ``_listing`` of the unseen copies)."""
     if distance == 0:
         return ()
-    found = []
-    for face in faces:
-        # A false joker plays as the okey's face; the okey itself is below.
-        index = FALSE_JOKER_INDEX if face == okey.index else face
-        if unseen[index] > 0:
-            found.append((ALL_KINDS[index], unseen[index]))
-    if unseen[okey.index] > 0:
-        found.append((okey, unseen[okey.index]))  # an okey fills any missing tile
-    found.sort(key=lambda tc: (-tc[1], tc[0].index))  # (tiles order by index)
-    return tuple(found)
+    entries, places = listing
+    found = [face for face in faces if entries[face] is not None]
+    if entries[NUMBERED_KINDS] is not None:
+        found.append(NUMBERED_KINDS)  # an okey fills any missing tile
+    found.sort(key=places.__getitem__)
+    return tuple([entries[face] for face in found])
+
+
+def _listing(unseen: list[int], okey: Tile) -> tuple[list, list[int]]:
+    """Per face (and the okey itself after them): its unseen tile and copies, None where no
+    copy is unseen, and its place in ``_improving_tiles``'s order (the same for every discard
+    of a hand: its unseen copies are the whole hand's)."""
+    entries: list[tuple[Tile, int] | None] = []
+    places = []
+    for face in range(NUMBERED_KINDS + 1):
+        if face == NUMBERED_KINDS:
+            tile = okey
+        else:
+            # A false joker plays as the okey's face.
+            tile = ALL_KINDS[FALSE_JOKER_INDEX if face == okey.index else face]
+        copies = unseen[tile.index]
+        entries.append((tile, copies) if copies > 0 else None)
+        places.append(tile.index - 64 * copies)
+    return entries, places
 
 
 def _waits(
@@ -286,7 +307,10 @@ def _waits(
 
 
 def tile_list(tiles: Sequence[tuple[Tile, int]], limit: int = 8) -> str:
-    shown = ", ".join(f"{t} x{n}" if n > 1 else str(t) for t, n in tiles[:limit])
+    names = _NAMES
+    shown = ", ".join(
+        [f"{names[t.index]} x{n}" if n > 1 else names[t.index] for t, n in tiles[:limit]]
+    )
     more = len(tiles) - limit
     return shown + (f" and {more} more" if more > 0 else "")
 
@@ -309,11 +333,17 @@ def _sentence(
             )
         return f"Discard {discard}: the other {size} tiles win."
     away = "1 tile" if distance == 1 else f"{distance} tiles"
-    copies = sum(n for _, n in improving)
     if not improving:
         return f"Discard {discard}: {away} from a win; no unseen tile brings it closer."
     verb = "complete it" if distance == 1 else "bring it closer"
+    copies = 0
+    for _, n in improving:
+        copies += n
     return (
         f"Discard {discard}: {away} from a win; {copies} unseen tiles {verb}: "
         f"{tile_list(improving)}."
     )
+
+
+# ``str`` of each tile kind by index (``tile_list``).
+_NAMES = [str(tile) for tile in ALL_KINDS]
