@@ -457,11 +457,32 @@ class RootBound:
         # ``number_gain`` of the hand plus that face at its number (its colour held there).
         f0, f1, f2, f3 = faces[number], faces[13 + number], faces[26 + number], faces[39 + number]
         if singles or (f0 > 0) + (f1 > 0) + (f2 > 0) + (f3 > 0) - (faces[face] > 0) >= 1:
-            counts = [f0, f1, f2, f3]
-            counts[colour] += 1
-            here = [avail[number], avail[13 + number], avail[26 + number], avail[39 + number]]
-            here[colour] = left
-            gain = number_choices(tuple(counts), tuple(here), number, singles)[1]
+            a0, a1, a2, a3 = (
+                avail[number],
+                avail[13 + number],
+                avail[26 + number],
+                avail[39 + number],
+            )
+            # ``number_choices(...)[1]``, cached by one int: the counts held and the copies
+            # left there, two bits a colour (one more held of the face's colour and one fewer
+            # left: a copy drawn), the lone colours and the number.
+            step = 2 * colour
+            packed = (
+                (f0 | f1 << 2 | f2 << 4 | f3 << 6) + (1 << step)
+                | ((a0 | a1 << 2 | a2 << 4 | a3 << 6) - (1 << step)) << 8
+                | singles << 16
+                | number << 20
+            )
+            gain = _DRAWN_GAINS.get(packed)
+            if gain is None:
+                counts = [f0, f1, f2, f3]
+                counts[colour] += 1
+                here = [a0, a1, a2, a3]
+                here[colour] = left
+                gain = number_choices(tuple(counts), tuple(here), number, singles)[1]
+                if len(_DRAWN_GAINS) >= 1 << 16:
+                    _DRAWN_GAINS.clear()
+                _DRAWN_GAINS[packed] = gain
         else:
             gain = 0
         change = gain - self.gains[number] + bound - self.runs[colour]
@@ -479,6 +500,11 @@ class RootBound:
                 ) & ~(1 << colour) | (mine >> near & 1) << colour
                 change += number_gain(faces, avail, near, lone) - self.gains[near]
         return change
+
+
+# ``RootBound._delta``'s gains of the sets at a drawn face's number, by its packed key there
+# (ints only: the collector does not track the dict).
+_DRAWN_GAINS: dict[int, int] = {}
 
 
 class _Layout:
