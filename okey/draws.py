@@ -511,6 +511,24 @@ class _Layout:
     """One optimal choice of sets, with the knapsack of everything but one colour kept at hand,
     so a face drawn into that colour's runs costs one knapsack step."""
 
+    __slots__ = (
+        "sets",
+        "at",
+        "numbers",
+        "items",
+        "keys",
+        "avail",
+        "hand_avail",
+        "size",
+        "wrap",
+        "budget",
+        "profiles",
+        "_without",
+        "bound",
+        "bound_with_pair",
+        "bases",
+    )
+
     def __init__(self, hand: HandState, rules: Rules, sets: SetChoice) -> None:
         self.sets = sets
         shape = _SHAPES.get(sets)
