@@ -287,7 +287,7 @@ def _listing(unseen: list[int], okey: Tile) -> tuple[list, list[int]]:
             tile = ALL_KINDS[FALSE_JOKER_INDEX if face == okey.index else face]
         copies = unseen[tile.index]
         entries.append((tile, copies) if copies > 0 else None)
-        places.append(tile.index - 64 * copies)
+        places.append(tile.index - 64 * copies)  # (indices are under 64: copies count first)
     return entries, places
 
 
@@ -336,9 +336,7 @@ def _sentence(
     if not improving:
         return f"Discard {discard}: {away} from a win; no unseen tile brings it closer."
     verb = "complete it" if distance == 1 else "bring it closer"
-    copies = 0
-    for _, n in improving:
-        copies += n
+    copies = sum(n for _, n in improving)
     return (
         f"Discard {discard}: {away} from a win; {copies} unseen tiles {verb}: "
         f"{tile_list(improving)}."
