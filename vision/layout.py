@@ -447,3 +447,42 @@ def _locally_smallest(ratios: np.ndarray, reach: int = 3, slack: float = 1.2) ->
         ],
         dtype=bool,
     )
+
+
+def tier_layout(
+    places: Sequence[tuple[int, float, float] | None],
+    centres: Sequence[tuple[float, float]],
+    tile_widths: Sequence[float],
+    *,
+    gap_fraction: float = GAP_FRACTION,
+) -> RackLayout:
+    """The layout of a rack read by the tier stage (``vision.tiers``): each tile's place is its
+    tier and its extent along the tier's straightened strip, so rows are tiers (top to bottom,
+    any number), tiles are ordered along the strip and groups split where the empty space
+    between neighbours exceeds ``gap_fraction`` of a tile's width in that strip (the same width
+    along the whole strip: perspective is undone).  Tiles with no place are the table, left to
+    right.
+
+    >>> places = [(1, 0, 10), (0, 25, 35), (0, 0, 10), (0, 10, 20), None]
+    >>> layout = tier_layout(places, [(0, 0)] * 4 + [(50, 50)], [10.0, 10.0])
+    >>> layout.rows, layout.table
+    ([[[2, 3], [1]], [[0]]], [4])
+    """
+    rows: list[Row] = []
+    for tier, width in enumerate(tile_widths):
+        on = sorted((p[1], i) for i, p in enumerate(places) if p is not None and p[0] == tier)
+        if not on:
+            continue
+        groups: list[list[int]] = []
+        for x1, i in on:
+            previous = groups[-1][-1] if groups else None
+            if previous is None or x1 - places[previous][2] > gap_fraction * width:
+                groups.append([i])
+            else:
+                groups[-1].append(i)
+        members = np.float64([centres[i] for _, i in on])
+        point, direction = _fit_line(members) if len(members) > 1 else (members[0], np.ones(2))
+        direction = direction / np.linalg.norm(direction)
+        rows.append(Row(groups, (float(point[0]), float(point[1])), tuple(map(float, direction))))
+    table = sorted((i for i, p in enumerate(places) if p is None), key=lambda i: centres[i][0])
+    return RackLayout(rows, table)

@@ -40,7 +40,7 @@ from okey import (
 )
 from vision.decode import Decoded, decode
 from vision.errors import NoRackError, NotAnImageError, NothingFoundError, NoTilesError  # noqa: F401  (re-exported)
-from vision.layout import RackLayout, lay_out
+from vision.layout import RackLayout, lay_out, tier_layout
 from vision.types import Recognition, TileReading
 
 # Verdicts and advice are cached per hand, so a live stream asks the engine again only when the
@@ -388,7 +388,15 @@ class Pipeline:
 
         t0 = time.perf_counter()
         kwargs = {} if self.gap_fraction is None else {"gap_fraction": self.gap_fraction}
-        layout = lay_out([r.box for r in readings], max_rows=self.max_rows, **kwargs)
+        if recognition.tiers:  # rows are the tiers the tier stage found
+            layout = tier_layout(
+                [r.place for r in readings],
+                [r.centre for r in readings],
+                [t.tile_width for t in recognition.tiers],
+                **kwargs,
+            )
+        else:
+            layout = lay_out([r.box for r in readings], max_rows=self.max_rows, **kwargs)
         if not layout.rack:
             raise NoRackError(
                 f"found {len(readings)} tile(s) but no rack row (two or more tiles side by side)"

@@ -53,7 +53,22 @@ from vision.adapt import (
 )
 from vision.colour import balance, cast_gains, cast_strength, face_colour
 from vision.crops import CROP_PAD, crop_tile, level_rect, straight_crop, upright_rect
-from vision.types import Recognition, TileReading
+from vision.tiers import (
+    STRIP_TILE,
+    Strip,
+    find_tiers,
+    gap_slots,
+    in_band,
+    project,
+    strip_for,
+)
+from vision.types import Recognition, TierView, TileReading
+
+# A place between two tiles of a tier that the detector left empty is a tile when the classifier
+# reads a tile there at least this surely (else an empty slot).
+SLOT_TILE = 0.6
+# Pixels between the strip pieces packed into one detector square (grey, as the letterbox).
+MOSAIC_GAP = 8
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MODELS_DIR = REPO_ROOT / "models"
@@ -126,6 +141,10 @@ class RecognizerSpec:
     # a box the detector is sure of (>= 0.5) whose face shows under this share of ink is a tile
     # lying face down, flagged unreadable ("face down"); 0: off
     unreadable_ink: float = 0.0
+    # obb only: read a rack as a rack (``vision.tiers``): find its tiers, straighten each into a
+    # strip, find the tiles again there and read them; tiles off the tiers and photos with no
+    # tier are read by the whole-photo path
+    tiers: bool = False
 
     @classmethod
     def load(cls, path: Path = MANIFEST) -> RecognizerSpec:
@@ -168,6 +187,7 @@ class RecognizerSpec:
             merge_duplicates=float(raw.get("merge_duplicates", 1.0)),
             unreadable_cut=float(raw.get("unreadable_cut", 1.0)),
             unreadable_ink=float(raw.get("unreadable_ink", 0.0)),
+            tiers=bool(raw.get("tiers", False)),
         )
 
 
@@ -575,6 +595,22 @@ class Recognizer:
                 boxes = hulls(turned, (w, h))
         t1 = time.perf_counter()
         det_conf = scores.max(axis=1) if len(scores) else np.zeros(0, np.float32)
+        if spec.tiers and turned is not None and self.classifier is not None:
+            read = self._read_tiers(image_bgr, turned, det_conf)
+            if read is not None:
+                tiles, tier_views = read
+                t2 = time.perf_counter()
+                timings = {"detect": (t1 - t0) * 1000, "tiers": (t2 - t1) * 1000}
+                timings["total"] = (t2 - t0) * 1000
+                used = tuple(float(g) for g in gains) if gains is not None else None
+                return Recognition(
+                    tiles=tiles,
+                    image_size=(w, h),
+                    timings_ms=timings,
+                    balanced=used,
+                    second_look=tuple(v.reason for v in views),
+                    tiers=tier_views,
+                )
         flags: list[str | None] = [None] * len(boxes)
         up = None
         if self.classifier is not None:
@@ -629,6 +665,213 @@ class Recognizer:
             tiles=tiles, image_size=(w, h), timings_ms=timings, balanced=used, second_look=looks
         )
 
+    def _read_tiers(
+        self, image_bgr: np.ndarray, turned: np.ndarray, det_conf: np.ndarray
+    ) -> tuple[list[TileReading], tuple[TierView, ...]] | None:
+        """The tier stage (``vision.tiers``): the tiles of the rack's tiers, found again in their
+        straightened strips and read from crops cut along them, then the tiles off the tiers
+        read as the whole-photo path reads them.  None when the photo shows no tier."""
+        h, w = image_bgr.shape[:2]
+        found, up = find_tiers(turned)
+        if not found:
+            return None
+        size = self.spec.classifier_imgsz
+        # work on a photo no larger than needed: a tile about twice the crop's size
+        tile_px = float(np.median(np.maximum(turned[:, 2], turned[:, 3])))
+        shrink = min(1.0, 2.0 * size / max(tile_px, 1.0))
+        pixels = image_bgr
+        if shrink < 0.9:
+            import cv2
+
+            pixels = cv2.resize(image_bgr, None, fx=shrink, fy=shrink, interpolation=cv2.INTER_AREA)
+            turned = turned.copy()
+            turned[:, :4] *= shrink
+        ph, pw = pixels.shape[:2]
+        strips = [strip_for(k, t, turned, up, (pw, ph)) for k, t in enumerate(found)]
+        places: list[tuple[int, float, float, float, float, float]] = []  # strip, box, score
+        from_gap: list[bool] = []
+        for k, (strip, boxes) in enumerate(
+            zip(strips, self._detect_strips(pixels, strips), strict=True)
+        ):
+            found = boxes[np.argsort(boxes[:, 0])].tolist()
+            places += [(k, *b) for b in found]
+            from_gap += [False] * len(found)
+            top, bottom = strip.top, strip.top + STRIP_TILE
+            spans = [(b[0], b[2]) for b in found]
+            for x1, x2 in gap_slots(spans, strip.tile_width, 0, strip.size[0]):
+                places.append((k, x1, top, x2, bottom, 0.0))
+                from_gap.append(True)
+        if not places:
+            return None
+        crops = [
+            quad_crop(pixels, strips[k].to_photo, (x1, y1, x2, y2), size, CROP_PAD)
+            for k, x1, y1, x2, y2, _ in places
+        ]
+        turned_over = [np.ascontiguousarray(c[::-1, ::-1]) for c in crops]
+        probs = self.classifier(to_tensor(crops + turned_over))
+        probs = probs / probs.sum(axis=1, keepdims=True)
+        n = len(crops)
+        # which way up: the way the detector's tiles are surer of, for the whole rack
+        sure = [
+            float(
+                sum(
+                    np.log(max(float(p[i, :NUM_CLASSES].max()), 1e-6))
+                    for i in range(n)
+                    if not from_gap[i]
+                )
+            )
+            for p in (probs[:n], probs[n:])
+        ]
+        flip = sure[1] > sure[0]
+        probs = probs[n:] if flip else probs[:n]
+        crops = turned_over if flip else crops
+        keep = []
+        for i, p in enumerate(probs):
+            best = int(p.argmax())
+            tile_share = float(p[:NUM_CLASSES].sum())
+            if best >= NUM_CLASSES:
+                continue
+            if from_gap[i] and p[best] < SLOT_TILE:
+                continue
+            keep.append(i)
+            if from_gap[i]:
+                places[i] = (*places[i][:5], tile_share)
+        # the tiles off the tiers: the first look's tiles that no strip covers
+        covered = np.zeros(len(turned), bool)
+        for strip in strips:
+            inside_strip = project(strip.to_strip, turned[:, :2])
+            covered |= (
+                (inside_strip[:, 0] >= 0)
+                & (inside_strip[:, 0] <= strip.size[0])
+                & (inside_strip[:, 1] >= 0)
+                & (inside_strip[:, 1] <= strip.size[1])
+            )
+        table = np.flatnonzero(~covered)
+        table_probs, table_crops = (
+            self._read(pixels, hulls(turned[table], (pw, ph)), turned[table])
+            if len(table)
+            else (np.zeros((0, probs.shape[1]), np.float32), [])
+        )
+        table_flags = self._unreadable(table_crops, turned[table], det_conf[table], (pw, ph))
+        keep_table = [j for j in range(len(table)) if int(table_probs[j].argmax()) < NUM_CLASSES]
+        all_probs = np.concatenate([probs[keep], table_probs[keep_table]])[:, :NUM_CLASSES]
+        all_probs = all_probs / all_probs.sum(axis=1, keepdims=True)
+        all_crops = [crops[i] for i in keep] + [table_crops[j] for j in keep_table]
+        if self.spec.colour_model and len(all_crops):
+            all_probs, _ = colour_model(all_probs, [ink_features(c) for c in all_crops])
+        back = 1.0 / shrink
+        tiles: list[TileReading] = []
+        count = len(strips)
+        for slot, i in enumerate(keep):
+            k, x1, y1, x2, y2, score = places[i]
+            strip = strips[k]
+            quad = project(strip.to_photo, [(x1, y1), (x2, y1), (x2, y2), (x1, y2)]) * back
+            place = (k, x1, x2)
+            if flip:
+                quad = quad[[2, 3, 0, 1]]
+                place = (count - 1 - k, strip.size[0] - x2, strip.size[0] - x1)
+            share = inside_share(quad, (w, h))
+            p = all_probs[slot]
+            best = int(p.argmax())
+            tiles.append(
+                TileReading(
+                    box=_hull(quad, (w, h)),
+                    tile=Tile(best),
+                    confidence=float(p[best] * score),
+                    probs=p.astype(np.float32),
+                    detection_confidence=score,
+                    unreadable="cut" if 1.0 - share >= self.spec.unreadable_cut else None,
+                    place=place,
+                    quad=tuple((float(x), float(y)) for x, y in quad),
+                )
+            )
+        for slot, j in enumerate(keep_table, start=len(keep)):
+            p = all_probs[slot]
+            best = int(p.argmax())
+            i = int(table[j])
+            tiles.append(
+                TileReading(
+                    box=tuple(float(v) * back for v in hulls(turned[i : i + 1], (pw, ph))[0]),
+                    tile=Tile(best),
+                    confidence=float(p[best] * det_conf[i]),
+                    probs=p.astype(np.float32),
+                    detection_confidence=float(det_conf[i]),
+                    unreadable=table_flags[j],
+                )
+            )
+        views = []
+        for strip in strips:
+            quad = (
+                project(
+                    strip.to_photo,
+                    [
+                        (strip.left, strip.top),
+                        (strip.left + strip.length, strip.top),
+                        (strip.left + strip.length, strip.top + STRIP_TILE),
+                        (strip.left, strip.top + STRIP_TILE),
+                    ],
+                )
+                * back
+            )
+            if flip:
+                quad = quad[[2, 3, 0, 1]]
+            views.append(TierView(tuple((float(x), float(y)) for x, y in quad), strip.tile_width))
+        if flip:
+            views.reverse()
+        tiles.sort(key=lambda t: (t.place is None, t.place or (0, t.centre[0], 0)))
+        return tiles, tuple(views)
+
+    def _detect_strips(self, pixels: np.ndarray, strips: list[Strip]) -> list[np.ndarray]:
+        """The detector's boxes in each strip, ``(m, 5)`` = x1, y1, x2, y2 (strip pixels) and
+        score, kept when they are the strip's own tier's tiles (``vision.tiers.in_band``).
+
+        Strips are cut into pieces the detector's width, overlapping by more than a tile, and
+        the pieces are packed one above the other into the detector's square, so that one run
+        reads several tiers at the scale it reads best."""
+        import cv2
+
+        size = self.spec.detector_imgsz
+        pieces: list[tuple[int, int, np.ndarray]] = []
+        images = [strip.warp(pixels) for strip in strips]
+        for k, (strip, warped) in enumerate(zip(strips, images, strict=True)):
+            overlap = int(1.5 * strip.tile_width) + 4
+            x0 = 0
+            while True:
+                pieces.append((k, x0, warped[:size, x0 : x0 + size]))
+                if x0 + size >= warped.shape[1]:
+                    break
+                x0 += max(size - overlap, 1)
+        found: list[list[list[float]]] = [[] for _ in strips]
+        row = min(size, max(p.shape[0] for _, _, p in pieces)) + MOSAIC_GAP
+        per_canvas = max(1, (size + MOSAIC_GAP) // row)
+        for start in range(0, len(pieces), per_canvas):
+            canvas = np.full((size, size, 3), 114, np.uint8)
+            placed = []
+            for j, (k, x0, piece) in enumerate(pieces[start : start + per_canvas]):
+                y0 = j * row
+                canvas[y0 : y0 + piece.shape[0], : piece.shape[1]] = piece
+                placed.append((k, x0, y0, piece.shape[1], piece.shape[0]))
+            boxes, scores, _ = self._detect(canvas)
+            for box, score in zip(boxes, scores.max(axis=1) if len(scores) else [], strict=True):
+                cy = (box[1] + box[3]) / 2
+                for k, x0, y0, pw, ph in placed:
+                    if not y0 <= cy < y0 + ph:
+                        continue
+                    width = strips[k].size[0]
+                    if (box[0] < 3 and x0 > 0) or (box[2] > pw - 3 and x0 + pw < width):
+                        break  # cut by the piece's edge: the overlapping piece sees it whole
+                    found[k].append([box[0] + x0, box[1] - y0, box[2] + x0, box[3] - y0, score])
+                    break
+        out = []
+        for k, strip in enumerate(strips):
+            arr = np.float32([b for b in found[k] if in_band(b[:4], strip)]).reshape(-1, 5)
+            if len(arr) > 1:
+                xywh = np.c_[arr[:, :2], arr[:, 2:4] - arr[:, :2]]
+                idx = cv2.dnn.NMSBoxes(xywh.tolist(), arr[:, 4].tolist(), 0.0, self.spec.iou)
+                arr = arr[np.asarray(idx, int).reshape(-1)]
+            out.append(arr)
+        return out
+
     def _unreadable(
         self,
         crops: list[np.ndarray],
@@ -665,3 +908,53 @@ class Recognizer:
         if face is None:
             return None
         return cast_gains(face, np.float32(self.spec.white_balance))
+
+
+def quad_crop(
+    image: np.ndarray,
+    to_photo: np.ndarray,
+    box: tuple[float, float, float, float],
+    size: int,
+    pad: float,
+) -> np.ndarray:
+    """The ``size`` x ``size`` crop of a box in a strip, cut from the photo along the strip's
+    homography ``to_photo`` (strip -> photo), grown by ``pad`` of its size on each side."""
+    import cv2
+
+    x1, y1, x2, y2 = box
+    dx, dy = pad * (x2 - x1), pad * (y2 - y1)
+    corners = project(
+        to_photo, [(x1 - dx, y1 - dy), (x2 + dx, y1 - dy), (x2 + dx, y2 + dy), (x1 - dx, y2 + dy)]
+    ).astype(np.float32)
+    square = np.float32([[0, 0], [size, 0], [size, size], [0, size]])
+    matrix = cv2.getPerspectiveTransform(corners, square)
+    return cv2.warpPerspective(
+        image, matrix, (size, size), flags=cv2.INTER_LINEAR, borderValue=(0, 0, 0)
+    )
+
+
+def inside_share(quad: np.ndarray, image_size: tuple[int, int]) -> float:
+    """The share of a quadrilateral's area that lies inside the photo."""
+    import cv2
+
+    w, h = image_size
+    frame = np.float32([[0, 0], [w, 0], [w, h], [0, h]])
+    poly = np.asarray(quad, np.float32)
+    area = abs(float(cv2.contourArea(poly)))
+    if area <= 0:
+        return 0.0
+    inter, _ = cv2.intersectConvexConvex(poly, frame)
+    return float(inter) / area
+
+
+def _hull(quad: np.ndarray, image_size: tuple[int, int]) -> tuple[float, float, float, float]:
+    """A quadrilateral's upright bounding box, clipped to the photo."""
+    w, h = image_size
+    x1, y1 = quad.min(axis=0)
+    x2, y2 = quad.max(axis=0)
+    return (
+        float(np.clip(x1, 0, w)),
+        float(np.clip(y1, 0, h)),
+        float(np.clip(x2, 0, w)),
+        float(np.clip(y2, 0, h)),
+    )

@@ -21,7 +21,7 @@ so a one-frame misreading is outvoted.
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -95,6 +95,7 @@ class HandTracker:
             dict(recognition.timings_ms),
             balanced=recognition.balanced,
             second_look=recognition.second_look,
+            tiers=recognition.tiers,
             track_ids=ids,
         )
 
@@ -122,12 +123,9 @@ def _voted(reading: TileReading, history: deque[np.ndarray]) -> TileReading:
     probs = np.mean(np.stack(list(history)), axis=0)
     probs = probs / probs.sum()
     best = int(np.argmax(probs))
-    return TileReading(
-        box=reading.box,
+    return replace(
+        reading,
         tile=Tile(best),
         confidence=float(probs[best]) * reading.detection_confidence,
         probs=probs,
-        detection_confidence=reading.detection_confidence,
-        upside_down=reading.upside_down,
-        unreadable=reading.unreadable,
     )

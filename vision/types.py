@@ -45,6 +45,12 @@ class TileReading:
     # why the tile cannot be read, when it cannot: "cut" (by the frame's edge) or "face down";
     # its ``tile`` and ``probs`` are then only a guess, which the pipeline and decoding skip
     unreadable: str | None = None
+    # a rack tile read by the tier stage (``vision.tiers``): its tier (0 = top) and where it
+    # stands along that tier's straightened strip, (x1, x2) in strip pixels, as the rack is read
+    # (left to right); None for a tile off the tiers (the table) or read by the whole-photo path
+    place: tuple[int, float, float] | None = None
+    # its outline in the photo (top-left, top-right, bottom-right, bottom-left), when known
+    quad: tuple[tuple[float, float], ...] | None = None
 
     @property
     def width(self) -> float:
@@ -57,6 +63,15 @@ class TileReading:
     @property
     def centre(self) -> tuple[float, float]:
         return ((self.box[0] + self.box[2]) / 2, (self.box[1] + self.box[3]) / 2)
+
+
+@dataclass(frozen=True)
+class TierView:
+    """One tier of a rack as the tier stage found it: its outline in the photo (top-left,
+    top-right, bottom-right, bottom-left as the rack is read) and a tile's width in its strip."""
+
+    quad: tuple[tuple[float, float], ...]
+    tile_width: float
 
 
 @dataclass(frozen=True)
@@ -74,3 +89,11 @@ class Recognition:
     # view of the detector; "up" when the tiles were read both ways up), empty when the first
     # pass read the photo as it was
     second_look: tuple[str, ...] = ()
+    # the rack's tiers when the tier stage read the photo (rows = tiers), else empty: the
+    # whole-photo path read it (a table scene, or no tier found)
+    tiers: tuple[TierView, ...] = ()
+
+    @property
+    def path(self) -> str:
+        """Which reading path decided this photo: "tiers" or "photo"."""
+        return "tiers" if self.tiers else "photo"

@@ -508,7 +508,8 @@ def _sample_backs(
 # close-ups of tiered racks (``vision.training.synth.tiers``): ``tiers`` draws the number of
 # tiers, the view, the roll (up to 90 degrees) and portrait frames at random (training);
 # ``tiers_paste`` is ``tiers`` with real tile faces cut from the training photos; the other four
-# fix tiers and view, upright landscape frames (the framing benchmark's close-up bins)
+# fix tiers and view, upright landscape frames (the framing benchmark's close-up bins; "_far": a
+# tile 4-10 % of the frame width, benchmarks/tiers.py)
 TIER_KINDS = (
     "tiers",
     "tiers_paste",
@@ -516,6 +517,10 @@ TIER_KINDS = (
     "tiers2_oblique",
     "tiers3_frontal",
     "tiers3_oblique",
+    "tiers2_frontal_far",
+    "tiers2_oblique_far",
+    "tiers3_frontal_far",
+    "tiers3_oblique_far",
 )
 SCENE_KINDS = ("rack", "table", *TIER_KINDS)
 

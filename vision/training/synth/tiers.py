@@ -44,17 +44,19 @@ from vision.training.synth.styles import pool
 from vision.training.synth.textures import fractal_noise, varied_texture
 
 TIER_SHARE = (0.10, 0.20)  # benchmark kinds: a tile 10-20 % of the frame width (the issue's photos)
+FAR_SHARE = (0.04, 0.10)  # benchmark kinds ending ``_far``: a phone 40-80 cm from the stand
 TRAIN_SHARE = (0.08, 0.30)  # training kinds: log-uniform in this range
 
 
-def tier_spec(rng: np.random.Generator, kind: str) -> tuple[int, str, bool]:
-    """(tiers, view, training) of a tier kind; ``tiers``/``tiers_paste`` draw tiers and view."""
+def tier_spec(rng: np.random.Generator, kind: str) -> tuple[int, str, bool, tuple[float, float]]:
+    """(tiers, view, training, tile share of the frame width) of a tier kind; ``tiers`` and
+    ``tiers_paste`` draw tiers and view."""
     if kind in ("tiers", "tiers_paste"):
         tiers = 2 if rng.random() < 0.55 else 3
         view = "frontal" if rng.random() < 0.45 else "oblique"
-        return tiers, view, True
-    head, view = kind.split("_")
-    return int(head[-1]), view, False
+        return tiers, view, True, TRAIN_SHARE
+    head, view, *far = kind.split("_")
+    return int(head[-1]), view, False, FAR_SHARE if far else TIER_SHARE
 
 
 def sample_tier_rack(
@@ -148,13 +150,14 @@ def _tier_camera(
     size: tuple[int, int],
     view: str,
     training: bool,
+    shares: tuple[float, float],
 ) -> dict:
-    """A close camera: a tile ``TIER_SHARE`` (``TRAIN_SHARE`` for training) of the frame width,
-    frontal (0-12 degrees off the faces) or oblique (25-50 degrees, from above or the side)."""
+    """A close camera: a tile ``shares`` of the frame width (log-uniform), frontal (0-12
+    degrees off the faces) or oblique (25-50 degrees, from above or the side)."""
     w, _ = size
     hfov = float(rng.uniform(55, 72))
     f = (w / 2) / np.tan(np.deg2rad(hfov) / 2)
-    lo, hi = TRAIN_SHARE if training else TIER_SHARE
+    lo, hi = shares
     share = float(np.exp(rng.uniform(np.log(lo), np.log(hi))))
     tile_w = tiles[0].size[0] if tiles else TILE_W
     tile_h = tiles[0].size[1] if tiles else TILE_H
@@ -196,7 +199,7 @@ def sample_tier_scene(
 ) -> Scene:
     """Draw a close-up of a tiered rack (``kind``: see ``scene.TIER_KINDS``).  Training kinds
     frame 40 % of their photos in portrait (the size's sides swapped)."""
-    tiers, view, training = tier_spec(rng, kind)
+    tiers, view, training, share = tier_spec(rng, kind)
     if training and rng.random() < 0.4:
         size = (size[1], size[0])
     style = sample_set_style(rng, pool_name)
@@ -220,7 +223,7 @@ def sample_tier_scene(
             tile = every[int(i)]
             faces.append((tile, _face(rng, tile, style, bool(rng.random() < upside_rate))))
     tiles = _tier_tiles(rng, tiers, slots, pitch, length, tile_size, faces)
-    params = _tier_camera(rng, rack, tiles, size, view, training)
+    params = _tier_camera(rng, rack, tiles, size, view, training, share)
     camera = make_camera(params, rack, size)
     wall_colour = rng.uniform(30, 200) * rng.uniform(0.8, 1.1, 3)
     blotches = fractal_noise(rng, (24, 32), 2, 3)
