@@ -463,7 +463,7 @@ def tier_layout(
     along the whole strip: perspective is undone).  Tiles with no place are the table, left to
     right.
 
-    >>> places = [(1, 0, 10), (0, 25, 35), (0, 0, 10), (0, 10, 20), None]
+    >>> places = [(1, 0, 10), (0, 26, 36), (0, 0, 10), (0, 10, 20), None]
     >>> layout = tier_layout(places, [(0, 0)] * 4 + [(50, 50)], [10.0, 10.0])
     >>> layout.rows, layout.table
     ([[[2, 3], [1]], [[0]]], [4])
