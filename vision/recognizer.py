@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -56,10 +56,12 @@ from vision.crops import CROP_PAD, crop_tile, level_rect, straight_crop, upright
 from vision.tiers import (
     STRIP_TILE,
     Strip,
+    choose_tiers,
     find_tiers,
     gap_slots,
     in_band,
     project,
+    rack_up,
     strip_for,
 )
 from vision.types import Recognition, TierView, TileReading
@@ -672,8 +674,7 @@ class Recognizer:
         straightened strips and read from crops cut along them, then the tiles off the tiers
         read as the whole-photo path reads them.  None when the photo shows no tier."""
         h, w = image_bgr.shape[:2]
-        found, up = find_tiers(turned)
-        if not found:
+        if rack_up(turned) is None:
             return None
         size = self.spec.classifier_imgsz
         # work on a photo no larger than needed: a tile about twice the crop's size
@@ -687,7 +688,16 @@ class Recognizer:
             turned = turned.copy()
             turned[:, :4] *= shrink
         ph, pw = pixels.shape[:2]
-        strips = [strip_for(k, t, turned, up, (pw, ph)) for k, t in enumerate(found)]
+        candidates, up = find_tiers(turned, pixels)
+        if not candidates:
+            return None
+        strips = [strip_for(k, t.quad, (pw, ph)) for k, t in enumerate(candidates)]
+        detected = self._detect_strips(pixels, strips)
+        chosen = choose_tiers(strips, detected, up)
+        if not chosen:
+            return None
+        strips = [replace(strips[k], tier=n) for n, k in enumerate(chosen)]
+        detected = [detected[k] for k in chosen]
         places: list[tuple[int, float, float, float, float, float]] = []  # strip, box, score
         from_gap: list[bool] = []
         for k, (strip, boxes) in enumerate(

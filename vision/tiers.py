@@ -63,10 +63,21 @@ TOP_TOLERANCE = 0.12
 MAX_TIER_SLOPE = 40.0
 MAX_TIER_GAP = 6.0
 PARALLEL_TIERS = 15.0
-# A lone standing tile is a tier of its own when its top is this many tile heights from the
-# longest tier's line and its width this share of that tier's tiles'.
-LONE_TIER = (0.45, 1.7)
-LONE_SCALE = (0.8, 1.25)
+# Standing tiles on no line of tops, each a candidate tier of its own (at most this many).
+MAX_LONE = 3
+# Candidate lines closer than this share of a tile's height are one; a tier's tiles are found
+# again in its strip, and two tiers' strips share at most this share of their tiles.
+SAME_LINE = 0.3
+SHARED_TILES = 0.5
+# A tier of one tile needs the detector this sure of it in the tier's strip.
+SURE_TILE = 0.6
+# Top edges in the photo: it is looked at with a tile this many pixels high, along lines within
+# this many degrees of level (the rack's upright frame), and the strongest lines, down to this
+# share of the strongest, are candidates (at most this many).
+EDGE_TILE = 24.0
+MAX_EDGE_SLOPE = 20.0
+EDGE_SHARE = 0.25
+EDGE_LINES = 5
 # A tile belongs to a tier only when its own axis is within this many degrees of the rack's up.
 AXIS_TOLERANCE = 25.0
 # A detection in a strip belongs to its tier when its centre lies within this share of the strip
@@ -160,35 +171,147 @@ def rack_up(turned: np.ndarray) -> np.ndarray | None:
     return up if up[1] < 0 or (up[1] == 0 and up[0] < 0) else -up
 
 
-def find_tiers(turned: np.ndarray, up: np.ndarray | None = None) -> tuple[list[Tier], np.ndarray]:
-    """The tiers among the first look's turned boxes, top to bottom, and the rack's up vector.
+def find_tiers(
+    turned: np.ndarray, pixels: np.ndarray | None = None, up: np.ndarray | None = None
+) -> tuple[list[Tier], np.ndarray]:
+    """Candidate tiers for a photo, and the rack's up vector (:func:`rack_up` by default).
 
-    A tier is a line through its tiles' **top edges** (:func:`top_lines`): on a tiered rack the
-    tier in front hides the feet of the tiles behind, and a first look's box may reach down into
-    the tier below, but the top of a standing tile shows, and its box's top stays on it.  ``up``
-    defaults to :func:`rack_up`; with no agreed up there are no tiers."""
+    A tier is a line along the tops of its tiles: on a tiered rack the tier in front hides the
+    feet of the tiles behind, and a first look's box may reach down into the tier below, but the
+    top of a standing tile shows.  Candidates come from two kinds of evidence, and the strip
+    detector later keeps the ones that hold tiles (:func:`choose_tiers`):
+
+    - lines through the first look's box tops (:func:`top_lines`), and a line through the top of
+      each standing tile on none (a tier of one tile);
+    - the photo's own top edges (:func:`edge_lines`, with ``pixels``): long lines where the
+      image turns from dark to bright going down the rack, the tops of touching tiles, which
+      hold where the boxes are wrong.
+
+    Every candidate spans the standing tiles' extent along the rack and is a tile high (its
+    height from the tiles' widths, ``TILE_ASPECT``, which a first look gets right more often
+    than their heights), its sides along the rack's up."""
     up = rack_up(turned) if up is None else np.asarray(up, np.float64)
     if up is None:
         return [], np.array([0.0, -1.0])
-    right = np.array([-up[1], up[0]])
+    right, down = np.array([-up[1], up[0]]), -up
     axis, height, width = tile_axes(turned, up)
-    standing = np.degrees(np.arccos(np.clip(axis @ up, -1, 1))) <= AXIS_TOLERANCE
-    idx = np.flatnonzero(standing)
-    if len(idx) < 2:
+    standing = np.flatnonzero(np.degrees(np.arccos(np.clip(axis @ up, -1, 1))) <= AXIS_TOLERANCE)
+    if len(standing) < 1:
         return [], up
-    tops = turned[idx, :2].astype(np.float64) + axis[idx] * height[idx, None] / 2
-    upright = np.stack([tops @ right, tops @ -up], axis=1)
-    lines = top_lines(upright, width[idx])
-    lone = _lone_tier(upright, width[idx], lines)
-    if lone is not None:
-        lines.append(np.array([lone]))
-    lines.sort(key=lambda m: float(np.median(upright[m, 1])))
-    tiers = []
-    for line in lines:
-        order = line[np.argsort(upright[line, 0], kind="stable")]
-        members = tuple(int(idx[i]) for i in order)
-        tiers.append(Tier(tier_quad(turned[list(members)], up), members))
+    centres = turned[standing, :2].astype(np.float64)
+    tops = centres + axis[standing] * height[standing, None] / 2
+    u, v = tops @ right, tops @ down
+    w = width[standing]
+    span = (float((u - w / 2).min()), float((u + w / 2).max()))
+    tile_width = _width_along(u, w)
+    lines: list[tuple[float, float, tuple[int, ...]]] = []  # (v at u = 0, slope, members)
+    on_line = np.zeros(len(standing), bool)
+    for members in top_lines(np.stack([u, v], axis=1), w):
+        slope, v0 = np.polyfit(u[members], v[members], 1)
+        order = members[np.argsort(u[members])]
+        lines.append((float(v0), float(slope), tuple(int(standing[i]) for i in order)))
+        on_line[members] = True
+    slope = lines[0][1] if lines else 0.0
+    for i in np.flatnonzero(~on_line)[:MAX_LONE]:
+        lines.append((float(v[i] - slope * u[i]), slope, (int(standing[i]),)))
+    if pixels is not None:
+        middle = (span[0] + span[1]) / 2
+        reach = (
+            float(v.min()) - tile_width(middle) / TILE_ASPECT,
+            float(v.max() + 2 * w.max() / TILE_ASPECT),
+        )
+        for v0, m in edge_lines(pixels, up, span, reach, tile_width(middle) / TILE_ASPECT):
+            lines.append((v0, m, ()))
+    tiers: list[Tier] = []
+    kept: list[tuple[float, float]] = []
+    middle = (span[0] + span[1]) / 2
+    for v0, m, members in lines:
+        at = v0 + m * middle
+        if any(abs(at - other) < SAME_LINE * tile_width(middle) / TILE_ASPECT for other, _ in kept):
+            continue
+        kept.append((at, m))
+        corners = []
+        for uu in span:
+            top = uu * right + (v0 + m * uu) * down
+            corners.append((top, top + down * tile_width(uu) / TILE_ASPECT))
+        (tl, bl), (tr, br) = corners
+        tiers.append(Tier(np.array([tl, tr, br, bl]), members))
     return tiers, up
+
+
+def _width_along(u: np.ndarray, w: np.ndarray):
+    """A tile's width as a function of its place along the rack: a straight-line fit (tiles
+    shrink with distance) where the tiles spread over a few widths, else their median."""
+    median = float(np.median(w))
+    if len(u) >= 3 and float(u.max() - u.min()) >= 3 * median:
+        b, a = np.polyfit(u, w, 1)
+        return lambda x: float(np.clip(a + b * x, 0.5 * median, 2 * median))
+    return lambda x: median
+
+
+def edge_lines(
+    pixels: np.ndarray,
+    up: np.ndarray,
+    span: tuple[float, float],
+    reach: tuple[float, float],
+    tile_height: float,
+) -> list[tuple[float, float]]:
+    """Long top edges across the rack (``v = v0 + slope * u`` in the upright frame: ``u`` along
+    ``right``, ``v`` along ``-up``, photo pixels), strongest first, at most ``EDGE_LINES``.
+
+    The photo is turned upright and scaled so a tile is ``EDGE_TILE`` pixels high; where it
+    turns from dark to bright going down (a tile's top against what stands behind it) is summed
+    along lines of every slope within ``MAX_EDGE_SLOPE`` degrees over the rack's extent
+    ``span``, between ``reach``; local maxima at least ``EDGE_SHARE`` of the strongest, and
+    ``SAME_LINE`` tile heights apart, are the lines."""
+    import cv2
+
+    scale = min(1.0, EDGE_TILE / max(tile_height, 1e-6))
+    right, down = np.array([-up[1], up[0]]), -up
+    margin = tile_height
+    u0, v0 = span[0] - margin, reach[0] - margin
+    size = (
+        max(int((span[1] - span[0] + 2 * margin) * scale), 8),
+        max(int((reach[1] - reach[0] + 2 * margin) * scale), 8),
+    )
+    matrix = np.float64([[right[0], right[1], -u0], [down[0], down[1], -v0]]) * scale
+    upright = cv2.warpAffine(
+        pixels, matrix, size, flags=cv2.INTER_AREA, borderMode=cv2.BORDER_REPLICATE
+    )
+    grey = cv2.GaussianBlur(
+        cv2.cvtColor(upright, cv2.COLOR_BGR2GRAY).astype(np.float32), (0, 0), 1.0
+    )
+    rise = np.maximum(cv2.Sobel(grey, cv2.CV_32F, 0, 1, ksize=3), 0)
+    h, w = rise.shape
+    cols = np.arange(w)
+    slopes = np.tan(np.radians(np.arange(-MAX_EDGE_SLOPE, MAX_EDGE_SLOPE + 0.5, 1.0)))
+    profiles = np.zeros((len(slopes), h))
+    for k, m in enumerate(slopes):
+        shift = np.round(m * (cols - w / 2)).astype(int)
+        rows = np.arange(h)[:, None] + shift[None, :]
+        valid = (rows >= 0) & (rows < h)
+        profiles[k] = (
+            np.where(valid, rise[np.clip(rows, 0, h - 1), cols[None, :]], 0).sum(axis=1) / w
+        )
+    best = float(profiles.max())
+    if best <= 0:
+        return []
+    apart = max(1, int(SAME_LINE * tile_height * scale))
+    found: list[tuple[float, float]] = []
+    taken = np.zeros(h, bool)
+    for flat in np.argsort(-profiles, axis=None):
+        k, row = divmod(int(flat), h)
+        if profiles[k, row] < EDGE_SHARE * best or len(found) >= EDGE_LINES:
+            break
+        if taken[row]:
+            continue
+        taken[max(0, row - apart) : row + apart + 1] = True
+        m = float(slopes[k])
+        # row ``row`` at the middle column: back to photo pixels of the upright frame
+        v_mid = row / scale + v0
+        u_mid = (w / 2) / scale + u0
+        found.append((v_mid - m * u_mid, m))
+    return found
 
 
 def top_lines(tops: np.ndarray, widths: np.ndarray) -> list[np.ndarray]:
@@ -272,54 +395,6 @@ def _residual(
     return float(np.sum(np.abs((tops[members] - point) @ normal) / heights[members]))
 
 
-def _lone_tier(tops: np.ndarray, widths: np.ndarray, lines: list[np.ndarray]) -> int | None:
-    """The one standing tile on no line that stands where another tier would be: beside the
-    longest tier (within its ends and ``MAX_TIER_GAP`` tile widths), its top ``LONE_TIER``
-    tile heights above or below that tier's line, as large as its tiles (``LONE_SCALE``), and
-    the only such tile (two candidates: which is the rack's is a guess)."""
-    if not lines or len(lines) >= MAX_TIERS:
-        return None
-    main = max(lines, key=len)
-    point, direction = _fit(tops[main])
-    normal = np.array([-direction[1], direction[0]])
-    width = float(np.median(widths[main]))
-    along = (tops[main] - point) @ direction
-    taken = np.concatenate(lines)
-    found = []
-    for i in np.setdiff1d(np.arange(len(tops)), taken):
-        offset = abs(float((tops[i] - point) @ normal)) / (width / TILE_ASPECT)
-        position = float((tops[i] - point) @ direction)
-        reach = MAX_TIER_GAP * width
-        if (
-            LONE_TIER[0] <= offset <= LONE_TIER[1]
-            and along.min() - reach <= position <= along.max() + reach
-            and LONE_SCALE[0] <= widths[i] / width <= LONE_SCALE[1]
-        ):
-            found.append(int(i))
-    return found[0] if len(found) == 1 else None
-
-
-def tier_quad(turned: np.ndarray, up: np.ndarray) -> np.ndarray:
-    """The quadrilateral of one tier's tiles (turned boxes in order along the tier): the line
-    through their tops, a tile's height (from its width: ``TILE_ASPECT``) below it, closed by
-    the first and last tiles' sides along the tiles' mean axis near each end."""
-    axis, height, width = tile_axes(turned, up)
-    centres = turned[:, :2].astype(np.float64)
-    tops = centres + axis * height[:, None] / 2
-    n = len(turned)
-    ends = []
-    for end, sense in ((0, -1.0), (n - 1, 1.0)):
-        near = slice(0, min(n, 3)) if end == 0 else slice(max(0, n - 3), n)
-        a = axis[near].mean(axis=0)
-        a /= max(float(np.linalg.norm(a)), 1e-9)
-        side = np.array([-a[1], a[0]])
-        ends.append((tops[end] + sense * side * width[end] / 2, a, width[end] / TILE_ASPECT))
-    top_line = (tops[0], np.array([-axis[0, 1], axis[0, 0]])) if n == 1 else _fit(tops)
-    (pl, al, hl), (pr, ar, hr) = ends
-    top_left, top_right = _meet(top_line, (pl, al)), _meet(top_line, (pr, ar))
-    return np.array([top_left, top_right, top_right - ar * hr, top_left - al * hl])
-
-
 def _fit(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The total-least-squares line through points: (a point on it, its unit direction)."""
     mean = points.mean(axis=0)
@@ -337,21 +412,12 @@ def _meet(a: tuple[np.ndarray, np.ndarray], b: tuple[np.ndarray, np.ndarray]) ->
     return p + t * d
 
 
-def strip_for(
-    index: int,
-    tier: Tier,
-    turned: np.ndarray,
-    up: np.ndarray,
-    image_size: tuple[int, int],
-) -> Strip:
-    """The straightening of one tier (see the module's step 3)."""
+def strip_for(index: int, quad: np.ndarray, image_size: tuple[int, int]) -> Strip:
+    """The straightening of one tier's quadrilateral (see the module's step 3): a tile high
+    (``STRIP_TILE``), as long as the quadrilateral's sides say (its middle keeps its aspect)."""
     import cv2
 
-    quad = tier.quad
-    members = turned[list(tier.members)]
-    _, height, width = tile_axes(members, up)
-    aspect = float(np.median(width / np.maximum(height, 1e-6)))
-    src = quad.astype(np.float32)
+    src = np.asarray(quad, np.float32)
 
     def homography(length: float, left: float, top: float) -> np.ndarray:
         dst = np.float32(
@@ -364,23 +430,10 @@ def strip_for(
         )
         return cv2.getPerspectiveTransform(src, dst).astype(np.float64)
 
-    # first guess the length from the quad's sides, then set it so the tiles keep their aspect
     across = (np.linalg.norm(quad[3] - quad[0]) + np.linalg.norm(quad[2] - quad[1])) / 2
     along = (np.linalg.norm(quad[1] - quad[0]) + np.linalg.norm(quad[2] - quad[3])) / 2
     length = max(STRIP_TILE * along / max(across, 1e-6), 1.0)
-    h0 = homography(length, 0.0, 0.0)
-    centres = members[:, :2].astype(np.float64)
-    right = np.array([-up[1], up[0]])
-    ends = np.concatenate(
-        [centres - right * width[:, None] / 2, centres + right * width[:, None] / 2]
-    )
-    mapped = project(h0, ends)
-    n = len(members)
-    widths = np.abs(mapped[n:, 0] - mapped[:n, 0])
-    tile_width = STRIP_TILE * aspect
-    measured = float(np.median(widths))
-    if measured > 1e-6:
-        length *= tile_width / measured
+    tile_width = STRIP_TILE * TILE_ASPECT
     side = SIDE_MARGIN * STRIP_TILE
     left = _end_margin(homography(length, 0.0, 0.0), length, tile_width, image_size, -1)
     extra = _end_margin(homography(length, 0.0, 0.0), length, tile_width, image_size, 1)
@@ -451,3 +504,33 @@ def tile_quad(strip: Strip, x1: float, x2: float) -> np.ndarray:
     ``[x1, x2]`` along a strip, as tall as the tier."""
     top, bottom = strip.top, strip.top + STRIP_TILE
     return project(strip.to_photo, np.float64([[x1, top], [x2, top], [x2, bottom], [x1, bottom]]))
+
+
+def choose_tiers(strips: list[Strip], found: list[np.ndarray], up: np.ndarray) -> list[int]:
+    """Which candidate strips are the rack's tiers, top to bottom: the ones whose strips hold
+    the most found tiles (the detector's scores added up), each holding two tiles or one sure
+    one, none sharing more than ``SHARED_TILES`` of its tiles with a surer tier (a line between
+    two tiers sees the same tiles), at most ``MAX_TIERS``."""
+    centres, reach = [], []
+    for strip, boxes in zip(strips, found, strict=True):
+        mid_y = (boxes[:, 1] + boxes[:, 3]) / 2
+        left = project(strip.to_photo, np.c_[boxes[:, 0], mid_y])
+        right = project(strip.to_photo, np.c_[boxes[:, 2], mid_y])
+        centres.append((left + right) / 2)
+        reach.append(np.linalg.norm(right - left, axis=1) / 2)
+    kept: list[int] = []
+    for k in np.argsort([-float(f[:, 4].sum()) for f in found], kind="stable"):
+        boxes = found[k]
+        if len(boxes) < 2 and not (len(boxes) == 1 and boxes[0, 4] >= SURE_TILE):
+            continue
+        shared = 0
+        for j in kept:
+            gaps = np.linalg.norm(centres[k][:, None] - centres[j][None], axis=2)
+            shared += int(np.sum(gaps.min(axis=1) < reach[k]))
+        if shared > SHARED_TILES * len(boxes):
+            continue
+        kept.append(int(k))
+        if len(kept) == MAX_TIERS:
+            break
+    down = -np.asarray(up, np.float64)
+    return sorted(kept, key=lambda k: float(centres[k].mean(axis=0) @ down))
