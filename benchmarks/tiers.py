@@ -98,7 +98,7 @@ def turn(image: np.ndarray, degrees: int) -> tuple[np.ndarray, np.ndarray]:
     cos, sin = abs(matrix[0, 0]), abs(matrix[0, 1])
     nw, nh = int(round(h * sin + w * cos)), int(round(h * cos + w * sin))
     matrix[:, 2] += (nw / 2 - w / 2, nh / 2 - h / 2)
-    out = cv2.warpAffine(image, matrix, (nw, nh), borderMode=cv2.BORDER_REFLECT_101)
+    out = cv2.warpAffine(image, matrix, (nw, nh), borderValue=(114, 114, 114))
     return out, matrix
 
 

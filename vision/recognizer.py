@@ -60,8 +60,10 @@ from vision.tiers import (
     find_tiers,
     gap_slots,
     in_band,
+    is_rack,
     project,
     rack_up,
+    standing_tiles,
     strip_for,
 )
 from vision.types import Recognition, TierView, TileReading
@@ -69,6 +71,11 @@ from vision.types import Recognition, TierView, TileReading
 # A place between two tiles of a tier that the detector left empty is a tile when the classifier
 # reads a tile there at least this surely (else an empty slot).
 SLOT_TILE = 0.6
+# A tile the tier stage finds keeps the first look's box when their centres lie within this share
+# of a tile's width; from this share to the next they are one tile seen two ways (a box half a
+# tile off, or across two tiers: the surer reading keeps its box); farther, two tiles.
+AGREE = 0.25
+REPLACED = 0.6
 # Pixels between the strip pieces packed into one detector square (grey, as the letterbox).
 MOSAIC_GAP = 8
 
@@ -598,7 +605,7 @@ class Recognizer:
         t1 = time.perf_counter()
         det_conf = scores.max(axis=1) if len(scores) else np.zeros(0, np.float32)
         if spec.tiers and turned is not None and self.classifier is not None:
-            read = self._read_tiers(image_bgr, turned, det_conf)
+            read = self._read_tiers(image_bgr, boxes, scores, turned, det_conf)
             if read is not None:
                 tiles, tier_views = read
                 t2 = time.perf_counter()
@@ -613,6 +620,31 @@ class Recognizer:
                     second_look=tuple(v.reason for v in views),
                     tiers=tier_views,
                 )
+        tiles, up, _ = self._read_photo(image_bgr, boxes, scores, turned, det_conf)
+        t2 = time.perf_counter()
+        tiles.sort(key=lambda t: (round(t.centre[1] / max(t.height, 1.0)), t.centre[0]))
+        timings = {"detect": (t1 - t0) * 1000, "classify": (t2 - t1) * 1000}
+        timings["total"] = (t2 - t0) * 1000
+        used = tuple(float(g) for g in gains) if gains is not None else None
+        looks = tuple(v.reason for v in views) + (("up",) if up is not None else ())
+        return Recognition(
+            tiles=tiles, image_size=(w, h), timings_ms=timings, balanced=used, second_look=looks
+        )
+
+    def _read_photo(
+        self,
+        image_bgr: np.ndarray,
+        boxes: np.ndarray,
+        scores: np.ndarray,
+        turned: np.ndarray | None,
+        det_conf: np.ndarray,
+    ) -> tuple[list[TileReading], float | None, np.ndarray]:
+        """The whole-photo path's reading of the first look's boxes: each tile read from its
+        own box (stood up by its turned box), boxes the classifier calls no tile dropped, and
+        the photo's turn when its tiles were read both ways up for all (manifest
+        ``up_vote_from``), and which of the boxes the tiles are."""
+        h, w = image_bgr.shape[:2]
+        index = np.arange(len(boxes))
         flags: list[str | None] = [None] * len(boxes)
         up = None
         if self.classifier is not None:
@@ -627,6 +659,7 @@ class Recognizer:
                     [f == "face down" for f in flags], bool
                 )
                 boxes, det_conf, probs = boxes[tile], det_conf[tile], probs[tile, :NUM_CLASSES]
+                index = index[tile]
                 probs = probs / probs.sum(axis=1, keepdims=True)
                 turned = turned[tile] if turned is not None else None
                 crops = [c for c, t in zip(crops, tile, strict=True) if t]
@@ -637,6 +670,7 @@ class Recognizer:
                 keep = ~covered_boxes(turned, det_conf, self.spec.max_covered)
                 keep &= ~duplicates(turned, det_conf, self.spec.merge_duplicates)
                 boxes, det_conf, probs = boxes[keep], det_conf[keep], probs[keep]
+                index = index[keep]
                 turned = turned[keep]
                 crops = [c for c, k in zip(crops, keep, strict=True) if k]
                 flags = [f for f, k in zip(flags, keep, strict=True) if k]
@@ -644,7 +678,6 @@ class Recognizer:
                 probs, _ = colour_model(probs, [ink_features(c) for c in crops])
         else:  # the detector's own class scores, normalised into a distribution
             probs = scores / np.maximum(scores.sum(axis=1, keepdims=True), 1e-9)
-        t2 = time.perf_counter()
         tiles = []
         for box, dc, p, flag in zip(boxes, det_conf, probs, flags, strict=True):
             best = int(p.argmax())
@@ -658,17 +691,15 @@ class Recognizer:
                     unreadable=flag,
                 )
             )
-        tiles.sort(key=lambda t: (round(t.centre[1] / max(t.height, 1.0)), t.centre[0]))
-        timings = {"detect": (t1 - t0) * 1000, "classify": (t2 - t1) * 1000}
-        timings["total"] = (t2 - t0) * 1000
-        used = tuple(float(g) for g in gains) if gains is not None else None
-        looks = tuple(v.reason for v in views) + (("up",) if up is not None else ())
-        return Recognition(
-            tiles=tiles, image_size=(w, h), timings_ms=timings, balanced=used, second_look=looks
-        )
+        return tiles, up, index
 
     def _read_tiers(
-        self, image_bgr: np.ndarray, turned: np.ndarray, det_conf: np.ndarray
+        self,
+        image_bgr: np.ndarray,
+        boxes: np.ndarray,
+        scores: np.ndarray,
+        turned: np.ndarray,
+        det_conf: np.ndarray,
     ) -> tuple[list[TileReading], tuple[TierView, ...]] | None:
         """The tier stage (``vision.tiers``): the tiles of the rack's tiers, found again in their
         straightened strips and read from crops cut along them, then the tiles off the tiers
@@ -676,6 +707,7 @@ class Recognizer:
         h, w = image_bgr.shape[:2]
         if rack_up(turned) is None:
             return None
+        first = turned
         size = self.spec.classifier_imgsz
         # work on a photo no larger than needed: a tile about twice the crop's size
         tile_px = float(np.median(np.maximum(turned[:, 2], turned[:, 3])))
@@ -698,12 +730,12 @@ class Recognizer:
             return None
         strips = [replace(strips[k], tier=n) for n, k in enumerate(chosen)]
         detected = [detected[k] for k in chosen]
+        if not is_rack(turned, up, strips):
+            return None
         places: list[tuple[int, float, float, float, float, float]] = []  # strip, box, score
         from_gap: list[bool] = []
-        for k, (strip, boxes) in enumerate(
-            zip(strips, self._detect_strips(pixels, strips), strict=True)
-        ):
-            found = boxes[np.argsort(boxes[:, 0])].tolist()
+        for k, (strip, in_strip) in enumerate(zip(strips, detected, strict=True)):
+            found = in_strip[np.argsort(in_strip[:, 0])].tolist()
             places += [(k, *b) for b in found]
             from_gap += [False] * len(found)
             top, bottom = strip.top, strip.top + STRIP_TILE
@@ -746,29 +778,10 @@ class Recognizer:
             keep.append(i)
             if from_gap[i]:
                 places[i] = (*places[i][:5], tile_share)
-        # the tiles off the tiers: the first look's tiles that no strip covers
-        covered = np.zeros(len(turned), bool)
-        for strip in strips:
-            inside_strip = project(strip.to_strip, turned[:, :2])
-            covered |= (
-                (inside_strip[:, 0] >= 0)
-                & (inside_strip[:, 0] <= strip.size[0])
-                & (inside_strip[:, 1] >= 0)
-                & (inside_strip[:, 1] <= strip.size[1])
-            )
-        table = np.flatnonzero(~covered)
-        table_probs, table_crops = (
-            self._read(pixels, hulls(turned[table], (pw, ph)), turned[table])
-            if len(table)
-            else (np.zeros((0, probs.shape[1]), np.float32), [])
-        )
-        table_flags = self._unreadable(table_crops, turned[table], det_conf[table], (pw, ph))
-        keep_table = [j for j in range(len(table)) if int(table_probs[j].argmax()) < NUM_CLASSES]
-        all_probs = np.concatenate([probs[keep], table_probs[keep_table]])[:, :NUM_CLASSES]
+        all_probs = probs[keep][:, :NUM_CLASSES]
         all_probs = all_probs / all_probs.sum(axis=1, keepdims=True)
-        all_crops = [crops[i] for i in keep] + [table_crops[j] for j in keep_table]
-        if self.spec.colour_model and len(all_crops):
-            all_probs, _ = colour_model(all_probs, [ink_features(c) for c in all_crops])
+        if self.spec.colour_model and keep:
+            all_probs, _ = colour_model(all_probs, [ink_features(crops[i]) for i in keep])
         back = 1.0 / shrink
         tiles: list[TileReading] = []
         count = len(strips)
@@ -795,20 +808,19 @@ class Recognizer:
                     quad=tuple((float(x), float(y)) for x, y in quad),
                 )
             )
-        for slot, j in enumerate(keep_table, start=len(keep)):
-            p = all_probs[slot]
-            best = int(p.argmax())
-            i = int(table[j])
-            tiles.append(
-                TileReading(
-                    box=tuple(float(v) * back for v in hulls(turned[i : i + 1], (pw, ph))[0]),
-                    tile=Tile(best),
-                    confidence=float(p[best] * det_conf[i]),
-                    probs=p.astype(np.float32),
-                    detection_confidence=float(det_conf[i]),
-                    unreadable=table_flags[j],
-                )
-            )
+        # the first look's own reading of every box: kept where a strip's tile agrees with its
+        # box (the whole-photo path reads tiles lying on a table best), and for the table
+        first_tiles, _, index = self._read_photo(image_bgr, boxes, scores, first, det_conf)
+        standing = standing_tiles(first[index], up)
+        sizes = first[index, 2:4].min(axis=1).astype(np.float64) / shrink
+        tiles, used = _agree(tiles, first_tiles, sizes, standing)
+        for j, reading in enumerate(first_tiles):
+            if j in used:
+                continue
+            # a first look's tile that no tile of the tiers replaced: on a tier's strip it is
+            # one of its tiles (the strip's detector missed it), else it lies on the table
+            place = _place_on_strips(reading, strips, shrink, flip) if standing[j] else None
+            tiles.append(replace(reading, place=place))
         views = []
         for strip in strips:
             quad = (
@@ -968,3 +980,70 @@ def _hull(quad: np.ndarray, image_size: tuple[int, int]) -> tuple[float, float, 
         float(np.clip(x2, 0, w)),
         float(np.clip(y2, 0, h)),
     )
+
+
+def _agree(
+    rack: list[TileReading], first: list[TileReading], sizes: np.ndarray, standing: np.ndarray
+) -> tuple[list[TileReading], set[int]]:
+    """The tier stage's tiles merged with the first look's (``sizes``: their short sides).
+    Tiles are compared by their centres, in tile widths (upright boxes of turned tiles overlap
+    their neighbours'). Where the two agree (centres within ``AGREE`` of a width) the first
+    look's box is kept, read the surer of the two ways; where they are apart but still on one
+    tile (within ``REPLACED``: a box half a tile off, or across two tiers) the surer reading
+    keeps its own box; a tile of the tier stage on a first look's tile that does not stand along
+    the rack (a tile lying on the table across a strip) is dropped.  Returns the tiles and the
+    first look's tiles taken."""
+    out: list[TileReading] = []
+    used: set[int] = set()
+    centres = np.float64([f.centre for f in first]).reshape(-1, 2)
+    for tile in rack:
+        width = float(np.linalg.norm(np.subtract(tile.quad[1], tile.quad[0]))) if tile.quad else 1.0
+        if any(np.hypot(*np.subtract(tile.centre, o.centre)) < REPLACED * width for o in out):
+            continue  # two tiers' strips saw the same tile: the first (surer) keeps it
+        gaps = (
+            np.hypot(*(centres - np.float64(tile.centre)).T) / np.maximum(sizes, width)
+            if len(first)
+            else np.zeros(0)
+        )
+        free = [j for j in np.argsort(gaps) if j not in used]
+        j = free[0] if free else -1
+        if j < 0 or gaps[j] >= REPLACED:
+            on_lying = any(not standing[k] and gaps[k] < REPLACED for k in range(len(first)))
+            if not on_lying:
+                out.append(tile)
+            continue
+        used.add(int(j))
+        seen = first[j]
+        if gaps[j] >= AGREE:
+            keep = seen if seen.confidence >= tile.confidence else tile
+            out.append(replace(keep, place=tile.place, quad=tile.quad if keep is tile else None))
+            continue
+        reading = seen if seen.probs.max() >= tile.probs.max() else tile
+        out.append(
+            replace(
+                seen,
+                tile=reading.tile,
+                probs=reading.probs,
+                confidence=float(reading.probs.max() * seen.detection_confidence),
+                place=tile.place,
+                quad=tile.quad,
+            )
+        )
+    return out, used
+
+
+def _place_on_strips(
+    reading: TileReading, strips: list[Strip], shrink: float, flip: bool
+) -> tuple[int, float, float] | None:
+    """A photo tile's place on the tiers (tier, x1, x2 along its strip, as the rack is read)
+    when its centre lies on a strip's tier band, else None."""
+    x1, y1, x2, y2 = (v * shrink for v in reading.box)
+    centre = np.float64([[(x1 + x2) / 2, (y1 + y2) / 2]])
+    for k, strip in enumerate(strips):
+        x, y = project(strip.to_strip, centre)[0]
+        if 0 <= x <= strip.size[0] and strip.top <= y <= strip.top + STRIP_TILE:
+            half = strip.tile_width / 2
+            if flip:
+                return (len(strips) - 1 - k, strip.size[0] - x - half, strip.size[0] - x + half)
+            return (k, x - half, x + half)
+    return None

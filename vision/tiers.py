@@ -60,7 +60,7 @@ MAX_TIERS = 3
 # as they recede), bridges at most this many tile widths of empty rack, and the tiers of one
 # rack are parallel within this many degrees.
 TOP_TOLERANCE = 0.12
-MAX_TIER_SLOPE = 40.0
+MAX_TIER_SLOPE = 30.0
 MAX_TIER_GAP = 6.0
 PARALLEL_TIERS = 15.0
 # Standing tiles on no line of tops, each a candidate tier of its own (at most this many).
@@ -69,6 +69,11 @@ MAX_LONE = 3
 # again in its strip, and two tiers' strips share at most this share of their tiles.
 SAME_LINE = 0.3
 SHARED_TILES = 0.5
+# A photo is read as a rack when this share of the tiles on its tiers' strips stand along the
+# rack's up within this many degrees (else it is a table scene: the whole-photo path reads it).
+RACK_SHARE = 0.9
+RACK_TURN = 15.0
+NEAR_MISSES = 0.1
 # A tier of one tile needs the detector this sure of it in the tier's strip.
 SURE_TILE = 0.6
 # Top edges in the photo: it is looked at with a tile this many pixels high, along lines within
@@ -527,10 +532,55 @@ def choose_tiers(strips: list[Strip], found: list[np.ndarray], up: np.ndarray) -
         for j in kept:
             gaps = np.linalg.norm(centres[k][:, None] - centres[j][None], axis=2)
             shared += int(np.sum(gaps.min(axis=1) < reach[k]))
-        if shared > SHARED_TILES * len(boxes):
+        if shared >= SHARED_TILES * len(boxes):
             continue
         kept.append(int(k))
         if len(kept) == MAX_TIERS:
             break
     down = -np.asarray(up, np.float64)
     return sorted(kept, key=lambda k: float(centres[k].mean(axis=0) @ down))
+
+
+def is_rack(turned: np.ndarray, up: np.ndarray, strips: list[Strip]) -> bool:
+    """Whether the chosen tiers are a rack's, not groups lying on a table:
+
+    - the tiers run parallel (within ``PARALLEL_TIERS`` degrees: one rack);
+    - at least ``RACK_SHARE`` of the first look's tiles on the tiers' strips stand along the
+      rack's up (within ``RACK_TURN``): groups lying at several angles put tiles turned across
+      the strips;
+    - at most ``NEAR_MISSES`` of the standing tiles lie just beside a tier (within a tile's
+      height above or below its band, along its extent) without lying on any tier: a line
+      drawn across separate groups on a table passes beside some of them, while a rack's
+      tiers hold its tiles and the table's tiles lie away from the rack."""
+    if not strips:
+        return False
+    directions = []
+    for strip in strips:
+        a, b = project(
+            strip.to_photo, [(strip.left, strip.top), (strip.left + strip.length, strip.top)]
+        )
+        directions.append((b - a) / max(float(np.linalg.norm(b - a)), 1e-9))
+    for d in directions[1:]:
+        if math.degrees(math.acos(min(1.0, abs(float(d @ directions[0]))))) > PARALLEL_TIERS:
+            return False
+    standing = standing_tiles(turned, up)
+    on = np.zeros(len(turned), bool)
+    beside = np.zeros(len(turned), bool)
+    for strip in strips:
+        at = project(strip.to_strip, turned[:, :2])
+        along = (at[:, 0] >= strip.left) & (at[:, 0] <= strip.left + strip.length)
+        rel = (at[:, 1] - strip.top) / STRIP_TILE
+        on |= (at[:, 0] >= 0) & (at[:, 0] <= strip.size[0]) & (rel >= 0) & (rel <= 1)
+        beside |= along & (((rel >= -1) & (rel < 0)) | ((rel > 1) & (rel <= 2)))
+    if not on.any() or float(standing[on].mean()) < RACK_SHARE:
+        return False
+    misses = beside & ~on & standing
+    return int(misses.sum()) <= NEAR_MISSES * max(int(standing.sum()), 1)
+
+
+def standing_tiles(turned: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """Which turned boxes stand along the rack's up (an axis within ``RACK_TURN`` degrees)."""
+    if not len(turned):
+        return np.zeros(0, bool)
+    axis, _, _ = tile_axes(turned, up)
+    return np.degrees(np.arccos(np.clip(axis @ up, -1, 1))) <= RACK_TURN
