@@ -261,7 +261,12 @@ def _write_annotated(path: str, image: Any, result: Any) -> None:
 
 def format_result(result: Any) -> str:
     """The scan as a player reads it: rows with groups in brackets, then what to do."""
-    lines = [f"Rack ({result.rules.name}): {len(result.hand)} tiles in {len(result.rows)} row(s)"]
+    how = (
+        f"{len(result.rows)} tier(s), read tier by tier"
+        if result.reading == "tiers"
+        else f"{len(result.rows)} row(s), read from the whole photo"
+    )
+    lines = [f"Rack ({result.rules.name}): {len(result.hand)} tiles in {how}"]
     for r, row in enumerate(result.rows, 1):
         groups = "  ".join("[" + " ".join(_tile_text(p) for p in group) + "]" for group in row)
         lines.append(f"  row {r}: {groups}")

@@ -153,16 +153,25 @@ def test_image_checks() -> None:
         Pipeline(recognizer=None).scan("photo.jpg")
 
 
-def test_annotate_draws_boxes_and_brackets(pipeline: Pipeline) -> None:
+def test_annotate_outlines_the_photo_and_redraws_the_rack_below(pipeline: Pipeline) -> None:
+    import cv2
+
+    from vision.draw import CHIP_FACE
+
     result = pipeline.read(rack(["R1 R2 R3 | K7 Y7 B7", "B9 B10 B11"], table="Y4"))
     image = np.full((600, 1000, 3), 255, np.uint8)
     drawn = annotate(image, result)
-    assert drawn.shape == image.shape
-    assert not np.array_equal(drawn, image)
-    # Each tile box's outline is drawn: the left edge of the first tile is no longer white.
-    assert (drawn[110:150, 99:102] != 255).any()
-    # A bracket runs under the first group.
-    assert (drawn[156:175, 110:210] != 255).any()
+    photo, panel = drawn[:600], drawn[600:]
+    assert drawn.shape[1] == 1000 and panel.shape[0] > 0
+    # Each tile's outline is drawn on the photo: the left edge of the first tile is no longer
+    # white, and its face is left as it was (no label over it).
+    assert (photo[110:150, 99:102] != 255).any()
+    assert (photo[120:140, 115:135] == 255).all()
+    # The panel holds one cream chip per rack tile, in two rows.
+    chips = np.all(panel == CHIP_FACE, axis=2).astype(np.uint8)
+    outlines, _ = cv2.findContours(chips, cv2.RETR_EXTERNAL, cv2.CHAIN_APPROX_SIMPLE)
+    tops = sorted({cv2.boundingRect(c)[1] for c in outlines})
+    assert len(outlines) == 9 and len(tops) == 2
     # The input image is untouched.
     assert (image == 255).all()
 

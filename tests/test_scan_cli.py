@@ -106,13 +106,14 @@ def test_example_photo_gives_the_readme_hand(
                 assert len(tile["box"]) == 4 and 0 < tile["confidence"] <= 1
     assert {"table", "flagged", "verdict", "advice"} <= set(result)
 
-    # --annotate wrote the photo with the boxes drawn on it.
+    # --annotate wrote the photo with each tile outlined, and the rack redrawn below it.
     drawn = cv2.imread(str(annotated))
     photo = cv2.imread(str(EXAMPLE))
-    assert drawn is not None and drawn.shape == photo.shape
+    assert drawn is not None and drawn.shape[1] == photo.shape[1]
+    assert drawn.shape[0] > photo.shape[0]
     x1, y1, x2, y2 = (round(v) for v in result["rows"][0][0][0]["box"])
-    edge = drawn[y1 + 5 : y2 - 5, max(0, x1 - 1) : x1 + 2].astype(int)
-    assert np.abs(edge - photo[y1 + 5 : y2 - 5, max(0, x1 - 1) : x1 + 2]).max() > 60
+    inside = drawn[y1 : y2 + 1, x1 : x2 + 1].astype(int)
+    assert np.abs(inside - photo[y1 : y2 + 1, x1 : x2 + 1]).max() > 60
 
 
 @needs_model
@@ -120,7 +121,7 @@ def test_example_photo_text_shows_rows_and_groups(capsys: pytest.CaptureFixture[
     code, out, _ = run(["scan", str(EXAMPLE), "--indicator", "K7"], capsys)
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].startswith("Rack (classic): 10 tiles in 2 row(s)")
+    assert lines[0] == "Rack (classic): 10 tiles in 2 tier(s), read tier by tier"
     for r, row in enumerate(readme_hand(), 1):
         line = next(x for x in lines if x.startswith(f"  row {r}:"))
         assert line.replace("[", "").replace("]", "").replace("?", "").split()[2:] == row

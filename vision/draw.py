@@ -1,6 +1,13 @@
-"""Draw a scan result on its photo: boxes, readings, confidence, group brackets, the discard, and
-a header (the indicator and where it came from, the hand, the verdict, the advice) drawn over the
-photo's top-left corner or, for a video, in a band above the picture (``header_band``).
+"""Draw a scan result so a player checks it at a glance.
+
+A photo (``istaka scan --annotate``) gets thin outlines only: each tier of the rack, each tile in
+its colour's ink (uncertain ones in cyan, the advised discard in magenta), the table's tiles in
+grey with their reading; below it a panel redraws the rack as read, tier by tier, tiles as chips
+in their ink, groups apart as on the rack, the discard and the okeys marked, and the indicator,
+verdict and advice as lines of text.  Nothing is written over a tile's face, so the photo and the
+panel can be compared side by side.  A video frame (``band=True``: ``istaka live``) keeps one
+size: boxes with their readings on the frame, and the header in a band above it
+(``header_band``).
 
 >>> import numpy as np
 >>> from okey import Rules, Tile
@@ -42,6 +49,8 @@ def annotate(
 ) -> np.ndarray:
     """A copy of the image with the scan drawn on it (text scaled to the tile size).  With
     ``band`` the header goes in a band above the picture (``header_band``), else over it."""
+    if not band:
+        return _board(image_bgr, result)
     out = image_bgr.copy()
     tiles = [p for g in result.groups for p in g] + list(result.table)
     scale = _text_scale(tiles, out.shape)
@@ -57,10 +66,7 @@ def annotate(
         if placed.corrected:
             colour = CORRECTED
         _tile(out, placed, scale, colour, discard=discard is not None and placed.id == discard.id)
-    if band:
-        return header_band(out, _summary(result, fps))
-    _header(out, _summary(result, fps), scale)
-    return out
+    return header_band(out, _summary(result, fps))
 
 
 def header_band(image_bgr: np.ndarray, lines: list[str]) -> np.ndarray:
@@ -192,10 +198,138 @@ def _verdict_line(verdict: RefereeVerdict | None) -> str:
     return verdict.sentence or ("valid" if verdict.valid else f"not a win: {verdict.reason}")
 
 
-def _header(image: np.ndarray, lines: list[str], scale: float) -> None:
-    y = 4
-    text_scale = max(0.45, scale * 0.7)
-    for line in lines:
-        (_, h), base = cv2.getTextSize(line, FONT, text_scale, 1)
-        y += h + base + 6
-        _label(image, line, (4, y), text_scale, (30, 30, 30), max_width=image.shape[1] - 12)
+# The annotated photo is at most this wide (a 12 MP photo is shrunk); the panel's chips at most
+# this wide, their height to width that of a tile.
+BOARD_WIDTH = 1600
+CHIP_WIDTH = 56
+CHIP_ASPECT = 1.35
+CHIP_FACE = (215, 240, 250)  # cream, BGR
+OKEY_MARK = (0, 200, 255)
+PANEL = (32, 32, 32)
+TIER = (80, 220, 80)
+
+
+def _board(image_bgr: np.ndarray, result: ScanResult) -> np.ndarray:
+    """The photo with outlines, above the panel that redraws the rack as read."""
+    factor = min(1.0, BOARD_WIDTH / image_bgr.shape[1])
+    photo = (
+        image_bgr
+        if factor == 1.0
+        else cv2.resize(image_bgr, None, fx=factor, fy=factor, interpolation=cv2.INTER_AREA)
+    )
+    photo = photo.copy()
+    width = photo.shape[1]
+    line = max(1, round(width / 600))
+    for quad in result.tiers:
+        cv2.polylines(photo, [_points(quad, factor)], True, TIER, line, cv2.LINE_AA)
+    discard = result.discard
+    for placed in (p for g in result.groups for p in g):
+        colour = FLAG if placed.flagged else INK[placed.tile.colour]
+        if placed.corrected:
+            colour = CORRECTED
+        chosen = discard is not None and placed.id == discard.id
+        cv2.polylines(
+            photo,
+            [_outline(placed, factor)],
+            True,
+            DISCARD if chosen else colour,
+            line * (3 if chosen else 1),
+            cv2.LINE_AA,
+        )
+    scale = float(np.clip(width / 1400, 0.4, 0.9))
+    for placed in result.table:
+        x1, y1 = (round(v * factor) for v in placed.box[:2])
+        cv2.polylines(photo, [_outline(placed, factor)], True, TABLE, line, cv2.LINE_AA)
+        _label(photo, f"{placed.role or 'table'} {placed.tile}", (x1, y1 - 2), scale, TABLE)
+    return np.vstack([photo, _panel(result, width)])
+
+
+def _points(quad: tuple[tuple[float, float], ...], factor: float) -> np.ndarray:
+    return np.int32([[round(x * factor), round(y * factor)] for x, y in quad])
+
+
+def _outline(placed: PlacedTile, factor: float) -> np.ndarray:
+    if placed.quad is not None:
+        return _points(placed.quad, factor)
+    x1, y1, x2, y2 = placed.box
+    return _points(((x1, y1), (x2, y1), (x2, y2), (x1, y2)), factor)
+
+
+def _panel(result: ScanResult, width: int) -> np.ndarray:
+    """The rack as read: one line of chips per row (tier), groups apart, then the text lines."""
+    rows = result.rows
+    longest = max((sum(len(g) for g in row) + 0.5 * (len(row) - 1) for row in rows), default=1)
+    chip = int(min(CHIP_WIDTH, (width - 24) / max(longest, 1)))
+    chip_h = int(chip * CHIP_ASPECT)
+    scale = float(np.clip(width / 1400, 0.45, 0.9))
+    thickness = max(1, round(scale * 2))
+    (_, text_h), base = cv2.getTextSize("Ag", FONT, scale, thickness)
+    step = text_h + base + 8
+    lines = _board_lines(result)
+    height = 12 + len(rows) * (chip_h + 10) + len(lines) * step + 8
+    panel = np.full((height, width, 3), PANEL, np.uint8)
+    discard = result.discard
+    y = 12
+    for row in rows:
+        x = 12.0
+        for group in row:
+            for placed in group:
+                chosen = discard is not None and placed.id == discard.id
+                _chip(panel, placed, (int(x), y), chip, chip_h, chosen, placed.tile == result.okey)
+                x += chip
+            x += chip * 0.5
+        y += chip_h + 10
+    for text in lines:
+        (w, _), _ = cv2.getTextSize(text, FONT, scale, thickness)
+        fitted = scale * min(1.0, (width - 24) / max(w, 1))
+        y += step
+        cv2.putText(
+            panel, text, (12, y - base - 4), FONT, fitted, (235, 235, 235), thickness, cv2.LINE_AA
+        )
+    return panel
+
+
+def _chip(
+    panel: np.ndarray,
+    placed: PlacedTile,
+    corner: tuple[int, int],
+    width: int,
+    height: int,
+    discard: bool,
+    okey: bool,
+) -> None:
+    """One tile of the panel: a cream chip with its number in its colour's ink (FJ for a false
+    joker), a magenta frame for the discard, a gold one for an okey, cyan and "?" when unsure."""
+    x, y = corner
+    pad = max(1, width // 14)
+    cv2.rectangle(panel, (x + pad, y), (x + width - pad, y + height), CHIP_FACE, cv2.FILLED)
+    frame = DISCARD if discard else FLAG if placed.flagged else OKEY_MARK if okey else None
+    if frame is not None:
+        cv2.rectangle(panel, (x + pad, y), (x + width - pad, y + height), frame, max(2, pad + 1))
+    tile = placed.tile
+    text = "FJ" if tile.is_false_joker else str(tile.number)
+    text += "?" if placed.flagged else ""
+    inner = width - 4 * pad
+    (w, h), _ = cv2.getTextSize(text, FONT, 1.0, 2)
+    scale = min(inner / max(w, 1), height * 0.45 / max(h, 1))
+    thick = max(1, round(scale * 2.2))
+    (w, h), _ = cv2.getTextSize(text, FONT, scale, thick)
+    origin = (x + (width - w) // 2, y + (height + h) // 2)
+    cv2.putText(panel, text, origin, FONT, scale, INK[tile.colour], thick, cv2.LINE_AA)
+
+
+def _board_lines(result: ScanResult) -> list[str]:
+    how = (
+        f"read tier by tier ({len(result.rows)} tiers)"
+        if result.reading == "tiers"
+        else "read from the whole photo"
+    )
+    lines = [f"{len(result.hand)} tiles, {how}; {_indicator_words(result)}"]
+    verdict = _verdict_line(result.verdict)
+    if verdict:
+        lines.append(verdict)
+    if result.advice is not None and result.advice.sentence:
+        lines.append(result.advice.sentence)
+    lines.extend(result.hints[:2])
+    lines.extend(result.warnings[:2])
+    return lines

@@ -103,6 +103,9 @@ class PlacedTile:
     flagged: bool = False
     corrected: bool = False
     role: str | None = None  # table tiles: "indicator" (the indicator's tile) or "table"
+    # its outline in the photo (top-left, top-right, bottom-right, bottom-left) when the tier
+    # path read it
+    quad: tuple[tuple[float, float], ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -198,6 +201,12 @@ class ScanResult:
     # Tiles the recogniser found but would not read (``TileReading.unreadable``: "cut" by the
     # frame's edge): left out of the hand, reported with their boxes instead of guessed.
     unreadable: list[Unreadable] = field(default_factory=list)
+    # Which path read the photo: "tiers" (the rack's tiers found, each straightened and read;
+    # rows are tiers) or "photo" (the whole-photo path: no tier found, or a table scene).
+    reading: str = "photo"
+    # The tiers' outlines in the photo, top to bottom (top-left, top-right, bottom-right,
+    # bottom-left as the rack is read), when the tier path read it.
+    tiers: list[tuple[tuple[float, float], ...]] = field(default_factory=list)
 
     @property
     def groups(self) -> list[list[PlacedTile]]:
@@ -278,6 +287,8 @@ class ScanResult:
             "unreadable": [u.to_dict() for u in self.unreadable],
             "warnings": list(self.warnings),
             "image_size": list(self.image_size),
+            "reading": self.reading,
+            "tiers": [[[round(x, 1), round(y, 1)] for x, y in quad] for quad in self.tiers],
             "timings_ms": {k: round(v, 2) for k, v in self.timings_ms.items()},
         }
 
@@ -411,6 +422,8 @@ class Pipeline:
         result = _assemble(readings, ids, layout, decoded, fixed, rules, indicator_tile, source)
         result.indicator_read = read if given is None else None
         result.image_size = recognition.image_size
+        result.reading = recognition.path
+        result.tiers = [tier.quad for tier in recognition.tiers]
         result.unreadable = [
             Unreadable(tuple(r.box), r.unreadable)
             for r in recognition.tiles
@@ -609,6 +622,7 @@ def _assemble(
             confidence=prob * readings[i].detection_confidence,
             flagged=i in flagged_set,
             corrected=i in fixed,
+            quad=readings[i].quad,
         )
 
     rows = [[[placed(i) for i in group] for group in row] for row in layout.rows]

@@ -74,6 +74,9 @@ SHARED_TILES = 0.5
 RACK_SHARE = 0.9
 RACK_TURN = 15.0
 NEAR_MISSES = 0.1
+# Tiers of one rack stand one above the other: each tier's top at most this many tile heights
+# below the one above it (a two-row wooden rack: about 1.1-1.4; a stand's tiers: 0.5-0.85).
+MAX_TIER_SPACING = 1.7
 # A tier of one tile needs the detector this sure of it in the tier's strip.
 SURE_TILE = 0.6
 # Top edges in the photo: it is looked at with a tile this many pixels high, along lines within
@@ -538,7 +541,31 @@ def choose_tiers(strips: list[Strip], found: list[np.ndarray], up: np.ndarray) -
         if len(kept) == MAX_TIERS:
             break
     down = -np.asarray(up, np.float64)
-    return sorted(kept, key=lambda k: float(centres[k].mean(axis=0) @ down))
+    kept.sort(key=lambda k: float(centres[k].mean(axis=0) @ down))
+    return _stacked(kept, strips, [float(f[:, 4].sum()) for f in found], down)
+
+
+def _stacked(
+    kept: list[int], strips: list[Strip], scores: list[float], down: np.ndarray
+) -> list[int]:
+    """The tiers (top to bottom) that stand one above the other with the surest: from it, up and
+    down, while the next tier's line lies within ``MAX_TIER_SPACING`` tile heights (a tile lying
+    on the table below the rack is no tier of it)."""
+    if len(kept) < 2:
+        return kept
+    lines = []
+    for k in kept:
+        strip = strips[k]
+        mid = strip.left + strip.length / 2
+        top, bottom = project(strip.to_photo, [(mid, strip.top), (mid, strip.top + STRIP_TILE)])
+        lines.append((float(top @ down), float(np.linalg.norm(bottom - top))))
+    best = max(range(len(kept)), key=lambda i: scores[kept[i]])
+    lo = hi = best
+    while lo > 0 and lines[lo][0] - lines[lo - 1][0] <= MAX_TIER_SPACING * lines[lo][1]:
+        lo -= 1
+    while hi < len(kept) - 1 and lines[hi + 1][0] - lines[hi][0] <= MAX_TIER_SPACING * lines[hi][1]:
+        hi += 1
+    return kept[lo : hi + 1]
 
 
 def is_rack(turned: np.ndarray, up: np.ndarray, strips: list[Strip]) -> bool:
