@@ -76,6 +76,9 @@ SLOT_TILE = 0.6
 # tile off, or across two tiers: the surer reading keeps its box); farther, two tiles.
 AGREE = 0.25
 REPLACED = 0.6
+# A rack is read turned over (its up is the other way from the photo's) only when its tiles read
+# that way surer by this much (mean log-probability per tile): 1, 8 and 11 read either way.
+FLIP_MARGIN = 0.1
 # Pixels between the strip pieces packed into one detector square (grey, as the letterbox).
 MOSAIC_GAP = 8
 
@@ -753,7 +756,8 @@ class Recognizer:
         probs = self.classifier(to_tensor(crops + turned_over))
         probs = probs / probs.sum(axis=1, keepdims=True)
         n = len(crops)
-        # which way up: the way the detector's tiles are surer of, for the whole rack
+        # which way up: the way the detector's tiles are surer of, for the whole rack; the way
+        # nearer the photo's own up unless the other is clearly surer
         sure = [
             float(
                 sum(
@@ -764,7 +768,7 @@ class Recognizer:
             )
             for p in (probs[:n], probs[n:])
         ]
-        flip = sure[1] > sure[0]
+        flip = sure[1] - sure[0] > FLIP_MARGIN * n
         probs = probs[n:] if flip else probs[:n]
         crops = turned_over if flip else crops
         keep = []
