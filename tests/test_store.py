@@ -273,7 +273,7 @@ def test_two_workers_share_tables_through_redis(redis_url: str) -> None:
 def test_redis_restart_loses_nothing_acknowledged_and_watchers_catch_up() -> None:
     from service.store_redis import RedisStore
 
-    with redis_server("--appendonly", "yes", "--appendfsync", "always") as url:
+    with redis_server() as url:
         port = int(url.rsplit(":", 1)[1].split("/")[0])
 
         restarted: list[subprocess.Popen[bytes]] = []
