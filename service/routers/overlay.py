@@ -237,8 +237,8 @@ async def put_table(
     token = bearer(authorization)
     owner = is_owner(settings, token)
     if not owner:
-        if token is None and not await tables.exists(table):
-            owner_required(settings, None, "creating a table")
+        if not await tables.exists(table):
+            owner_required(settings, token, f"there is no table {table!r}: creating it")
         await tables.authorize(table, token)  # before the engine's work, and again on publishing
     state = await run_engine(conn, partial(state_of_push, push))
     created = await tables.create(table) if owner and not await tables.exists(table) else None

@@ -248,8 +248,10 @@ async def _join_table(
     assert settings.table is not None
     try:
         if not is_owner(server, settings.token):
-            if not settings.token and not await tables.exists(settings.table):
-                owner_required(server, None, "creating a table")
+            if not await tables.exists(settings.table):
+                owner_required(
+                    server, settings.token, f"there is no table {settings.table!r}: creating it"
+                )
             await tables.authorize(settings.table, settings.token)
             return
         created = await tables.create(settings.table)
