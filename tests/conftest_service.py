@@ -164,3 +164,36 @@ def redis_server(*extra: str, persistent: bool = True) -> Iterator[str]:
         process.terminate()
         process.wait(timeout=30)
         folder.cleanup()
+
+
+def restart_redis(port: int, *, persistent: bool = True) -> subprocess.Popen[bytes]:
+    """SHUTDOWN a ``redis_server`` (a persistent one writes its append-only file) and start it
+    again on the same port from the same directory (not ``persistent``: empty).  The caller ends
+    the new process."""
+    reply = redis_command(port, b"CONFIG GET dir\r\n")
+    directory = reply.split(b"\r\n")[4].decode()
+    redis_command(port, b"SHUTDOWN\r\n" if persistent else b"SHUTDOWN NOSAVE\r\n")
+    aof = ["--appendonly", "yes", "--appendfsync", "always"] if persistent else []
+    binary = shutil.which("redis-server") or shutil.which("valkey-server") or "redis-server"
+    command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", *aof]
+    process = subprocess.Popen(
+        [*command, "--dir", directory], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 30  # start-up, not a timing check
+    while time.monotonic() < deadline:
+        try:
+            if redis_command(port, b"PING\r\n").startswith(b"+PONG"):
+                return process
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("redis-server did not come back")
+
+
+def redis_command(port: int, command: bytes) -> bytes:
+    """One raw command to the Redis on ``port``, and the start of its answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(command)
+        try:
+            return sock.recv(4096)
+        except OSError:
+            return b""

@@ -7,13 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 
 import pytest
-from conftest_service import redis_server
+from conftest_service import redis_server, restart_redis
 
 from service.errors import ApiError
 from service.store import MemoryStore, TableStore, Watch, Write, make_store
@@ -313,6 +311,7 @@ def test_a_redis_that_keeps_nothing_is_refused_unless_ephemeral() -> None:
 
     with redis_server(persistent=False) as url:
         run(scenario(url))
+
     async def persistence(url: str) -> str | None:
         store = await started(RedisStore(url))
         await store.close()
@@ -431,35 +430,4 @@ def test_redis_restart_loses_nothing_acknowledged_and_watchers_catch_up() -> Non
 
 
 async def _restart_redis(port: int, *, persistent: bool = True) -> subprocess.Popen[bytes]:
-    """SHUTDOWN the server (a persistent one writes its append-only file) and start it again on
-    the same port from the same directory (not ``persistent``: empty)."""
-    info = await _command(port, b"CONFIG GET dir\r\n")
-    directory = info.split(b"\r\n")[4].decode()
-    await _command(port, b"SHUTDOWN NOSAVE\r\n" if not persistent else b"SHUTDOWN\r\n")
-    aof = ["--appendonly", "yes", "--appendfsync", "always"] if persistent else []
-    process = subprocess.Popen(
-        ["redis-server", "--port", str(port), "--bind", "127.0.0.1", "--save", "", *aof]
-        + ["--dir", directory],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if (await _command(port, b"PING\r\n")).startswith(b"+PONG"):
-                return process
-        except OSError:
-            await asyncio.sleep(0.05)
-    raise RuntimeError("redis-server did not come back")
-
-
-async def _command(port: int, command: bytes) -> bytes:
-    def talk() -> bytes:
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
-            sock.sendall(command)
-            try:
-                return sock.recv(4096)
-            except OSError:
-                return b""
-
-    return await asyncio.to_thread(talk)
+    return await asyncio.to_thread(restart_redis, port, persistent=persistent)
