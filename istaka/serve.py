@@ -91,6 +91,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         " the server's own pages (repeatable)",
     )
     parser.add_argument(
+        "--limit",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set one limit of service.settings.Settings (repeatable), e.g. max_kept_bytes=1e9,"
+        " body_gap_seconds=5; docs/service.md lists them with their defaults",
+    )
+    parser.add_argument(
         "--https",
         action="store_true",
         help="serve HTTPS with a local certificate authority made once (phones give the camera"
@@ -128,6 +136,7 @@ def serve(args: argparse.Namespace) -> int:
         os.environ[MODEL_ENV] = str(args.model.resolve())
     if not 1 <= args.workers <= 32:
         raise InputError(f"--workers must be 1-32, got {args.workers}")
+    _set_limits(args.limit)
     store = _check_store(args.store, args.workers, args.store_ephemeral)
     # The options travel as environment variables, so every worker process builds the same app.
     os.environ["ISTAKA_MAX_UPLOAD_MB"] = str(args.max_upload_mb)
@@ -195,6 +204,32 @@ def _tls(args: argparse.Namespace, host: str) -> dict[str, str]:
     elif files.made:
         print(f"istaka serve: made a certificate for {', '.join(addresses)}", file=sys.stderr)
     return {"ssl_certfile": str(files.cert), "ssl_keyfile": str(files.key)}
+
+
+def _set_limits(pairs: list[str]) -> None:
+    """``--limit NAME=VALUE`` as ``ISTAKA_NAME`` for every worker; ``InputError`` naming a bad
+    one."""
+    from service.settings import limit_names, limits_from_env
+
+    names = limit_names()
+    env = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        name = name.strip()
+        if name not in names or not value.strip():
+            raise InputError(f"--limit {pair!r}: expected NAME=VALUE, NAME one of {sorted(names)}")
+        # 1e9 for an int limit: read as a float, kept whole
+        if names[name] is int:
+            try:
+                value = str(int(float(value)))
+            except ValueError:
+                raise InputError(f"--limit {pair!r}: {value!r} is not a number") from None
+        env[f"ISTAKA_{name.upper()}"] = value.strip()
+    try:
+        limits_from_env(env)
+    except ValueError as exc:
+        raise InputError(f"--limit: {exc}") from None
+    os.environ.update(env)
 
 
 def _url_host(host: str) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -113,6 +113,11 @@ class Settings:
         2097152
         >>> Settings.from_env({"ISTAKA_ALLOWED_HOSTS": "club.lan, obs.lan"}).allowed_hosts
         ('club.lan', 'obs.lan')
+
+        Any numeric limit is set by ``ISTAKA_`` and its name (``istaka serve --limit NAME=VALUE``):
+
+        >>> Settings.from_env({"ISTAKA_BODY_GAP_SECONDS": "5"}).body_gap_seconds
+        5.0
         """
         env = os.environ if environ is None else environ
         kwargs: dict[str, Any] = {}
@@ -123,6 +128,7 @@ class Settings:
                 kwargs["max_stream_fps"] = float(env["ISTAKA_MAX_FPS"])
         except ValueError as exc:
             raise ValueError(f"bad ISTAKA_MAX_UPLOAD_MB or ISTAKA_MAX_FPS: {exc}") from None
+        kwargs.update(limits_from_env(env))
         kwargs["load_pipeline"] = env.get("ISTAKA_NO_MODEL", "") != "1"
         kwargs["store_url"] = env.get("ISTAKA_STORE") or None
         kwargs["store_ephemeral"] = env.get("ISTAKA_STORE_EPHEMERAL", "") == "1"
@@ -136,3 +142,26 @@ class Settings:
     def min_frame_interval(self) -> float:
         """Seconds between two frames read on one stream."""
         return 1.0 / self.max_stream_fps
+
+
+def limit_names() -> dict[str, type]:
+    """The numeric limits of ``Settings``, by name, with their type (int or float)."""
+    return {
+        f.name: int if f.type in ("int", int) else float
+        for f in fields(Settings)
+        if f.type in ("int", "float", int, float)
+    }
+
+
+def limits_from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    """The limits that ``ISTAKA_<NAME>`` variables set; ``ValueError`` naming a bad value."""
+    out: dict[str, Any] = {}
+    for name, kind in limit_names().items():
+        text = env.get(f"ISTAKA_{name.upper()}")
+        if text is None:
+            continue
+        try:
+            out[name] = kind(text)
+        except ValueError:
+            raise ValueError(f"ISTAKA_{name.upper()}: {text!r} is not a {kind.__name__}") from None
+    return out

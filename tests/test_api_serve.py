@@ -127,6 +127,8 @@ def test_every_overlay_sees_every_update_across_workers(served: str) -> None:
         (("--workers", "0"), "--workers must be 1-32"),
         (("--max-fps", "0"), "must be positive"),
         (("--model", "no/such.yaml"), "no such manifest"),
+        (("--limit", "max_nothing=1"), "expected NAME=VALUE"),
+        (("--limit", "max_kept_files=many"), "is not a number"),
     ],
 )
 def test_bad_options_are_one_line_errors(args: tuple[str, ...], needle: str) -> None:

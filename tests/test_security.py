@@ -225,6 +225,14 @@ def test_deeply_nested_json_is_422_not_500(client: httpx.Client) -> None:
     alive(client)
 
 
+def test_corrections_are_ascii_ids_and_tiles(client: httpx.Client) -> None:
+    # {"\u0665": "R5"} (an Arabic-Indic five) was read as a correction of tile 5.
+    photo = png(8, 8)
+    for corrections in ('{"\u0665": "R5"}', '{"5": "R-5"}', '{"5": "R\u0665"}'):
+        response = client.post("/api/v1/scan", params={"corrections": corrections}, content=photo)
+        assert error_code(response, 422) == "invalid_request", corrections
+
+
 def test_many_large_images_are_refused_before_decoding(client: httpx.Client) -> None:
     # Twenty concurrent 40-megapixel blank PNGs added 3.2 GB before the queue limit applied:
     # now each scan is admitted with its pixel count (max_queued_pixels) before it is decoded.
