@@ -5,9 +5,12 @@ Two implementations pass the same contract (``tests/test_store.py``): ``MemorySt
 process and nothing to install (the default), and ``RedisStore`` (``service.store_redis``), shared
 by any number of workers and machines (``istaka serve --store redis://HOST:6379/0``).
 
-A table is created once, by a ``PUT`` or ``POST`` to a free name or a camera stream naming one;
-its creator gets the owner token, and every later write needs it.  Only the token's SHA-256 is
-kept.  Reading a table needs only its name, or also its viewer key when it was created with one.
+A table is created once (the routers let only the server owner create one: ``service.auth``);
+its creator gets the table's token, and every later write needs it or is the server owner's
+(``Write``).  Only the token's SHA-256 is kept.  A write may carry an idempotency key (a retry is
+answered with the first write's version and applied once) or an expected version
+(compare-and-set).  Reading a table needs only its name, or also its viewer key when it was created
+with one.
 
 Only the newest state of a table is kept.  Each watcher (an overlay page) has a short queue of the
 states published since it last read: a page that keeps up sees every version in order, a slow one

@@ -1,14 +1,18 @@
-"""Overlay tables: ``POST /tables`` creates a table and gives its owner token, ``PUT
-/tables/{table}`` sets a table's hand (as its owner), ``GET /tables/{table}`` reads the latest
-state, ``WS /overlay/{table}`` pushes every new state to overlay pages.
+"""Overlay tables: ``POST /tables`` creates a table and gives its token, ``PUT /tables/{table}``
+sets a table's hand, ``GET /tables/{table}`` reads the latest state, ``WS /overlay/{table}``
+pushes every new state to overlay pages.
 
-A ``PUT`` (or a camera stream's settings) naming a free table creates it and answers with its
-owner token; every later write needs ``Authorization: Bearer TOKEN``.  Reading needs only the
-name, or also ``?key=`` for a table created with a viewer key.  A camera stream whose settings
-name a table publishes its readings there too.  A page that (re)connects gets the full latest state
-at once, then each newer one; a page that falls behind skips the oldest states rather than queueing
-them.  Overlay sockets are closed after ``overlay_idle_seconds`` without an update (code 4408; the
-page reconnects), and each worker holds at most ``max_overlays`` of them (code 1013).
+Creating a table (``POST``, a ``PUT`` or a camera stream's settings naming a free name) needs the
+server owner's token (``service.auth``); the answer carries the table's token, which writes that
+table (``Authorization: Bearer TOKEN``); the owner's token writes any table.  A ``PUT`` may carry
+``Idempotency-Key`` (a retry is answered with the first write's version and writes nothing) or
+``If-Match: VERSION`` (compare-and-set).  Reading needs only the name, or also ``?key=`` for a
+table created with a viewer key.  A page that (re)connects gets the full latest state at once, then
+each newer one (``{"type": "gone"}`` when the store lost the table); a page that falls behind skips
+the oldest states rather than queueing them.  Overlay sockets are closed after
+``overlay_idle_seconds`` without an update or ``ws_silent_seconds`` without a message from the
+page (code 4408; the page pings, and reconnects), and each worker holds at most ``max_overlays``
+of them (code 1013).
 """
 
 from __future__ import annotations

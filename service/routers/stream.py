@@ -8,8 +8,9 @@ Client messages: binary = one JPEG (or PNG) frame; text = JSON, either
 Server messages: ``{"type": "ready", ...}`` once, then ``{"type": "state", ...}`` for every frame
 read (rows of groups of tiles with boxes, track ``id`` and ``corrected``; flagged; verdict; advice;
 counts of frames received and dropped), ``{"type": "table", "table", "token", "camera_url",
-"overlay_url"}`` when the settings created the table they name, and ``{"type": "error", "code",
-"message"}`` for a message it could not use (the connection stays open).
+"overlay_url"}`` when the settings created the table they name (their ``token`` was the server
+owner's), and ``{"type": "error", "code", "message"}`` for a message it could not use (the
+connection stays open).  A stream feeds a table only with the table's token or the owner's.
 
 At most ``max_stream_fps`` frames per second are read per stream, only the newest frame is ever
 read, and frames that arrive meanwhile are dropped, never queued.  A stream that sends no frame for
