@@ -141,6 +141,8 @@ async def calibrate(
     if learn or keep:  # writes: a profile, kept tiles
         owner_required(settings, token, "learn=true or keep=true (calibrating)")
         assert token is not None
+        if not learn:
+            raise ApiError(422, "invalid_request", "keep=true keeps what learn=true labels: add it")
         quota = Quota(settings)
         quota.check(token, 0, files=1)
     data = await _read_photos(request, settings.max_upload_bytes)
@@ -161,8 +163,6 @@ async def calibrate(
         "learned": False,
     }
     if not learn:
-        if keep:
-            raise ApiError(422, "invalid_request", "keep=true keeps what learn=true labels: add it")
         return out
     # Learning (a fine-tune of about a minute and a half with torch) runs beside the pipeline's
     # thread, not in it, so scans and live frames go on being read meanwhile; one at a time.
