@@ -126,7 +126,7 @@ def persistence_of(config: dict[str, str]) -> str | None:
 def not_persistent(url: str) -> str:
     return (
         f"--store {url}: this Redis keeps nothing through a restart (no appendonly, no save), so"
-        " every table and owner token would be lost with it; start it with 'appendonly yes'"
+        " every table and its token would be lost with it; start it with 'appendonly yes'"
         " 'appendfsync always', or add --store-ephemeral to accept that"
     )
 
