@@ -11,7 +11,16 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 from cdp_browser import chromium, correct_first_tile, require_chromium, shot
-from conftest_service import OWNER, OWNER_HEADERS, REPO, LiveServer, live_server, require_model
+from conftest_service import (
+    OWNER,
+    OWNER_HEADERS,
+    REPO,
+    LiveServer,
+    live_server,
+    redis_server,
+    require_model,
+    restart_redis,
+)
 
 from service.settings import Settings
 
@@ -91,6 +100,30 @@ def test_overlay_page_reconnects_to_a_restarted_server() -> None:
             expected = json.dumps(tiles_of(rows), separators=(",", ":"))
             page.wait_for(f"JSON.stringify({HAND_TILES}) === '{expected}'")
             assert page.evaluate("document.getElementById('status').textContent") == "live"
+
+
+def test_overlay_page_says_the_table_is_gone_when_the_store_lost_it() -> None:
+    # Pages kept showing the hand of a table an empty, restarted Redis no longer had.
+    with (
+        redis_server(persistent=False) as url,
+        live_server(Settings(load_pipeline=False, store_url=url, store_ephemeral=True)) as live,
+        chromium(width=900, height=440) as (page, _),
+    ):
+        push(live, "lost")
+        page.navigate(f"{live.url}/overlay?table=lost")
+        page.wait_for("document.body.dataset.version === '1'")
+        restarted = restart_redis(int(url.rsplit(":", 1)[1].split("/")[0]), persistent=False)
+        try:
+            page.wait_for("document.body.dataset.gone === 'true'", 60)
+            assert page.evaluate(HAND_TILES) == []
+            waiting = page.evaluate("document.getElementById('waiting').textContent")
+            assert waiting.startswith("Table “lost” is gone"), waiting
+            push(live, "lost")  # the owner makes it again: the page shows it
+            page.wait_for("document.body.dataset.version === '1' && !document.body.dataset.gone")
+            assert page.evaluate(HAND_TILES) == tiles_of(ROWS)
+        finally:
+            restarted.terminate()
+            restarted.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")
