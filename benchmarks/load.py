@@ -9,9 +9,14 @@ photo, ``POST /hand``, ``PUT /tables/{table}`` as the table's owner and ``GET /h
 scans/s, latency percentiles per endpoint, the overlay update latency from sending the PUT to the
 page receiving that version, and every answer that was not a 2xx.
 
-``--fault`` adds, on the Redis setup, a Redis restart at a third of the run and a worker killed
-(SIGKILL; uvicorn starts another) at two thirds, and reports what was lost: acknowledged PUTs
-whose version the store no longer has, and pages that did not end on the table's last version.
+Each PUT is one update with an ``Idempotency-Key`` of its own: a client that gets no answer or a
+503 sends the same update again (with the same key) until it is acknowledged, so an update is
+applied once however often it is retried.  The report counts updates sent, acknowledged and seen
+by the pages, the versions applied twice (the final version over the updates applied), and the
+acknowledged versions the store lost.
+
+``--fault`` adds, on the Redis setup, Redis killed (SIGKILL) and started again at a third of the
+run and a worker killed (SIGKILL; uvicorn starts another) at two thirds.
 
     .venv/bin/python benchmarks/load.py                       # both setups, 8 clients, 20 s
     .venv/bin/python benchmarks/load.py --setups redis --fault --seconds 30
@@ -29,6 +34,7 @@ import contextlib
 import json
 import multiprocessing
 import os
+import secrets
 import shutil
 import signal
 import socket
@@ -54,6 +60,8 @@ PHOTOS = [
 HAND = {"tiles": "R1 R2 R3 Y5 B5 K5 K9 K10 K11 K12 B7 B8 B9 R6 Y13", "indicator": "R5"}
 ROWS = [["R1 R2 R3", "Y5 B5 K5", "K9 K10 K11 K12"], ["B7 B8 B9 R6", "Y13"]]
 KINDS = ("scan", "hand", "put", "health")
+OWNER = secrets.token_urlsafe(24)  # the served server's owner token: it creates the tables
+RETRY_FOR = 60.0  # seconds a client goes on sending one update before it gives up
 
 
 def free_port() -> int:
@@ -104,9 +112,10 @@ class Redis:
         except OSError:
             return False
 
-    def stop(self) -> None:
+    def stop(self, sig: int = signal.SIGTERM) -> None:
+        """SIGTERM: Redis writes its append-only file and exits; SIGKILL: it has no say."""
         if self.process is not None:
-            self.process.terminate()  # SIGTERM: Redis writes its append-only file and exits
+            self.process.send_signal(sig)
             self.process.wait(timeout=30)
             self.process = None
 
@@ -119,6 +128,7 @@ def serving(workers: int, store: str, no_model: bool) -> Iterator[tuple[str, sub
     if no_model:
         command.append("--no-model")
     env = {**os.environ, "YOLO_OFFLINE": "1", "YOLO_AUTOINSTALL": "false"}
+    env["ISTAKA_OWNER_TOKEN"] = OWNER
     with tempfile.TemporaryFile() as log:  # the server's messages, shown if it does not start
         process = subprocess.Popen(command, cwd=REPO, env=env, stderr=log)
         url = f"http://127.0.0.1:{port}"
@@ -164,6 +174,10 @@ class Record:
     page_last: dict[int, int] = field(default_factory=dict)
     page_table: dict[int, str] = field(default_factory=dict)
     reconnects: int = 0
+    updates_sent: int = 0  # distinct updates (idempotency keys)
+    updates_acknowledged: int = 0
+    retries: int = 0  # sends of an update after its first
+    applied: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # acknowledged
 
 
 async def client(
@@ -189,17 +203,7 @@ async def client(
                 elif kind == "hand":
                     response = await http.post("/api/v1/hand", json=HAND)
                 elif kind == "put":
-                    table = names[n % len(names)]
-                    sent = time.monotonic()
-                    response = await http.put(
-                        f"/api/v1/tables/{table}",
-                        json={"rows": ROWS, "indicator": "R5"},
-                        headers={"authorization": f"Bearer {tokens[table]}"},
-                    )
-                    if response.status_code == 200:
-                        version = response.json()["version"]
-                        record.put_sent[(table, version)] = sent
-                        record.acknowledged[table] = max(record.acknowledged[table], version)
+                    response = await update(http, names[n % len(names)], tokens, record)
                 else:
                     response = await http.get("/api/v1/health")
                 status = str(response.status_code)
@@ -208,6 +212,37 @@ async def client(
                 await asyncio.sleep(0.1)  # a worker or the store went away: back off, go on
             record.latencies[kind].append((time.perf_counter() - started) * 1000)
             record.statuses[kind][status] += 1
+
+
+async def update(
+    http: httpx.AsyncClient, table: str, tokens: dict[str, str], record: Record
+) -> httpx.Response:
+    """One update of ``table``, sent again with its idempotency key until it is acknowledged (a
+    transport error or a 503: the worker or the store went away meanwhile)."""
+    key = secrets.token_hex(8)
+    headers = {"authorization": f"Bearer {tokens[table]}", "idempotency-key": key}
+    record.updates_sent += 1
+    sent = time.monotonic()
+    give_up = sent + RETRY_FOR
+    while True:
+        try:
+            response = await http.put(
+                f"/api/v1/tables/{table}", json={"rows": ROWS, "indicator": "R5"}, headers=headers
+            )
+            if response.status_code != 503 or time.monotonic() > give_up:
+                break
+        except httpx.TransportError:
+            if time.monotonic() > give_up:
+                raise
+        record.retries += 1
+        await asyncio.sleep(0.2)
+    if response.status_code == 200:
+        version = response.json()["version"]
+        record.put_sent[(table, version)] = sent
+        record.acknowledged[table] = max(record.acknowledged[table], version)
+        record.updates_acknowledged += 1
+        record.applied[table] += 1
+    return response
 
 
 async def page(ws_url: str, table: str, index: int, stop: asyncio.Event, record: Record) -> None:
@@ -222,7 +257,11 @@ async def page(ws_url: str, table: str, index: int, stop: asyncio.Event, record:
                 if not first:
                     record.reconnects += 1
                 first = False
+                pinged = time.monotonic()
                 while not stop.is_set():
+                    if time.monotonic() - pinged > 20:  # as the page does: silent sockets close
+                        await ws.send('{"type": "ping"}')
+                        pinged = time.monotonic()
                     with contextlib.suppress(TimeoutError):
                         message = json.loads(await asyncio.wait_for(ws.recv(), timeout=0.5))
                         if message.get("type") != "state":
@@ -236,8 +275,8 @@ async def page(ws_url: str, table: str, index: int, stop: asyncio.Event, record:
 
 async def faults(redis: Redis, url: str, seconds: float, log: list[str]) -> None:
     await asyncio.sleep(seconds / 3)
-    log.append(f"{time.strftime('%H:%M:%S')} Redis stopped (SIGTERM) and started again")
-    await asyncio.to_thread(redis.stop)
+    log.append(f"{time.strftime('%H:%M:%S')} Redis killed (SIGKILL) and started again")
+    await asyncio.to_thread(redis.stop, signal.SIGKILL)
     await asyncio.to_thread(redis.start)
     await asyncio.sleep(seconds / 3)
     async with httpx.AsyncClient(base_url=url, timeout=10) as http:
@@ -259,7 +298,9 @@ async def run_load(
     async with httpx.AsyncClient(base_url=url, timeout=30) as http:
         tokens = {}
         for _ in range(tables):
-            made = await http.post("/api/v1/tables", json={})
+            made = await http.post(
+                "/api/v1/tables", json={}, headers={"authorization": f"Bearer {OWNER}"}
+            )
             made.raise_for_status()
             tokens[made.json()["table"]] = made.json()["token"]
     pictures = photos()
@@ -449,7 +490,7 @@ def report(
     title: str, record: Record, elapsed: float, log: list[str], final: dict[str, int]
 ) -> None:
     print(f"\n== {title}: {elapsed:.1f} s")
-    columns = ("requests", "req/s", "p50 ms", "p95 ms", "max ms")
+    columns = ("requests", "req/s", "p50 ms", "p95 ms", "p99 ms", "max ms")
     print(f"{'endpoint':<8} " + " ".join(f"{c:>8}" for c in columns) + "  statuses")
     for kind in KINDS:
         values = record.latencies.get(kind)
@@ -458,7 +499,7 @@ def report(
         codes = ", ".join(f"{c}: {k}" for c, k in sorted(record.statuses[kind].items()))
         figures = (
             f"{len(values):>8} {len(values) / elapsed:>8.1f} {percentile(values, 50):>8.1f}"
-            f" {percentile(values, 95):>8.1f} {max(values):>8.1f}"
+            f" {percentile(values, 95):>8.1f} {percentile(values, 99):>8.1f} {max(values):>8.1f}"
         )
         print(f"{kind:<8} {figures}  {codes}")
     delays = [
@@ -470,7 +511,7 @@ def report(
         print(
             f"overlay update, PUT sent -> page received: {len(delays)} deliveries,"
             f" p50 {percentile(delays, 50):.1f} ms, p95 {percentile(delays, 95):.1f} ms,"
-            f" max {max(delays):.1f} ms"
+            f" p99 {percentile(delays, 99):.1f} ms, max {max(delays):.1f} ms"
         )
     errors = sum(
         count
@@ -492,6 +533,13 @@ def report(
         for v in range(1, final.get(table, 0) + 1)
     }
     missed = len(expected - set(record.page_seen))
+    seen = len({(table, v) for (_, table, v) in record.page_seen if (table, v) in record.put_sent})
+    twice = sum(max(0, final.get(t, 0) - n) for t, n in record.applied.items())
+    print(
+        f"updates sent: {record.updates_sent}, acknowledged: {record.updates_acknowledged}"
+        f" (after {record.retries} retries with their idempotency key), seen by a page:"
+        f" {seen}; versions applied twice: {twice}"
+    )
     print(
         f"tables: {len(final)}, PUTs acknowledged: {sum(1 for _ in record.put_sent)}"
         f" (last versions {acknowledged} in all); acknowledged versions the store lost:"

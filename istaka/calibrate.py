@@ -216,10 +216,13 @@ def run_data(args: argparse.Namespace) -> int:
     if args.action == "list":
         records = store.records()
         summary = _data_summary(records)
+        usage = _usage()
         if args.json:
-            print(json.dumps({"folder": str(store.root), **summary}))
+            print(json.dumps({"folder": str(store.root), **summary, "usage": usage}))
             return EXIT_OK
         print(f"{store.root}: {summary['tiles']} tiles kept from {summary['photos']} photo(s)")
+        for line in _usage_lines(usage):
+            print(line)
         for source, n in sorted(summary["by_source"].items()):
             print(f"  {source}: {n}")
         if summary["corrected"]:
@@ -245,6 +248,30 @@ def run_data(args: argparse.Namespace) -> int:
         print(f"deleted {store.root}")
         return EXIT_OK
     raise InputError(f"unknown action {args.action}")
+
+
+def _usage() -> dict[str, Any]:
+    """The kept data against the server's quotas (``service.quota``; the limits as ``istaka
+    serve`` would set them from the environment)."""
+    from service.quota import report
+    from service.settings import Settings
+
+    return report(Settings.from_env())
+
+
+def _usage_lines(usage: dict[str, Any]) -> list[str]:
+    mb = 1024 * 1024
+    lines = [
+        f"  usage (the data and profiles folders): {usage['bytes'] / mb:.1f} MB of"
+        f" {usage['max_bytes'] / mb:g} MB, {usage['files']} of {usage['max_files']} files"
+    ]
+    for name, used in usage["by_credential"].items():
+        lines.append(
+            f"  kept by credential {name}: {used['bytes'] / mb:.1f} MB of"
+            f" {usage['max_bytes_per_token'] / mb:g} MB, {used['files']} of"
+            f" {usage['max_files_per_token']} files"
+        )
+    return lines
 
 
 def _data_summary(records: list[dict[str, Any]]) -> dict[str, Any]:

@@ -7,11 +7,15 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import os
+import secrets
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from istaka.cli import InputError
+
+OWNER_ENV = "ISTAKA_OWNER_TOKEN"  # the server owner's token (service.auth), shared by the workers
+OWNER_QUERY = "owner"  # the pages' query parameter carrying it
 
 if TYPE_CHECKING:
     from service.settings import Settings
@@ -65,6 +69,12 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         " Valkey, shared by every worker and machine)",
     )
     parser.add_argument(
+        "--store-ephemeral",
+        action="store_true",
+        help="accept a Redis that keeps nothing through a restart (no appendonly, no save): every"
+        " table and its token are lost with it",
+    )
+    parser.add_argument(
         "--allow-host",
         action="append",
         default=[],
@@ -79,6 +89,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         metavar="ORIGIN",
         help="a web page origin (https://obs.example) that may write and open sockets besides"
         " the server's own pages (repeatable)",
+    )
+    parser.add_argument(
+        "--limit",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set one limit of service.settings.Settings (repeatable), e.g. max_kept_bytes=1e9,"
+        " body_gap_seconds=5; docs/service.md lists them with their defaults",
     )
     parser.add_argument(
         "--https",
@@ -118,25 +136,40 @@ def serve(args: argparse.Namespace) -> int:
         os.environ[MODEL_ENV] = str(args.model.resolve())
     if not 1 <= args.workers <= 32:
         raise InputError(f"--workers must be 1-32, got {args.workers}")
-    store = _check_store(args.store, args.workers)
+    _set_limits(args.limit)
+    store = _check_store(args.store, args.workers, args.store_ephemeral)
     # The options travel as environment variables, so every worker process builds the same app.
     os.environ["ISTAKA_MAX_UPLOAD_MB"] = str(args.max_upload_mb)
     os.environ["ISTAKA_MAX_FPS"] = str(args.max_fps)
     os.environ["ISTAKA_NO_MODEL"] = "1" if args.no_model else "0"
     os.environ["ISTAKA_STORE"] = store or ""
+    os.environ["ISTAKA_STORE_EPHEMERAL"] = "1" if args.store_ephemeral else "0"
+    # One owner token for every worker: made here unless the environment gives one.
+    os.environ[OWNER_ENV] = os.environ.get(OWNER_ENV) or secrets.token_urlsafe(24)
     os.environ["ISTAKA_ALLOWED_HOSTS"] = ",".join(args.allow_host)
     os.environ["ISTAKA_ALLOWED_ORIGINS"] = ",".join(args.allow_origin)
     host = args.host or ("0.0.0.0" if args.https else "127.0.0.1")
     tls = _tls(args, host) if args.https else {}
     settings = Settings.from_env()
+    owner = os.environ[OWNER_ENV]
+    scheme = "https" if args.https else "http"
+    local = "127.0.0.1" if host in ("0.0.0.0", "::") else host
+    print(
+        f"Owner's page (it may create tables, keep data, calibrate; keep it to yourself):\n"
+        f"  {scheme}://{_url_host(local)}:{args.port}/?owner={owner}",
+        file=sys.stderr,
+    )
     if not _loopback(host):
         print(exposure(host, args.port, settings), file=sys.stderr)
-        print(_phone_banner(host, args.port, args.https), file=sys.stderr)
+        print(_phone_banner(host, args.port, args.https, owner), file=sys.stderr)
     common = {
         "host": host,
         "port": args.port,
         "log_level": args.log_level,
         "ws_max_size": settings.ws_max_size,
+        # Past this many connections and requests a worker answers 503 at once, so stalled
+        # clients cannot take every file descriptor (service.slow closes them meanwhile).
+        "limit_concurrency": _connection_limit(settings.max_connections),
         **tls,
     }
     if args.workers == 1:
@@ -173,8 +206,55 @@ def _tls(args: argparse.Namespace, host: str) -> dict[str, str]:
     return {"ssl_certfile": str(files.cert), "ssl_keyfile": str(files.key)}
 
 
-def _phone_banner(host: str, port: int, https: bool) -> str:
-    """The phone's address as text and a QR code; how to trust the authority (HTTPS)."""
+def _set_limits(pairs: list[str]) -> None:
+    """``--limit NAME=VALUE`` as ``ISTAKA_NAME`` for every worker; ``InputError`` naming a bad
+    one."""
+    from service.settings import limit_names, limits_from_env
+
+    names = limit_names()
+    env = {}
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        name = name.strip()
+        if name not in names or not value.strip():
+            raise InputError(f"--limit {pair!r}: expected NAME=VALUE, NAME one of {sorted(names)}")
+        # 1e9 for an int limit: read as a float, kept whole
+        if names[name] is int:
+            try:
+                value = str(int(float(value)))
+            except ValueError:
+                raise InputError(f"--limit {pair!r}: {value!r} is not a number") from None
+        env[f"ISTAKA_{name.upper()}"] = value.strip()
+    try:
+        limits_from_env(env)
+    except ValueError as exc:
+        raise InputError(f"--limit: {exc}") from None
+    os.environ.update(env)
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _connection_limit(wanted: int) -> int:
+    """``wanted``, within the process's file descriptors: the soft limit is raised to the hard
+    one, and a worker keeps 64 descriptors for its own files, Redis and the model."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard == resource.RLIM_INFINITY or hard > soft:
+        target = 65536 if hard == resource.RLIM_INFINITY else hard
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+            soft = target
+        except (ValueError, OSError):
+            pass  # the soft limit stays; the cap below follows it
+    return max(16, min(wanted, soft - 64))
+
+
+def _phone_banner(host: str, port: int, https: bool, owner: str) -> str:
+    """The phone's address as text and a QR code (carrying the owner's token, so the phone's
+    camera page may feed tables); how to trust the authority (HTTPS)."""
     from service.https import lan_addresses, phone_url, qr_terminal, trust_steps
     from service.routers.pages import PHONE_ENV
 
@@ -185,7 +265,12 @@ def _phone_banner(host: str, port: int, https: bool) -> str:
     url = phone_url(scheme, addresses[0], port)
     os.environ[PHONE_ENV] = url
     start = phone_url(scheme, addresses[0], port, "/")
-    lines = [f"On a phone on the same network, open {url}  (start page: {start})", qr_terminal(url)]
+    owned = f"{url}?{OWNER_QUERY}={owner}"
+    lines = [
+        f"On a phone on the same network, open {url}  (start page: {start})",
+        "The owner's phone: scan this code (the camera page with the owner's token)",
+        qr_terminal(owned),
+    ]
     others = [phone_url(scheme, a, port) for a in addresses[1:]]
     if others:
         lines.append("Other addresses of this machine: " + "  ".join(others))
@@ -199,8 +284,9 @@ def _phone_banner(host: str, port: int, https: bool) -> str:
     return "\n".join(lines)
 
 
-def _check_store(url: str, workers: int) -> str | None:
-    """The store URL (None: in memory), once Redis answers; ``InputError`` saying what is wrong."""
+def _check_store(url: str, workers: int, ephemeral: bool = False) -> str | None:
+    """The store URL (None: in memory), once Redis answers and is found to persist (unless
+    ``ephemeral``); ``InputError`` saying what is wrong."""
     if url == "memory":
         if workers > 1:
             raise InputError(
@@ -212,10 +298,22 @@ def _check_store(url: str, workers: int) -> str | None:
         raise InputError(f"--store takes memory or redis://HOST:PORT/DB, got {url!r}")
     import redis
 
+    from service.store_redis import not_persistent, persistence_of
+
     try:
-        redis.Redis.from_url(url, socket_connect_timeout=3).ping()
+        client = redis.Redis.from_url(url, socket_connect_timeout=3, decode_responses=True)
+        client.ping()
+        try:
+            config = client.config_get("appendonly", "appendfsync", "save")
+        except redis.ResponseError:  # CONFIG renamed away: what INFO says
+            aof = client.info("persistence").get("aof_enabled")
+            config = {"appendonly": "yes" if aof else "no", "save": ""}
     except (redis.RedisError, ValueError) as exc:
         raise InputError(f"--store {url}: Redis does not answer: {exc}") from None
+    persistence = persistence_of(config)
+    if persistence is None and not ephemeral:
+        raise InputError(not_persistent(url))
+    print(f"istaka serve: table store {url}: {persistence or 'ephemeral'}", file=sys.stderr)
     return url
 
 
@@ -235,10 +333,12 @@ def exposure(host: str, port: int, settings: Settings) -> str:
     return (
         f"istaka serves on {host}:{port}: anyone on this network can\n"
         "  - use the engine and /scan (answers only; bounded by the limits in docs/service.md)\n"
-        "  - create tables, and read any table's state and overlay by its name\n"
+        "  - read any table's state and overlay by its name\n"
         "    (tables created with a viewer key need the key)\n"
         "  - open the camera page (the camera itself needs HTTPS or localhost on a phone)\n"
-        "Writing to a table needs its owner token.  Pages from other sites may not write or open\n"
+        "Creating tables, keeping photos, calibrating and deleting profiles need the owner's\n"
+        "token (the owner's page above); writing to a table needs its token or the owner's.\n"
+        "Kept data has quotas (istaka data list).  Pages from other sites may not write or open\n"
         f"sockets (allowed origins: {origins}); host names answered besides IP addresses and\n"
         f"localhost: {hosts}."
     )

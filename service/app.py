@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import replace
 from pathlib import Path
 
 import anyio
@@ -21,7 +22,8 @@ from service.routers import engine, overlay, pages, profiles, scan, stream
 from service.runner import PipelineRunner
 from service.security import SecurityMiddleware
 from service.settings import Settings
-from service.store import make_store
+from service.slow import BodyGuard, SlowBodyMiddleware
+from service.store import make_store, new_secret
 
 STATIC = Path(__file__).parent / "static"
 log = logging.getLogger("istaka.service")
@@ -49,6 +51,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     """A FastAPI app with the REST and WebSocket API under ``/api/v1`` and the two pages.
     Without ``settings``, they come from the environment (``Settings.from_env``)."""
     settings = settings or Settings.from_env()
+    if settings.owner_token is None:
+        settings = replace(settings, owner_token=new_secret())
+        log.warning(
+            "no owner token given (ISTAKA_OWNER_TOKEN): made one for this process; the owner's"
+            " pages: /?owner=%s",
+            settings.owner_token,
+        )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -73,7 +82,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.engine_limiter = anyio.CapacityLimiter(settings.engine_threads)
     app.state.tables = make_store(
-        settings.store_url, settings.max_tables, settings.table_keep_seconds
+        settings.store_url,
+        settings.max_tables,
+        settings.table_keep_seconds,
+        ephemeral=settings.store_ephemeral,
     )
     errors.install(app)
     app.add_middleware(
@@ -82,6 +94,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         allowed_origins=settings.allowed_origins,
         max_body_bytes=settings.max_json_bytes,
     )
+    # Outside the security middleware, so its reading of a body is timed too.
+    guard = BodyGuard(
+        settings.body_start_seconds, settings.min_body_bytes_per_second, settings.body_gap_seconds
+    )
+    app.add_middleware(SlowBodyMiddleware, guard=guard)
     for module in (engine, scan, stream, overlay, profiles):
         app.include_router(module.router, prefix="/api/v1")
     app.include_router(pages.router)

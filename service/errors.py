@@ -63,8 +63,16 @@ async def _game_error(_: Request, exc: Exception) -> JSONResponse:
     return _response(ApiError(422, "invalid_hand", str(exc)))
 
 
+# What FastAPI raises (as a 400) for a body its JSON parser gave up on (nested too deeply, not
+# UTF-8): a body that does not parse is the request's 422 like any other bad field.
+_UNPARSED_BODY = "There was an error parsing the body"
+
+
 async def _http_error(_: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 400 and exc.detail == _UNPARSED_BODY:
+        message = "body: not JSON that can be read (nested too deeply, or not UTF-8)"
+        return _response(ApiError(422, "invalid_request", message))
     codes = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}
     code = codes.get(exc.status_code, "http_error")
     return _response(ApiError(exc.status_code, code, str(exc.detail)), dict(exc.headers or {}))

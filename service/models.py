@@ -94,7 +94,8 @@ class RulesOut(BaseModel):
 
 
 class HealthOut(BaseModel):
-    status: Literal["ok"]
+    status: Literal["ok", "unavailable"] = Field(description="unavailable (503): no table store")
+    store: Literal["ok", "unavailable"] = Field(description="whether the table store answers")
     recognition: bool = Field(description="whether this worker has a recognition model")
     recognition_error: str | None = None
     pending_scans: int
@@ -202,13 +203,19 @@ ERRORS: dict[int | str, dict[str, Any]] = {
     status: {"model": ErrorOut, "description": text}
     for status, text in {
         400: "the image is damaged",
-        401: "the table has an owner: send its token (Authorization: Bearer TOKEN)",
+        401: "a write without a credential: send the table's or the server owner's token"
+        " (Authorization: Bearer TOKEN)",
         403: "a wrong token or viewer key, or a page from another origin",
+        404: "no such table (or profile)",
+        408: "the body stopped arriving (slow client)",
         409: "the table exists already",
+        412: "the table is not at the version If-Match expects: nothing written",
         413: "the body or upload is too large (bytes or pixels)",
         415: "the upload is not a JPEG or PNG",
         422: "a field is missing or wrong; the message names it",
+        429: "this credential's share of kept data is full",
         503: "busy, or recognition or the table store is unavailable",
+        507: "the server's kept data is full",
     }.items()
 }
 

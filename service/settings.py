@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -59,14 +59,30 @@ class Settings:
     # Sockets and what one may hold.
     max_stream_fps: float = 8.0  # frames per second one camera stream may have read
     max_streams: int = 8  # camera streams open at once per worker
-    max_overlays: int = 1000  # overlay sockets open at once per worker
+    max_overlays: int = 256  # overlay sockets open at once per worker
     max_corrections: int = 64  # corrections one camera stream keeps
     stream_idle_seconds: float = 30.0  # a camera stream without a frame this long is closed
     overlay_idle_seconds: float = 3600.0  # an overlay socket without any update this long
+    ws_silent_seconds: float = 60.0  # an overlay socket whose page sent nothing this long
+    # Slow clients (service.slow): a body must keep arriving, or 408 and the connection closed.
+    body_start_seconds: float = 10.0  # the body's first bytes, and the first gap allowed
+    min_body_bytes_per_second: float = 32 * 1024  # over the whole body, after body_start_seconds
+    body_gap_seconds: float = 10.0  # the longest wait for the next bytes of a body
+    max_connections: int = 800  # connections and requests at once per worker; past it, 503
+    # Kept data (photos and tiles kept with consent, profiles): 507 when the server's is full, 429
+    # when one credential's is.
+    max_kept_bytes: int = 2048 * MB  # the data folder and the profiles together
+    max_kept_files: int = 20_000
+    max_kept_bytes_per_token: int = 256 * MB  # what one credential (owner, one table) kept
+    max_kept_files_per_token: int = 2_000
     # Tables.
     max_tables: int = 1000  # tables kept by the store
     table_keep_seconds: float = 600.0  # a table written this recently is never evicted
     store_url: str | None = None  # None: in memory; redis://HOST:PORT/DB: shared
+    store_ephemeral: bool = False  # accept a Redis that does not persist (tables die with it)
+    # The server owner's token (service.auth): writes that are not a table's own need it.  None:
+    # create_app makes one and logs it.
+    owner_token: str | None = None
     # Who may talk to the server (see service.security).
     allowed_hosts: tuple[str, ...] = ()  # Host names besides localhost and IP addresses
     allowed_origins: tuple[str, ...] = ()  # page origins besides the server's own
@@ -88,7 +104,8 @@ class Settings:
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
         """Settings from ``ISTAKA_MAX_UPLOAD_MB``, ``ISTAKA_MAX_FPS``, ``ISTAKA_NO_MODEL=1``,
-        ``ISTAKA_STORE`` (a ``redis://`` URL) and the comma-separated ``ISTAKA_ALLOWED_HOSTS`` and
+        ``ISTAKA_STORE`` (a ``redis://`` URL), ``ISTAKA_STORE_EPHEMERAL=1``,
+        ``ISTAKA_OWNER_TOKEN`` and the comma-separated ``ISTAKA_ALLOWED_HOSTS`` and
         ``ISTAKA_ALLOWED_ORIGINS`` (how ``istaka serve --workers N`` hands its options to every
         worker process).
 
@@ -96,6 +113,11 @@ class Settings:
         2097152
         >>> Settings.from_env({"ISTAKA_ALLOWED_HOSTS": "club.lan, obs.lan"}).allowed_hosts
         ('club.lan', 'obs.lan')
+
+        Any numeric limit is set by ``ISTAKA_`` and its name (``istaka serve --limit NAME=VALUE``):
+
+        >>> Settings.from_env({"ISTAKA_BODY_GAP_SECONDS": "5"}).body_gap_seconds
+        5.0
         """
         env = os.environ if environ is None else environ
         kwargs: dict[str, Any] = {}
@@ -106,8 +128,11 @@ class Settings:
                 kwargs["max_stream_fps"] = float(env["ISTAKA_MAX_FPS"])
         except ValueError as exc:
             raise ValueError(f"bad ISTAKA_MAX_UPLOAD_MB or ISTAKA_MAX_FPS: {exc}") from None
+        kwargs.update(limits_from_env(env))
         kwargs["load_pipeline"] = env.get("ISTAKA_NO_MODEL", "") != "1"
         kwargs["store_url"] = env.get("ISTAKA_STORE") or None
+        kwargs["store_ephemeral"] = env.get("ISTAKA_STORE_EPHEMERAL", "") == "1"
+        kwargs["owner_token"] = env.get("ISTAKA_OWNER_TOKEN") or None
         for name in ("allowed_hosts", "allowed_origins"):
             text = env.get(f"ISTAKA_{name.upper()}", "")
             kwargs[name] = tuple(part.strip() for part in text.split(",") if part.strip())
@@ -117,3 +142,26 @@ class Settings:
     def min_frame_interval(self) -> float:
         """Seconds between two frames read on one stream."""
         return 1.0 / self.max_stream_fps
+
+
+def limit_names() -> dict[str, type]:
+    """The numeric limits of ``Settings``, by name, with their type (int or float)."""
+    return {
+        f.name: int if f.type in ("int", int) else float
+        for f in fields(Settings)
+        if f.type in ("int", "float", int, float)
+    }
+
+
+def limits_from_env(env: Mapping[str, str]) -> dict[str, Any]:
+    """The limits that ``ISTAKA_<NAME>`` variables set; ``ValueError`` naming a bad value."""
+    out: dict[str, Any] = {}
+    for name, kind in limit_names().items():
+        text = env.get(f"ISTAKA_{name.upper()}")
+        if text is None:
+            continue
+        try:
+            out[name] = kind(text)
+        except ValueError:
+            raise ValueError(f"ISTAKA_{name.upper()}: {text!r} is not a {kind.__name__}") from None
+    return out

@@ -5,9 +5,12 @@ Two implementations pass the same contract (``tests/test_store.py``): ``MemorySt
 process and nothing to install (the default), and ``RedisStore`` (``service.store_redis``), shared
 by any number of workers and machines (``istaka serve --store redis://HOST:6379/0``).
 
-A table is created once, by a ``PUT`` or ``POST`` to a free name or a camera stream naming one;
-its creator gets the owner token, and every later write needs it.  Only the token's SHA-256 is
-kept.  Reading a table needs only its name, or also its viewer key when it was created with one.
+A table is created once (the routers let only the server owner create one: ``service.auth``);
+its creator gets the table's token, and every later write needs it or is the server owner's
+(``Write``).  Only the token's SHA-256 is kept.  A write may carry an idempotency key (a retry is
+answered with the first write's version and applied once) or an expected version
+(compare-and-set).  Reading a table needs only its name, or also its viewer key when it was created
+with one.
 
 Only the newest state of a table is kept.  Each watcher (an overlay page) has a short queue of the
 states published since it last read: a page that keeps up sees every version in order, a slow one
@@ -72,6 +75,31 @@ class Created:
     viewer_key: str | None = None
 
 
+@dataclass(frozen=True)
+class Write:
+    """How a write may apply: ``expected_version`` (compare-and-set: only onto that version, else
+    412 ``version_mismatch``), ``idempotency_key`` (a retry with a key already applied to this
+    table is answered with that write's version, ``"replayed": true``, and writes nothing), and
+    whether the writer holds the server owner's token rather than the table's."""
+
+    expected_version: int | None = None
+    idempotency_key: str | None = None
+    as_server_owner: bool = False
+
+
+PLAIN_WRITE = Write()
+KEPT_KEYS = 64  # idempotency keys remembered per table (the newest)
+
+
+def version_mismatch(name: str, expected: int, actual: int) -> ApiError:
+    return ApiError(
+        412,
+        "version_mismatch",
+        f"table {name!r} is at version {actual}, not {expected} (If-Match): nothing written",
+        version=actual,
+    )
+
+
 def forbidden(name: str, token: str | None) -> ApiError:
     if not token:
         return ApiError(
@@ -108,13 +136,23 @@ class Watch:
             self._queue.append(snapshot)
             self._ready.set()
 
+    def gone(self, reason: str) -> None:
+        """The table no longer exists (the store lost it): drop what is queued, hand out a
+        ``"gone"`` snapshot, and take any version after it (a table made again starts at 1)."""
+        if self.version <= 0 and not self._queue:
+            return  # it never existed for this watcher: nothing to take back
+        self._queue.clear()
+        self._queue.append({**empty_snapshot(self.name), "gone": True, "message": reason})
+        self.version = -1
+        self._ready.set()
+
     async def next(self) -> Snapshot:
         """The next newer state, waiting for one."""
         while not self._queue:
             self._ready.clear()
             await self._ready.wait()
         snapshot = self._queue.popleft()
-        self.version = snapshot["version"]
+        self.version = -1 if snapshot.get("gone") else snapshot["version"]
         return snapshot
 
 
@@ -145,6 +183,10 @@ class Fanout:
         for watch in self._watches.get(snapshot["table"], ()):
             watch.offer(snapshot)
 
+    def gone(self, name: str, reason: str) -> None:
+        for watch in self._watches.get(name, ()):
+            watch.gone(reason)
+
     def watched(self, name: str) -> bool:
         return name in self._watches
 
@@ -174,8 +216,11 @@ class TableStore(ABC):
         """Whether the table has been created (and not evicted)."""
 
     @abstractmethod
-    async def publish(self, name: str, state: dict[str, Any], token: str | None) -> Snapshot:
-        """Make ``state`` the table's latest, as its owner; returns the new snapshot."""
+    async def publish(
+        self, name: str, state: dict[str, Any], token: str | None, write: Write = PLAIN_WRITE
+    ) -> Snapshot:
+        """Make ``state`` the table's latest, as its owner (or the server's: ``write``); returns
+        the new snapshot, or the replayed one of an idempotency key already applied."""
 
     @abstractmethod
     async def snapshot(self, name: str, viewer_key: str | None = None) -> Snapshot:
@@ -188,6 +233,10 @@ class TableStore(ABC):
     async def start(self) -> None:
         """Connect (when the store is remote); called once per worker at start-up."""
         return None  # nothing to do for a store in this process
+
+    async def available(self) -> bool:
+        """Whether the store answers now (``/health``), without the retries writes get."""
+        return True  # a store in this process is always there
 
     async def close(self) -> None:
         """Release connections and tasks."""
@@ -233,6 +282,7 @@ class _Table:
     version: int = 0
     updated_at: float | None = None
     created_at: float = field(default_factory=time.time)
+    applied: dict[str, int] = field(default_factory=dict)  # idempotency key -> version
 
     @property
     def last_activity(self) -> float:
@@ -292,12 +342,27 @@ class MemoryStore(TableStore):
         if not same_digest(token, table.token_digest):
             raise forbidden(name, token)
 
-    async def publish(self, name: str, state: dict[str, Any], token: str | None) -> Snapshot:
-        await self.authorize(name, token)
+    async def publish(
+        self, name: str, state: dict[str, Any], token: str | None, write: Write = PLAIN_WRITE
+    ) -> Snapshot:
+        if write.as_server_owner:
+            if name not in self._tables:
+                raise ApiError(404, "no_such_table", f"there is no table {name!r}")
+        else:
+            await self.authorize(name, token)
         table = self._tables[name]
+        key = write.idempotency_key
+        if key is not None and key in table.applied:
+            return {**table.snapshot(name), "version": table.applied[key], "replayed": True}
+        if write.expected_version is not None and write.expected_version != table.version:
+            raise version_mismatch(name, write.expected_version, table.version)
         table.state = state
         table.version += 1
         table.updated_at = time.time()
+        if key is not None:
+            table.applied[key] = table.version
+            while len(table.applied) > KEPT_KEYS:
+                del table.applied[next(iter(table.applied))]
         snapshot = table.snapshot(name)
         self.fanout.deliver(snapshot)
         return snapshot
@@ -320,13 +385,16 @@ def check_viewer(name: str, expected: str | None, key: str | None) -> None:
         )
 
 
-def make_store(url: str | None, max_tables: int, keep_seconds: float) -> TableStore:
+def make_store(
+    url: str | None, max_tables: int, keep_seconds: float, *, ephemeral: bool = False
+) -> TableStore:
     """``MemoryStore`` without a URL; ``RedisStore`` for ``redis://`` or ``rediss://`` (Valkey
-    speaks the same protocol)."""
+    speaks the same protocol), which refuses to start on a Redis that does not persist unless
+    ``ephemeral``."""
     if not url or url == "memory":
         return MemoryStore(max_tables, keep_seconds)
     if url.startswith(("redis://", "rediss://", "unix://")):
         from service.store_redis import RedisStore
 
-        return RedisStore(url, max_tables, keep_seconds)
+        return RedisStore(url, max_tables, keep_seconds, ephemeral=ephemeral)
     raise ValueError(f"--store takes memory or redis://HOST:PORT/DB, got {url!r}")

@@ -11,7 +11,10 @@ Redis goes away the worker reconnects by itself (with back-off), subscribes agai
 watched tables, so a page catches up on whatever it missed meanwhile.  Commands are retried for a
 few seconds, so a Redis restart looks like a slow answer; past that a write is refused with 503
 ``store_unavailable`` (and so never acknowledged).  Run Redis with ``appendonly yes`` and
-``appendfsync always`` to keep every acknowledged write through a Redis restart.
+``appendfsync always`` to keep every acknowledged write through a Redis restart: a store refuses to
+start on a Redis that keeps nothing (``persistence_of``) unless told it may (``--store-ephemeral``).
+After a reconnection, a watched table that no longer exists is handed to its watchers as
+``"gone"`` (the overlay pages say so rather than show its last state).
 """
 
 from __future__ import annotations
@@ -27,20 +30,24 @@ import redis.asyncio as aioredis
 from redis.asyncio.retry import Retry
 from redis.backoff import ExponentialBackoff
 from redis.exceptions import ConnectionError as RedisConnectionError
-from redis.exceptions import RedisError
+from redis.exceptions import RedisError, ResponseError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
 from service.errors import ApiError
 from service.store import (
+    KEPT_KEYS,
+    PLAIN_WRITE,
     Created,
     Snapshot,
     TableStore,
+    Write,
     check_viewer,
     digest,
     empty_snapshot,
     forbidden,
     new_secret,
     tables_full,
+    version_mismatch,
 )
 
 log = logging.getLogger("istaka.service.store")
@@ -63,17 +70,65 @@ redis.call('ZADD', KEYS[2], now - tonumber(ARGV[8]), ARGV[1])
 return 1
 """
 
+# ARGV: token digest, state JSON, now, name, channel, server owner ('1'), expected version ('' any),
+# idempotency key ('' none).  Returns {status, version}: 0 applied, 1 replayed (the key's version),
+# -1 no such table, -2 wrong token, -3 another version (the current one).
 _PUBLISH = """
 local token = redis.call('HGET', KEYS[1], 'token')
-if not token then return -1 end
-if token ~= ARGV[1] then return -2 end
+if not token then return {-1, 0} end
+if ARGV[6] ~= '1' and token ~= ARGV[1] then return {-2, 0} end
+if ARGV[8] ~= '' then
+  local applied = redis.call('HGET', KEYS[1], 'k:' .. ARGV[8])
+  if applied then return {1, tonumber(applied)} end
+end
+local current = tonumber(redis.call('HGET', KEYS[1], 'version'))
+if ARGV[7] ~= '' and tonumber(ARGV[7]) ~= current then return {-3, current} end
 local version = redis.call('HINCRBY', KEYS[1], 'version', 1)
 redis.call('HSET', KEYS[1], 'state', ARGV[2], 'updated_at', ARGV[3])
+if ARGV[8] ~= '' then
+  redis.call('HSET', KEYS[1], 'k:' .. ARGV[8], version)
+  local keys = cjson.decode(redis.call('HGET', KEYS[1], 'keys') or '[]')
+  table.insert(keys, ARGV[8])
+  if #keys > tonumber(ARGV[9]) then redis.call('HDEL', KEYS[1], 'k:' .. table.remove(keys, 1)) end
+  redis.call('HSET', KEYS[1], 'keys', cjson.encode(keys))
+end
 redis.call('ZADD', KEYS[2], tonumber(ARGV[3]), ARGV[4])
 redis.call('PUBLISH', ARGV[5], '{"table":' .. cjson.encode(ARGV[4]) .. ',"version":' .. version
   .. ',"updated_at":' .. ARGV[3] .. ',"state":' .. ARGV[2] .. '}')
-return version
+return {0, version}
 """
+
+GONE = "the table store no longer has this table (Redis lost its data, or the table was evicted)"
+
+
+def persistence_of(config: dict[str, str]) -> str | None:
+    """How a Redis persists, from its ``CONFIG GET appendonly appendfsync save``: a line saying
+    what a restart keeps, or None when it keeps nothing.
+
+    >>> persistence_of({"appendonly": "yes", "appendfsync": "always", "save": ""})
+    'AOF, appendfsync always: every acknowledged write survives a restart'
+    >>> persistence_of({"appendonly": "no", "save": ""}) is None
+    True
+    """
+    if config.get("appendonly") == "yes":
+        fsync = config.get("appendfsync", "everysec")
+        if fsync == "always":
+            return "AOF, appendfsync always: every acknowledged write survives a restart"
+        return f"AOF, appendfsync {fsync}: a crash of the machine may lose the last second"
+    if config.get("save", "").strip():
+        return (
+            f"RDB snapshots only (save {config['save']}): a restart loses the writes since the"
+            " last snapshot; appendonly yes keeps them"
+        )
+    return None
+
+
+def not_persistent(url: str) -> str:
+    return (
+        f"--store {url}: this Redis keeps nothing through a restart (no appendonly, no save), so"
+        " every table and its token would be lost with it; start it with 'appendonly yes'"
+        " 'appendfsync always', or add --store-ephemeral to accept that"
+    )
 
 
 def unavailable(exc: Exception) -> ApiError:
@@ -85,10 +140,18 @@ class RedisStore(TableStore):
     so do not keep a table (a table written within ``keep_seconds`` is still never evicted)."""
 
     def __init__(
-        self, url: str, max_tables: int = 1000, keep_seconds: float = 600.0, prefix: str = "istaka:"
+        self,
+        url: str,
+        max_tables: int = 1000,
+        keep_seconds: float = 600.0,
+        prefix: str = "istaka:",
+        *,
+        ephemeral: bool = False,
     ) -> None:
         super().__init__(max_tables, keep_seconds)
         self.url = url
+        self.ephemeral = ephemeral  # start on a Redis that does not persist
+        self.persistence: str | None = None
         self.prefix = prefix
         self._redis = aioredis.from_url(
             url,
@@ -121,10 +184,28 @@ class RedisStore(TableStore):
     async def start(self) -> None:
         try:
             await self._redis.ping()
+            self.persistence = persistence_of(await self._config())
         except RedisError as exc:
             raise RuntimeError(f"--store {self.url}: Redis does not answer: {exc}") from exc
+        if self.persistence is None and not self.ephemeral:
+            raise RuntimeError(not_persistent(self.url))
         await self._connect_pubsub()
         self._listener = asyncio.create_task(self._listen(), name="istaka-redis-listener")
+
+    async def _config(self) -> dict[str, str]:
+        """``appendonly``, ``appendfsync`` and ``save``; from ``INFO persistence`` where CONFIG is
+        refused (managed Redis often renames it)."""
+        try:
+            return await self._redis.config_get("appendonly", "appendfsync", "save")
+        except ResponseError:
+            info = await self._redis.info("persistence")
+            return {"appendonly": "yes" if info.get("aof_enabled") else "no", "save": ""}
+
+    async def available(self) -> bool:
+        try:
+            return bool(await asyncio.wait_for(self._redis.ping(), timeout=1.0))
+        except (RedisError, OSError, TimeoutError):
+            return False
 
     async def close(self) -> None:
         self._closed = True
@@ -173,20 +254,37 @@ class RedisStore(TableStore):
         if not token or digest(token) != expected:
             raise forbidden(name, token)
 
-    async def publish(self, name: str, state: dict[str, Any], token: str | None) -> Snapshot:
-        if not token:
+    async def publish(
+        self, name: str, state: dict[str, Any], token: str | None, write: Write = PLAIN_WRITE
+    ) -> Snapshot:
+        if not token and not write.as_server_owner:
             await self.authorize(name, token)  # 404 or 401, whichever is true
         now = repr(time.time())
-        args = [digest(token or ""), json.dumps(state), now, name, self._channel(name)]
+        args = [
+            digest(token or ""),
+            json.dumps(state),
+            now,
+            name,
+            self._channel(name),
+            "1" if write.as_server_owner else "0",
+            "" if write.expected_version is None else str(write.expected_version),
+            write.idempotency_key or "",
+            KEPT_KEYS,
+        ]
         try:
-            version = await self._publish(keys=[self._key(name), self._index], args=args)
+            status, version = await self._publish(keys=[self._key(name), self._index], args=args)
         except RedisError as exc:
             raise unavailable(exc) from exc
-        if version == -1:
+        if status == -1:
             raise ApiError(404, "no_such_table", f"there is no table {name!r}")
-        if version == -2:
+        if status == -2:
             raise forbidden(name, token)
-        return {"table": name, "version": int(version), "updated_at": float(now), "state": state}
+        if status == -3:
+            assert write.expected_version is not None
+            raise version_mismatch(name, write.expected_version, int(version))
+        snapshot = {"table": name, "version": int(version), "updated_at": float(now)}
+        snapshot["state"] = state
+        return {**snapshot, "replayed": True} if status == 1 else snapshot
 
     async def snapshot(self, name: str, viewer_key: str | None = None) -> Snapshot:
         try:
@@ -247,7 +345,10 @@ class RedisStore(TableStore):
         (watchers get them unless they have them already)."""
         for name in self.fanout.names():
             with contextlib.suppress(ApiError):
-                self.fanout.deliver(await self.snapshot(name))
+                if await self.exists(name):
+                    self.fanout.deliver(await self.snapshot(name))
+                else:
+                    self.fanout.gone(name, GONE)
 
     async def _drop_pubsub(self) -> None:
         pubsub, self._pubsub = self._pubsub, None

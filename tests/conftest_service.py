@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import httpx
@@ -55,6 +55,11 @@ def _model_problem() -> str | None:
     return None
 
 
+# The server owner's token of every live server here (service.auth); tests that write send it.
+OWNER = "test-owner-token"
+OWNER_HEADERS = {"authorization": f"Bearer {OWNER}"}
+
+
 @dataclass(frozen=True)
 class LiveServer:
     host: str
@@ -74,7 +79,9 @@ def live_server(
     settings: Settings, port: int = 0, startup_timeout: float = 120.0
 ) -> Iterator[LiveServer]:
     """Serve ``create_app(settings)`` with uvicorn on 127.0.0.1 until exit, on ``port`` or (0) a
-    free one."""
+    free one; the owner's token is ``OWNER`` unless ``settings`` name another."""
+    if settings.owner_token is None:
+        settings = replace(settings, owner_token=OWNER)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", port))
@@ -84,6 +91,7 @@ def live_server(
         log_level="warning",
         lifespan="on",
         ws_max_size=settings.ws_max_size,
+        limit_concurrency=settings.max_connections,
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -119,9 +127,10 @@ def free_port() -> int:
 
 
 @contextmanager
-def redis_server(*extra: str) -> Iterator[str]:
-    """A throwaway ``redis-server`` on a free loopback port (no persistence unless ``extra`` asks
-    for it); yields its URL.  Skips when the binary is missing (``scripts/setup.sh`` installs
+def redis_server(*extra: str, persistent: bool = True) -> Iterator[str]:
+    """A throwaway ``redis-server`` on a free loopback port, persisting as ``istaka serve``
+    requires (an append-only file, ``appendfsync always``) unless not ``persistent``; yields its
+    URL.  Skips when the binary is missing (``scripts/setup.sh`` installs
     it); in CI a missing binary is a failure."""
     binary = shutil.which("redis-server") or shutil.which("valkey-server")
     if binary is None:
@@ -132,6 +141,8 @@ def redis_server(*extra: str) -> Iterator[str]:
     port = free_port()
     folder = tempfile.TemporaryDirectory(prefix="istaka-redis-")
     command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
+    if persistent:
+        command += ["--appendonly", "yes", "--appendfsync", "always"]
     command += ["--dir", folder.name, *extra]
     process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"redis://127.0.0.1:{port}/0"
@@ -153,3 +164,36 @@ def redis_server(*extra: str) -> Iterator[str]:
         process.terminate()
         process.wait(timeout=30)
         folder.cleanup()
+
+
+def restart_redis(port: int, *, persistent: bool = True) -> subprocess.Popen[bytes]:
+    """SHUTDOWN a ``redis_server`` (a persistent one writes its append-only file) and start it
+    again on the same port from the same directory (not ``persistent``: empty).  The caller ends
+    the new process."""
+    reply = redis_command(port, b"CONFIG GET dir\r\n")
+    directory = reply.split(b"\r\n")[4].decode()
+    redis_command(port, b"SHUTDOWN\r\n" if persistent else b"SHUTDOWN NOSAVE\r\n")
+    aof = ["--appendonly", "yes", "--appendfsync", "always"] if persistent else []
+    binary = shutil.which("redis-server") or shutil.which("valkey-server") or "redis-server"
+    command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", "", *aof]
+    process = subprocess.Popen(
+        [*command, "--dir", directory], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    deadline = time.monotonic() + 30  # start-up, not a timing check
+    while time.monotonic() < deadline:
+        try:
+            if redis_command(port, b"PING\r\n").startswith(b"+PONG"):
+                return process
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("redis-server did not come back")
+
+
+def redis_command(port: int, command: bytes) -> bytes:
+    """One raw command to the Redis on ``port``, and the start of its answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
+        sock.sendall(command)
+        try:
+            return sock.recv(4096)
+        except OSError:
+            return b""

@@ -88,6 +88,22 @@ def test_hand_errors_name_the_problem(engine: httpx.Client) -> None:
         assert needle in response.json()["error"]["message"], (needle, response.text)
 
 
+@pytest.mark.parametrize("written", ["R-5", "R 5", "R\u0665", "r05", "red 5", "R5\n"])
+def test_tiles_are_read_only_in_the_ascii_notation(engine: httpx.Client, written: str) -> None:
+    # "R-5", "R 5" and "R" with an Arabic-Indic five were all taken as R5.
+    tiles = FIFTEEN.split()
+    tiles[5] = written
+    for body in ({"tiles": tiles, "indicator": "K7"}, {"tiles": FIFTEEN, "indicator": written}):
+        response = engine.post("/api/v1/hand", json=body)
+        assert response.status_code == 422, (written, response.text)
+        assert repr(written) in response.json()["error"]["message"]
+    groups = {"groups": [["R1", "R2", written]], "indicator": "K7"}
+    assert engine.post("/api/v1/referee", json=groups).status_code == 422
+    assert (
+        engine.post("/api/v1/hand", json={"tiles": FIFTEEN, "indicator": "r5"}).status_code == 200
+    )
+
+
 def test_referee_valid_and_invalid(engine: httpx.Client) -> None:
     valid = engine.post(
         "/api/v1/referee",

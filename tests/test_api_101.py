@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from conftest_service import LiveServer, engine_client, live_server, require_model
+from conftest_service import OWNER_HEADERS, LiveServer, engine_client, live_server, require_model
 
 import okey
 from okey import Rules, Tile, advise_hand, parse_tiles
@@ -100,7 +100,9 @@ def test_pushed_101_table_shows_the_101_discard(engine: httpx.Client) -> None:
     ]
     assert sum(len(g.split()) for row in rows for g in row) == 22
     response = engine.put(
-        "/api/v1/tables/t101", json={"rows": rows, "indicator": "B2", "rules": "okey101"}
+        "/api/v1/tables/t101",
+        json={"rows": rows, "indicator": "B2", "rules": "okey101"},
+        headers=OWNER_HEADERS,
     )
     assert response.status_code == 200, response.text
     state = response.json()["state"]

@@ -19,6 +19,10 @@ MODULES = [
     "service.limits",
     "service.security",
     "service.store",
+    "service.store_redis",
+    "service.auth",
+    "service.slow",
+    "service.quota",
 ]
 
 

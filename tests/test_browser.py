@@ -11,7 +11,16 @@ from urllib.parse import urlsplit
 import httpx
 import pytest
 from cdp_browser import chromium, correct_first_tile, require_chromium, shot
-from conftest_service import REPO, LiveServer, live_server, require_model
+from conftest_service import (
+    OWNER,
+    OWNER_HEADERS,
+    REPO,
+    LiveServer,
+    live_server,
+    redis_server,
+    require_model,
+    restart_redis,
+)
 
 from service.settings import Settings
 
@@ -34,9 +43,11 @@ def browser_present() -> None:
 
 
 def push(server: LiveServer, table: str, rows: list[list[str]] = ROWS) -> dict:
+    """A hand set on the table as the server owner (which creates it if need be)."""
     response = httpx.put(
         f"{server.url}/api/v1/tables/{table}",
         json={"rows": rows, "indicator": "R5", "rules": "classic", "declare": True},
+        headers=OWNER_HEADERS,
         timeout=30,
     )
     assert response.status_code == 200, response.text
@@ -55,6 +66,9 @@ def test_overlay_updates_when_a_state_is_pushed(tmp_path: Path) -> None:
             _,
         ),
     ):
+        page.navigate(f"{first.url}/overlay")  # no table named: it says so, not "default"
+        page.wait_for("document.getElementById('waiting').textContent.includes('?table=NAME')")
+        assert page.evaluate("document.getElementById('status').textContent") == "no table"
         page.navigate(f"{first.url}/overlay?table=stage")
         page.wait_for("document.body.dataset.version === '0'")
         assert page.evaluate(HAND_TILES) == []
@@ -86,6 +100,30 @@ def test_overlay_page_reconnects_to_a_restarted_server() -> None:
             expected = json.dumps(tiles_of(rows), separators=(",", ":"))
             page.wait_for(f"JSON.stringify({HAND_TILES}) === '{expected}'")
             assert page.evaluate("document.getElementById('status').textContent") == "live"
+
+
+def test_overlay_page_says_the_table_is_gone_when_the_store_lost_it() -> None:
+    # Pages kept showing the hand of a table an empty, restarted Redis no longer had.
+    with (
+        redis_server(persistent=False) as url,
+        live_server(Settings(load_pipeline=False, store_url=url, store_ephemeral=True)) as live,
+        chromium(width=900, height=440) as (page, _),
+    ):
+        push(live, "lost")
+        page.navigate(f"{live.url}/overlay?table=lost")
+        page.wait_for("document.body.dataset.version === '1'")
+        restarted = restart_redis(int(url.rsplit(":", 1)[1].split("/")[0]), persistent=False)
+        try:
+            page.wait_for("document.body.dataset.gone === 'true'", 60)
+            assert page.evaluate(HAND_TILES) == []
+            waiting = page.evaluate("document.getElementById('waiting').textContent")
+            assert waiting.startswith("Table “lost” is gone"), waiting
+            push(live, "lost")  # the owner makes it again: the page shows it
+            page.wait_for("document.body.dataset.version === '1' && !document.body.dataset.gone")
+            assert page.evaluate(HAND_TILES) == tiles_of(ROWS)
+        finally:
+            restarted.terminate()
+            restarted.wait(timeout=30)
 
 
 @pytest.fixture(scope="module")
@@ -153,7 +191,8 @@ def test_camera_reads_a_real_rack(real_rack_video: Path, tmp_path: Path) -> None
         live_server(Settings()) as server,
         chromium(video=real_rack_video, width=1000, height=1300) as (page, _),
     ):
-        page.navigate(f"{server.url}/camera?indicator=K4&table=home")
+        # Opened from the owner's link: the page may create the table its stream feeds.
+        page.navigate(f"{server.url}/camera?indicator=K4&table=home&owner={OWNER}")
         page.wait_for(f"document.querySelectorAll('#hand .tile').length >= {len(truth)}", 120)
         page.wait_for("Number(document.body.dataset.frames) >= 5", 120)
         seen = page.evaluate(f"({{shown: {HAND_TILES}, hand: document.body.dataset.hand}})")
@@ -210,11 +249,24 @@ def test_start_page_links_the_pages(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         chromium(width=412, height=900, mobile=True) as (page, _),
     ):
         page.navigate(f"{server.url}/")
-        page.wait_for("document.querySelectorAll('nav a').length === 4")
+        page.wait_for("document.querySelectorAll('nav a').length === 5")
         links = page.evaluate("[...document.querySelectorAll('nav a')].map(a => a.textContent)")
-        assert links == ["Camera", "Overlay", "API docs", "API reference"]
+        assert links == ["Camera", "Calibrate", "Overlay", "API docs", "API reference"]
+        assert OWNER not in page.evaluate("document.body.innerHTML")
         assert page.evaluate("document.querySelectorAll('.qr svg').length") == 1
         assert page.evaluate("document.getElementById('phone-url').href") == (
             "https://192.168.1.20:8000/camera"
         )
         page.screenshot(shot("start_page.png", tmp_path))
+        # The owner's own start page (the link istaka serve prints): its links and QR code carry
+        # the owner's token; a wrong token gets the ordinary page.
+        page.navigate(f"{server.url}/?owner={OWNER}")
+        page.wait_for("document.querySelectorAll('nav a').length === 5")
+        assert page.evaluate("document.getElementById('phone-url').href") == (
+            f"https://192.168.1.20:8000/camera?owner={OWNER}"
+        )
+        camera = page.evaluate("document.querySelector('nav a').href")
+        assert camera.endswith(f"/camera?owner={OWNER}")
+        page.navigate(f"{server.url}/?owner=guess")
+        page.wait_for("document.querySelectorAll('nav a').length === 5")
+        assert "guess" not in page.evaluate("document.querySelector('nav a').href")

@@ -456,7 +456,7 @@ def test_calibration_page_reads_shows_and_learns(tmp_path: Path) -> None:
     """The /calibrate page in headless Chromium: a rendered layout photo chosen, what was
     understood shown, learned with consent to keep; the camera page then offers the set."""
     from cdp_browser import chromium, require_chromium
-    from conftest_service import live_server, require_model
+    from conftest_service import OWNER, live_server, require_model
 
     require_chromium()
     require_model()
@@ -469,7 +469,7 @@ def test_calibration_page_reads_shows_and_learns(tmp_path: Path) -> None:
     photo = tmp_path / "layout.jpg"
     cv2.imwrite(str(photo), layout)
     with live_server(Settings()) as server, chromium(width=1000, height=900) as (page, _):
-        page.navigate(f"{server.url}/calibrate")
+        page.navigate(f"{server.url}/calibrate?owner={OWNER}")  # learning is the owner's
         # the read button is enabled once the page's script handles the form (a click before
         # that would submit it natively and reload the page, losing the chosen photo)
         page.wait_for("document.querySelector('#read:enabled') !== null")
@@ -504,7 +504,7 @@ def test_scans_are_answered_while_a_calibration_learns(tmp_path: Path) -> None:
     import time
 
     import httpx
-    from conftest_service import live_server, require_model
+    from conftest_service import OWNER_HEADERS, live_server, require_model
 
     from service.settings import Settings
     from vision.training.calibrate import heldout_style, render_layout, torch_available
@@ -524,6 +524,7 @@ def test_scans_are_answered_while_a_calibration_learns(tmp_path: Path) -> None:
             learned["answer"] = http.post(
                 "/api/v1/calibrate?profile=busy-set&learn=true",
                 files={"image": ("layout.png", layout_bytes)},
+                headers=OWNER_HEADERS,  # learning writes a profile: the owner's
             )
 
         learning = threading.Thread(target=calibrate)

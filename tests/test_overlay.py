@@ -12,7 +12,7 @@ import httpx
 import numpy as np
 import pytest
 from cdp_browser import chromium, require_chromium, shot
-from conftest_service import LiveServer, live_server
+from conftest_service import OWNER_HEADERS, LiveServer, live_server
 
 from service.settings import Settings
 
@@ -36,6 +36,7 @@ def push(server: LiveServer, table: str) -> None:
     response = httpx.put(
         f"{server.url}/api/v1/tables/{table}",
         json={"rows": ROWS, "indicator": "R5", "rules": "classic", "declare": True},
+        headers=OWNER_HEADERS,  # the server owner creates the table
         timeout=30,
     )
     assert response.status_code == 200, response.text

@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import httpx
 import pytest
-from conftest_service import LiveServer, live_server
+from conftest_service import OWNER_HEADERS, LiveServer, live_server
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
@@ -146,7 +146,9 @@ def test_pages_carry_security_headers(client: httpx.Client) -> None:
 
 
 def test_a_camera_stream_needs_the_owner_token(client: httpx.Client, server: LiveServer) -> None:
-    owner = client.put("/api/v1/tables/stage", json={"rows": ROWS, "indicator": "R5"}).json()
+    owner = client.put(
+        "/api/v1/tables/stage", json={"rows": ROWS, "indicator": "R5"}, headers=OWNER_HEADERS
+    ).json()
     with connect(f"{server.ws_url}/api/v1/stream") as ws:
         assert json.loads(ws.recv(timeout=30))["type"] == "ready"
         ws.send(json.dumps({"type": "settings", "table": "stage"}))
@@ -155,6 +157,9 @@ def test_a_camera_stream_needs_the_owner_token(client: httpx.Client, server: Liv
         assert json.loads(ws.recv(timeout=30))["code"] == "wrong_token"
         ws.send(json.dumps({"type": "settings", "table": "stage", "token": owner["token"]}))
         ws.send(json.dumps({"type": "settings", "table": "fresh-table"}))
+        assert json.loads(ws.recv(timeout=30))["code"] == "owner_token_required"
+        token = OWNER_HEADERS["authorization"].split()[1]
+        ws.send(json.dumps({"type": "settings", "table": "fresh-table", "token": token}))
         created = json.loads(ws.recv(timeout=30))
         assert created["type"] == "table" and created["token"]
         assert created["camera_url"].endswith(f"token={created['token']}")
@@ -216,8 +221,16 @@ def test_deeply_nested_json_is_422_not_500(client: httpx.Client) -> None:
     body = client.post(
         "/api/v1/hand", content=b"[" * 30_000, headers={"content-type": "application/json"}
     )
-    assert 400 <= body.status_code < 500, body.text
+    assert error_code(body, 422) == "invalid_request", body.text  # was 400 http_error
     alive(client)
+
+
+def test_corrections_are_ascii_ids_and_tiles(client: httpx.Client) -> None:
+    # {"\u0665": "R5"} (an Arabic-Indic five) was read as a correction of tile 5.
+    photo = png(8, 8)
+    for corrections in ('{"\u0665": "R5"}', '{"5": "R-5"}', '{"5": "R\u0665"}'):
+        response = client.post("/api/v1/scan", params={"corrections": corrections}, content=photo)
+        assert error_code(response, 422) == "invalid_request", corrections
 
 
 def test_many_large_images_are_refused_before_decoding(client: httpx.Client) -> None:

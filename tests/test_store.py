@@ -7,16 +7,14 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 
 import pytest
-from conftest_service import redis_server
+from conftest_service import redis_server, restart_redis
 
 from service.errors import ApiError
-from service.store import MemoryStore, TableStore, Watch, make_store
+from service.store import MemoryStore, TableStore, Watch, Write, make_store
 
 _prefixes = itertools.count()
 
@@ -239,6 +237,130 @@ def test_watched_tables_are_kept_in_memory() -> None:
     run(scenario())
 
 
+def test_an_idempotency_key_applies_a_write_once(make) -> None:  # noqa: ANN001
+    async def scenario() -> None:
+        store = await started(make())
+        try:
+            created = await store.create("retried")
+            assert created is not None
+            once = Write(idempotency_key="k-1")
+            first = await store.publish("retried", {"n": 1}, created.token, once)
+            again = await store.publish("retried", {"n": 1}, created.token, once)
+            assert (first["version"], again["version"]) == (1, 1)
+            assert again["replayed"] and not first.get("replayed")
+            assert (await store.snapshot("retried"))["version"] == 1  # applied once
+            other = await store.publish(
+                "retried", {"n": 2}, created.token, Write(idempotency_key="k-2")
+            )
+            assert other["version"] == 2
+            # A replay still needs the table's token.
+            with pytest.raises(ApiError) as wrong:
+                await store.publish("retried", {"n": 1}, "guess", once)
+            assert wrong.value.status == 403
+        finally:
+            await store.close()
+
+    run(scenario())
+
+
+def test_if_match_writes_only_onto_the_expected_version(make) -> None:  # noqa: ANN001
+    async def scenario() -> None:
+        store = await started(make())
+        try:
+            created = await store.create("cas")
+            assert created is not None
+            assert (await store.publish("cas", {"n": 1}, created.token, Write(expected_version=0)))[
+                "version"
+            ] == 1
+            with pytest.raises(ApiError) as stale:
+                await store.publish("cas", {"n": 2}, created.token, Write(expected_version=0))
+            assert (stale.value.status, stale.value.code) == (412, "version_mismatch")
+            assert stale.value.details["version"] == 1
+            assert (await store.snapshot("cas"))["state"] == {"n": 1}
+        finally:
+            await store.close()
+
+    run(scenario())
+
+
+def test_the_server_owner_writes_any_table_without_its_token(make) -> None:  # noqa: ANN001
+    async def scenario() -> None:
+        store = await started(make())
+        try:
+            assert await store.create("owned") is not None
+            owner = Write(as_server_owner=True)
+            assert (await store.publish("owned", {"n": 1}, "owner-token", owner))["version"] == 1
+            with pytest.raises(ApiError) as missing:
+                await store.publish("nowhere", {"n": 1}, "owner-token", owner)
+            assert missing.value.status == 404  # writing is not creating
+        finally:
+            await store.close()
+
+    run(scenario())
+
+
+def test_a_redis_that_keeps_nothing_is_refused_unless_ephemeral() -> None:
+    from service.store_redis import RedisStore
+
+    async def scenario(url: str) -> None:
+        with pytest.raises(RuntimeError, match="appendonly yes"):
+            await RedisStore(url).start()
+        store = await started(RedisStore(url, ephemeral=True))
+        assert store.persistence is None and await store.available()
+        await store.close()
+
+    with redis_server(persistent=False) as url:
+        run(scenario(url))
+
+    async def persistence(url: str) -> str | None:
+        store = await started(RedisStore(url))
+        await store.close()
+        return store.persistence
+
+    with redis_server() as url:
+        assert "appendfsync always" in (run(persistence(url)) or "")
+    with redis_server("--save", "60 1", persistent=False) as url:
+        assert "RDB" in (run(persistence(url)) or "")
+
+
+def test_watchers_hear_gone_when_redis_loses_the_table() -> None:
+    # Overlays kept showing a table that an empty, restarted Redis no longer had.
+    from service.store_redis import RedisStore
+
+    with redis_server(persistent=False) as url:
+        port = int(url.rsplit(":", 1)[1].split("/")[0])
+        restarted: list[subprocess.Popen[bytes]] = []
+
+        async def scenario() -> list[dict]:
+            store = await started(RedisStore(url, ephemeral=True))
+            try:
+                created = await store.create("lost")
+                assert created is not None
+                async with store.watch("lost") as watch:
+                    await next_state(watch)
+                    await store.publish("lost", {"n": 1}, created.token)
+                    assert (await next_state(watch))["version"] == 1
+                    restarted.append(await _restart_redis(port, persistent=False))
+                    gone = await next_state(watch)
+                    assert not await store.available() or not await store.exists("lost")
+                    # Made again, the table starts at version 1 and the watcher takes it.
+                    again = await store.create("lost")
+                    assert again is not None
+                    await store.publish("lost", {"n": 2}, again.token)
+                    return [gone, await next_state(watch)]
+            finally:
+                await store.close()
+
+        try:
+            gone, fresh = run(scenario())
+        finally:
+            for process in restarted:
+                process.terminate()
+                process.wait(timeout=30)
+    assert gone["gone"] and gone["state"] is None and "lost" in gone["message"].lower()
+    assert (fresh["version"], fresh["state"]) == (1, {"n": 2})
+
+
 def test_make_store_names_bad_urls() -> None:
     assert isinstance(make_store(None, 10, 1), MemoryStore)
     with pytest.raises(ValueError, match="redis://"):
@@ -273,7 +395,7 @@ def test_two_workers_share_tables_through_redis(redis_url: str) -> None:
 def test_redis_restart_loses_nothing_acknowledged_and_watchers_catch_up() -> None:
     from service.store_redis import RedisStore
 
-    with redis_server("--appendonly", "yes", "--appendfsync", "always") as url:
+    with redis_server() as url:
         port = int(url.rsplit(":", 1)[1].split("/")[0])
 
         restarted: list[subprocess.Popen[bytes]] = []
@@ -307,48 +429,5 @@ def test_redis_restart_loses_nothing_acknowledged_and_watchers_catch_up() -> Non
     assert last == 6 and reconnects >= 1
 
 
-async def _restart_redis(port: int) -> subprocess.Popen[bytes]:
-    """SHUTDOWN the server (it writes its append-only file) and start it again on the same port
-    from the same directory."""
-    info = await _command(port, b"CONFIG GET dir\r\n")
-    directory = info.split(b"\r\n")[4].decode()
-    await _command(port, b"SHUTDOWN\r\n")
-    process = subprocess.Popen(
-        [
-            "redis-server",
-            "--port",
-            str(port),
-            "--bind",
-            "127.0.0.1",
-            "--save",
-            "",
-            "--appendonly",
-            "yes",
-            "--appendfsync",
-            "always",
-            "--dir",
-            directory,
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        try:
-            if (await _command(port, b"PING\r\n")).startswith(b"+PONG"):
-                return process
-        except OSError:
-            await asyncio.sleep(0.05)
-    raise RuntimeError("redis-server did not come back")
-
-
-async def _command(port: int, command: bytes) -> bytes:
-    def talk() -> bytes:
-        with socket.create_connection(("127.0.0.1", port), timeout=5) as sock:
-            sock.sendall(command)
-            try:
-                return sock.recv(4096)
-            except OSError:
-                return b""
-
-    return await asyncio.to_thread(talk)
+async def _restart_redis(port: int, *, persistent: bool = True) -> subprocess.Popen[bytes]:
+    return await asyncio.to_thread(restart_redis, port, persistent=persistent)

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
-from conftest_service import LiveServer, live_server
+from conftest_service import OWNER_HEADERS, LiveServer, live_server
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 from websockets.sync.client import connect
 
@@ -34,10 +34,11 @@ TOKENS: dict[tuple[int, str], str] = {}  # (port, table) -> owner token, from th
 
 
 def push(server: LiveServer, table: str, **body) -> dict:  # noqa: ANN003
-    """PUT a hand as the table's owner: the first PUT creates the table and keeps its token."""
+    """PUT a hand as the table's owner: the first PUT (with the server owner's token) creates the
+    table and keeps the table's token."""
     body = {"rows": WINNING_ROWS, "indicator": "R5", **body}
     token = TOKENS.get((server.port, table))
-    headers = {"authorization": f"Bearer {token}"} if token else {}
+    headers = {"authorization": f"Bearer {token}"} if token else OWNER_HEADERS
     response = httpx.put(
         f"{server.url}/api/v1/tables/{table}", json=body, headers=headers, timeout=30
     )
@@ -130,6 +131,38 @@ def test_bad_table_name_is_refused(server: LiveServer) -> None:
     assert refused.value.response.status_code == 403
 
 
+def test_a_table_name_with_a_trailing_newline_is_refused_everywhere(server: LiveServer) -> None:
+    # The socket took "finals\n" (re.match's "$" allows a final newline) while REST refused it.
+    assert httpx.get(f"{server.url}/api/v1/tables/finals%0A").status_code == 422
+    with pytest.raises(InvalidStatus) as refused:
+        connect(f"{server.ws_url}/api/v1/overlay/finals%0A")
+    assert refused.value.response.status_code == 403
+
+
+def test_silent_overlay_sockets_are_closed_and_pinging_ones_kept() -> None:
+    # A socket that sends nothing was held until overlay_idle_seconds (an hour) passed.
+    with (
+        live_server(Settings(load_pipeline=False, ws_silent_seconds=1.0)) as small,
+        connect(f"{small.ws_url}/api/v1/overlay/quiet") as silent,
+        connect(f"{small.ws_url}/api/v1/overlay/quiet") as pinging,
+    ):
+        assert receive(silent)["version"] == receive(pinging)["version"] == 0
+        closed = None
+        while closed is None:
+            pinging.send('{"type": "ping"}')  # as the overlay page does every 20 s
+            try:
+                silent.recv(timeout=0.3)
+            except TimeoutError:
+                continue
+            except ConnectionClosed as exc:
+                closed = exc
+        assert closed.rcvd is not None
+        assert (closed.rcvd.code, closed.rcvd.reason) == (4408, "silent_timeout")
+        pinging.send('{"type": "ping"}')
+        assert push(small, "quiet")["version"] == 1
+        assert receive(pinging)["version"] == 1
+
+
 def test_bad_push_is_422_and_changes_nothing(server: LiveServer) -> None:
     push(server, "strict")
     bad = httpx.put(
@@ -149,6 +182,9 @@ def test_writes_need_the_owner_token(server: LiveServer) -> None:
     body = {"rows": [["K1 K2 K3"]], "indicator": "R5"}
     missing = httpx.put(url, json=body, timeout=30)
     assert missing.status_code == 401 and missing.json()["error"]["code"] == "token_required"
+    free = httpx.put(f"{server.url}/api/v1/tables/unclaimed", json=body, timeout=30)
+    assert free.status_code == 401  # a stranger cannot claim a free name either
+    assert httpx.get(f"{server.url}/api/v1/tables/unclaimed").json()["version"] == 0
     wrong = httpx.put(url, json=body, headers={"authorization": "Bearer nope"}, timeout=30)
     assert wrong.status_code == 403 and wrong.json()["error"]["code"] == "wrong_token"
     assert httpx.get(url).json()["version"] == 1  # unchanged
@@ -157,23 +193,29 @@ def test_writes_need_the_owner_token(server: LiveServer) -> None:
 
 
 def test_post_creates_a_table_with_its_links(server: LiveServer) -> None:
-    made = httpx.post(f"{server.url}/api/v1/tables", json={"table": "club-7"}, timeout=30)
+    url = f"{server.url}/api/v1/tables"
+    refused = httpx.post(url, json={"table": "club-7"}, timeout=30)
+    assert refused.status_code == 401 and refused.json()["error"]["code"] == "owner_token_required"
+    made = httpx.post(url, json={"table": "club-7"}, headers=OWNER_HEADERS, timeout=30)
     assert made.status_code == 201, made.text
     body = made.json()
     assert body["table"] == "club-7" and body["token"]
     assert body["camera_url"] == f"/camera?table=club-7&token={body['token']}"
     assert body["overlay_url"] == "/overlay?table=club-7"
-    again = httpx.post(f"{server.url}/api/v1/tables", json={"table": "club-7"}, timeout=30)
+    again = httpx.post(url, json={"table": "club-7"}, headers=OWNER_HEADERS, timeout=30)
     assert again.status_code == 409 and again.json()["error"]["code"] == "table_exists"
     TOKENS[(server.port, "club-7")] = body["token"]
     assert push(server, "club-7")["version"] == 1
-    anonymous = httpx.post(f"{server.url}/api/v1/tables", json={}, timeout=30).json()
+    anonymous = httpx.post(url, json={}, headers=OWNER_HEADERS, timeout=30).json()
     assert anonymous["table"].startswith("table-")
 
 
 def test_a_private_table_needs_its_viewer_key(server: LiveServer) -> None:
     made = httpx.post(
-        f"{server.url}/api/v1/tables", json={"table": "secret", "viewer_key": True}, timeout=30
+        f"{server.url}/api/v1/tables",
+        json={"table": "secret", "viewer_key": True},
+        headers=OWNER_HEADERS,
+        timeout=30,
     ).json()
     key = made["viewer_key"]
     assert made["overlay_url"] == f"/overlay?table=secret&key={key}"

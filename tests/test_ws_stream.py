@@ -13,7 +13,7 @@ import cv2
 import httpx
 import numpy as np
 import pytest
-from conftest_service import LiveServer, live_server, require_model
+from conftest_service import OWNER, LiveServer, live_server, require_model
 from websockets.sync.client import connect
 
 from service.settings import Settings
@@ -204,7 +204,7 @@ def test_stream_feeds_the_overlay(
     ):
         assert json.loads(overlay.recv(timeout=30))["version"] == 0
         receive(ws, "ready")
-        ws.send(json.dumps({"type": "settings", "table": "cam"}))
+        ws.send(json.dumps({"type": "settings", "table": "cam", "token": OWNER}))
         ws.send(frames[0])
         state = receive(ws)
         pushed = json.loads(overlay.recv(timeout=60))

@@ -7,19 +7,20 @@ fast while scans are running.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import partial
 from typing import Annotated, Any, TypeVar
 
 import anyio
-from fastapi import APIRouter, Depends, Request
+from fastapi import APIRouter, Depends, Request, Response
 from starlette.requests import HTTPConnection
 
 import okey
-from okey import Rules, Tile, parse_tiles
+from okey import Rules, Tile
 from okey.rules import PRESETS
-from service.deps import get_runner
+from service.deps import get_runner, get_tables
 from service.errors import ApiError
 from service.models import (
     ERRORS,
@@ -33,6 +34,7 @@ from service.models import (
 )
 from service.rules_model import to_rules
 from service.runner import PipelineRunner
+from service.store import TableStore
 
 router = APIRouter(tags=["engine"], responses={422: ERRORS[422]})
 T = TypeVar("T")
@@ -46,7 +48,19 @@ def rules_of(spec: Any) -> Rules:
         raise ApiError(422, "invalid_request", f"rules: {exc}") from exc
 
 
+# The API's tile notation, ASCII only: the engine's parser also reads "R-5", "R 5", "R٥" (an
+# Arabic-Indic digit) and words ("red 5"), which a request must not smuggle in as R5.
+TILE_TEXT = re.compile(r"[RYBKrybk](?:1[0-3]|[1-9])|[Ff][Jj]")
+
+
 def tile_of(text: str, field: str) -> Tile:
+    if not TILE_TEXT.fullmatch(text):
+        raise ApiError(
+            422,
+            "invalid_request",
+            f"{field}: cannot read tile {text!r}: write a colour R, Y, B or K and a number 1-13"
+            " (R5, K13), or FJ",
+        )
     try:
         return Tile.parse(text)
     except ValueError as exc:
@@ -54,10 +68,7 @@ def tile_of(text: str, field: str) -> Tile:
 
 
 def tiles_of(texts: list[str], field: str) -> list[Tile]:
-    try:
-        return parse_tiles(texts)
-    except ValueError as exc:
-        raise ApiError(422, "invalid_request", f"{field}: {exc}") from exc
+    return [tile_of(text, field) for text in texts]
 
 
 def analyse_hand(
@@ -145,10 +156,23 @@ async def rules() -> RulesOut:
     )
 
 
-@router.get("/health", response_model=HealthOut, summary="Liveness and whether recognition is up")
-async def health(runner: Annotated[PipelineRunner, Depends(get_runner)]) -> HealthOut:
+@router.get(
+    "/health",
+    response_model=HealthOut,
+    summary="Liveness, the table store, whether recognition is up",
+    responses={503: {"model": HealthOut, "description": "the table store cannot be reached"}},
+)
+async def health(
+    runner: Annotated[PipelineRunner, Depends(get_runner)],
+    tables: Annotated[TableStore, Depends(get_tables)],
+    response: Response,
+) -> HealthOut:
+    store_ok = await tables.available()
+    if not store_ok:
+        response.status_code = 503  # tables cannot be served: a balancer should look elsewhere
     return HealthOut(
-        status="ok",
+        status="ok" if store_ok else "unavailable",
+        store="ok" if store_ok else "unavailable",
         recognition=runner.pipeline is not None,
         recognition_error=runner.error if runner.pipeline is None else None,
         pending_scans=runner.pending,

@@ -1,14 +1,18 @@
-"""Overlay tables: ``POST /tables`` creates a table and gives its owner token, ``PUT
-/tables/{table}`` sets a table's hand (as its owner), ``GET /tables/{table}`` reads the latest
-state, ``WS /overlay/{table}`` pushes every new state to overlay pages.
+"""Overlay tables: ``POST /tables`` creates a table and gives its token, ``PUT /tables/{table}``
+sets a table's hand, ``GET /tables/{table}`` reads the latest state, ``WS /overlay/{table}``
+pushes every new state to overlay pages.
 
-A ``PUT`` (or a camera stream's settings) naming a free table creates it and answers with its
-owner token; every later write needs ``Authorization: Bearer TOKEN``.  Reading needs only the
-name, or also ``?key=`` for a table created with a viewer key.  A camera stream whose settings
-name a table publishes its readings there too.  A page that (re)connects gets the full latest state
-at once, then each newer one; a page that falls behind skips the oldest states rather than queueing
-them.  Overlay sockets are closed after ``overlay_idle_seconds`` without an update (code 4408; the
-page reconnects), and each worker holds at most ``max_overlays`` of them (code 1013).
+Creating a table (``POST``, a ``PUT`` or a camera stream's settings naming a free name) needs the
+server owner's token (``service.auth``); the answer carries the table's token, which writes that
+table (``Authorization: Bearer TOKEN``); the owner's token writes any table.  A ``PUT`` may carry
+``Idempotency-Key`` (a retry is answered with the first write's version and writes nothing) or
+``If-Match: VERSION`` (compare-and-set).  Reading needs only the name, or also ``?key=`` for a
+table created with a viewer key.  A page that (re)connects gets the full latest state at once, then
+each newer one (``{"type": "gone"}`` when the store lost the table); a page that falls behind skips
+the oldest states rather than queueing them.  Overlay sockets are closed after
+``overlay_idle_seconds`` without an update or ``ws_silent_seconds`` without a message from the
+page (code 4408; the page pings, and reconnects), and each worker holds at most ``max_overlays``
+of them (code 1013).
 """
 
 from __future__ import annotations
@@ -21,10 +25,21 @@ from functools import partial
 from typing import Annotated, Any
 from urllib.parse import urlencode
 
-from fastapi import APIRouter, Depends, Header, Path, Query, Request, WebSocket, WebSocketDisconnect
+from fastapi import (
+    APIRouter,
+    Depends,
+    Header,
+    Path,
+    Query,
+    Request,
+    Response,
+    WebSocket,
+    WebSocketDisconnect,
+)
 from pydantic import BaseModel, ConfigDict, Field
 
 import okey
+from service.auth import bearer, credential, is_owner, owner_required
 from service.deps import get_settings, get_tables
 from service.errors import ApiError
 from service.limits import MAX_ROW_GROUPS, MAX_ROWS, GroupTiles, SeenTiles
@@ -39,7 +54,7 @@ from service.routers.engine import (
 )
 from service.rules_model import RulesSpec
 from service.settings import Settings
-from service.store import Created, TableStore
+from service.store import Created, TableStore, Write
 
 router = APIRouter(tags=["overlay"])
 
@@ -122,14 +137,6 @@ def links(created: Created) -> dict[str, str]:
     }
 
 
-def bearer(authorization: str | None) -> str | None:
-    """The token of an ``Authorization: Bearer TOKEN`` header."""
-    if not authorization:
-        return None
-    scheme, _, token = authorization.partition(" ")
-    return token.strip() or None if scheme.lower() == "bearer" else None
-
-
 def _group_texts(group: TileList) -> list[str]:
     return group.split() if isinstance(group, str) else list(group)
 
@@ -172,12 +179,16 @@ def state_of_push(push: TablePush) -> dict[str, Any]:
     "/tables",
     response_model=TableCreated,
     status_code=201,
-    summary="Create a table; its owner token comes back once",
-    responses={409: ERRORS[409], 422: ERRORS[422], 503: ERRORS[503]},
+    summary="Create a table (as the server owner); its token comes back once",
+    responses={code: ERRORS[code] for code in (401, 403, 409, 422, 503)},
 )
 async def create_table(
-    body: TableCreate, tables: Annotated[TableStore, Depends(get_tables)]
+    body: TableCreate,
+    conn: Request,
+    tables: Annotated[TableStore, Depends(get_tables)],
+    settings: Annotated[Settings, Depends(get_settings)],
 ) -> TableCreated:
+    owner_required(settings, credential(conn), "creating a table")
     name = body.table or f"table-{new_name()}"
     created = await tables.create(name, viewer_key=body.viewer_key)
     if created is None:
@@ -194,33 +205,57 @@ def new_name() -> str:
 @router.put(
     "/tables/{table}",
     response_model=TableOut,
-    summary="Set a table's hand (as its owner); overlay pages update",
-    responses={code: ERRORS[code] for code in (401, 403, 422, 503)},
+    summary="Set a table's hand (with its token or the server owner's); overlay pages update",
+    responses={code: ERRORS[code] for code in (401, 403, 404, 412, 422, 503)},
 )
 async def put_table(
     table: TableName,
     push: TablePush,
     conn: Request,
+    response: Response,
     tables: Annotated[TableStore, Depends(get_tables)],
+    settings: Annotated[Settings, Depends(get_settings)],
     authorization: Annotated[
-        str | None, Header(max_length=200, description="Bearer TOKEN: the table's owner token")
+        str | None,
+        Header(max_length=200, description="Bearer TOKEN: the table's token or the owner's"),
+    ] = None,
+    idempotency_key: Annotated[
+        str | None,
+        Header(
+            pattern=r"^[\x21-\x7e]{1,100}$",
+            description="a key of the client's choosing: a retry with the same key is answered"
+            " with the first write's version and writes nothing again",
+        ),
+    ] = None,
+    if_match: Annotated[
+        str | None,
+        Header(
+            pattern=r'^"?\d{1,18}"?$',
+            description="the version the write expects the table to be at (compare-and-set);"
+            " another version: 412 version_mismatch and nothing written",
+        ),
     ] = None,
 ) -> TableOut:
-    """A free table name is created by its first ``PUT`` (without a token): the answer holds its
-    owner token, which every later write needs."""
+    """The server owner's token creates a free table by its first ``PUT`` (the answer holds the
+    table's token) and writes any table; a table's own token writes that table."""
     token = bearer(authorization)
-    if token is not None:
+    owner = is_owner(settings, token)
+    if not owner:
+        if not await tables.exists(table):
+            owner_required(settings, token, f"there is no table {table!r}: creating it")
         await tables.authorize(table, token)  # before the engine's work, and again on publishing
-    elif await tables.exists(table):
-        await tables.authorize(table, None)  # raises: the table has an owner
     state = await run_engine(conn, partial(state_of_push, push))
-    created = None
-    if token is None:
-        created = await tables.create(table)
-        if created is None:  # created by someone else meanwhile
-            await tables.authorize(table, None)
-        token = created.token if created else None
-    snapshot = await tables.publish(table, state, token)
+    created = await tables.create(table) if owner and not await tables.exists(table) else None
+    write = Write(
+        expected_version=int(if_match.strip('"')) if if_match else None,
+        idempotency_key=idempotency_key,
+        as_server_owner=owner,
+    )
+    snapshot = await tables.publish(table, state, token, write)
+    if snapshot.get("replayed"):
+        # The first write's version; its state was this same push's.
+        response.headers["idempotent-replayed"] = "true"
+        snapshot = {**snapshot, "state": state}
     return TableOut(**snapshot, token=created.token if created else None)
 
 
@@ -244,7 +279,8 @@ async def overlay(
     settings: Annotated[Settings, Depends(get_settings)],
     key: str | None = None,
 ) -> None:
-    if not re.match(TABLE_PATTERN, table):
+    # fullmatch: re.match with "$" would let a trailing newline through, which REST refuses.
+    if not re.fullmatch(TABLE_PATTERN.strip("^$"), table):
         await websocket.close(code=CLOSE_POLICY, reason="table names are letters, digits, . _ -")
         return
     await websocket.accept()
@@ -254,7 +290,7 @@ async def overlay(
             ApiError(503, "busy", f"{settings.max_overlays} overlays are open (max_overlays)"),
         )
         return
-    closed = asyncio.create_task(_until_closed(websocket))
+    closed = asyncio.create_task(_until_silent(websocket, settings.ws_silent_seconds))
     try:
         async with tables.watch(table, key) as watch:
             while True:
@@ -269,7 +305,11 @@ async def overlay(
                     if not closed.done():
                         await websocket.close(code=CLOSE_IDLE, reason="idle_timeout")
                     break
-                await websocket.send_json({"type": "state", **newer.result()})
+                snapshot = newer.result()
+                if snapshot.get("gone"):
+                    await websocket.send_json({"type": "gone", **snapshot})
+                else:
+                    await websocket.send_json({"type": "state", **snapshot})
     except ApiError as exc:
         await _refuse(websocket, exc)
     except (WebSocketDisconnect, RuntimeError, ConnectionError):
@@ -287,11 +327,18 @@ async def _refuse(websocket: WebSocket, error: ApiError) -> None:
         await websocket.close(code=code, reason=error.code)
 
 
-async def _until_closed(websocket: WebSocket) -> None:
-    # Overlay pages send nothing; reading still notices when one goes away.
+async def _until_silent(websocket: WebSocket, silent_seconds: float) -> None:
+    """Returns when the page goes away, or has sent nothing for ``silent_seconds`` (then the
+    socket is closed with 4408): the overlay page sends a ping every 20 s, so a socket held open by
+    anything else is let go."""
     try:
         while True:
-            message = await websocket.receive()
+            try:
+                message = await asyncio.wait_for(websocket.receive(), timeout=silent_seconds)
+            except TimeoutError:
+                with contextlib.suppress(WebSocketDisconnect, RuntimeError, ConnectionError):
+                    await websocket.close(code=CLOSE_IDLE, reason="silent_timeout")
+                return
             if message["type"] == "websocket.disconnect":
                 return
             await asyncio.sleep(0)  # a page that floods the socket does not hold the loop

@@ -13,12 +13,14 @@ import html
 import os
 from pathlib import Path
 from typing import Annotated
+from urllib.parse import urlencode
 
 from fastapi import APIRouter, Request
 from fastapi import Path as PathParam
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html
 from fastapi.responses import FileResponse, HTMLResponse, Response
 
+from service.auth import OWNER_QUERY, is_owner
 from service.errors import ApiError
 from service.https import TRUST_STEPS, qr_svg
 
@@ -89,25 +91,41 @@ async def authority() -> Response:
     )
 
 
-def phone_address(request: Request) -> str | None:
+def phone_address(request: Request, owner: str | None = None) -> str | None:
     """The camera page's address for a phone: what ``istaka serve`` found, else this page's own
-    address when it was opened from another machine; None when only this machine can reach it."""
+    address when it was opened from another machine; None when only this machine can reach it.
+    With ``owner`` (the owner's own start page), the address carries the owner's token."""
     if os.environ.get(PHONE_ENV):
-        return os.environ[PHONE_ENV]
-    host = (request.url.hostname or "").lower()
-    if host in ("localhost", "127.0.0.1", "::1") or host.endswith(".localhost"):
-        return None
-    return str(request.url.replace(path="/camera", query=""))
+        address = os.environ[PHONE_ENV]
+    else:
+        host = (request.url.hostname or "").lower()
+        if host in ("localhost", "127.0.0.1", "::1") or host.endswith(".localhost"):
+            return None
+        address = str(request.url.replace(path="/camera", query=""))
+    return f"{address}?{urlencode({OWNER_QUERY: owner})}" if owner else address
 
 
 @router.get("/")
 async def start_page(request: Request) -> HTMLResponse:
-    return HTMLResponse(render_start_page(phone_address(request), bool(os.environ.get(CA_ENV))))
+    """The start page; opened with the owner's token (``/?owner=TOKEN``, the link ``istaka serve``
+    prints), its links and QR code carry the token, so the pages opened from it may write."""
+    token = request.query_params.get(OWNER_QUERY)
+    owner = token if is_owner(request.app.state.settings, token) else None
+    phone = phone_address(request, owner)
+    return HTMLResponse(render_start_page(phone, bool(os.environ.get(CA_ENV)), owner))
 
 
-def render_start_page(phone: str | None, has_authority: bool) -> str:
+def render_start_page(phone: str | None, has_authority: bool, owner: str | None = None) -> str:
     """The start page: links to the pages, and the way to the camera from a phone."""
     esc = html.escape
+    carry = f"?{urlencode({OWNER_QUERY: owner})}" if owner else ""
+    role = (
+        "<p>Opened with the owner's token: the camera and calibration pages opened from here may"
+        " create tables and keep data. Do not share this page's address.</p>"
+        if owner
+        else "<p>Creating tables, keeping photos and calibrating need the server owner's token:"
+        " open the link <code>istaka serve</code> printed.</p>"
+    )
     if phone is None:
         phone_part = (
             "<p>This server listens only on this machine. For a phone on the same Wi-Fi, start it"
@@ -155,9 +173,11 @@ def render_start_page(phone: str | None, has_authority: bool) -> str:
 <body>
 <h1>istaka</h1>
 <p>Camera assistant for Okey: reads a rack, referees a hand, advises the discard.</p>
+{role}
 <nav>
-  <a href="/camera">Camera</a>
-  <a href="/overlay?table=default">Overlay</a>
+  <a href="/camera{esc(carry)}">Camera</a>
+  <a href="/calibrate{esc(carry)}">Calibrate</a>
+  <a href="/overlay">Overlay</a>
   <a href="/docs">API docs</a>
   <a href="/redoc">API reference</a>
 </nav>

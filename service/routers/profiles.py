@@ -5,9 +5,12 @@
   understood comes back and nothing is learned.  The same request with ``learn=true`` makes the
   profile (refused with 422 ``profile_refused`` when it reads its own photos worse than the
   shipped model), with ``keep=true`` (consent) also keeping the labelled tiles;
-- ``GET /profiles``, ``DELETE /profiles/{name}``;
+- ``GET /profiles``, ``DELETE /profiles/{name}`` (the owner's token);
 - ``GET /data``: what the local data folder holds (tiles kept with consent; nothing leaves the
-  machine).
+  machine) and its usage against the quotas (``service.quota``).
+
+Learning, keeping and deleting are writes: they need the server owner's token
+(``service.auth``), and what they add counts against the quotas.
 
 ``POST /scan?profile=NAME`` reads through a profile; with ``keep=true`` the tiles its
 ``corrections`` set right are kept (``service.routers.scan``).  The page is ``/calibrate``.
@@ -17,6 +20,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from functools import partial
 from pathlib import Path
 from typing import Annotated, Any
@@ -27,9 +32,12 @@ from fastapi.responses import FileResponse
 from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 
+from service.auth import credential, owner_required
 from service.deps import get_runner, get_settings
 from service.errors import ApiError
 from service.images import check_image, decode_image
+from service.models import ERRORS
+from service.quota import Quota, report
 from service.runner import PipelineRunner
 from service.settings import Settings
 from service.uploads import MULTIPART_SLACK, _capped
@@ -115,15 +123,28 @@ async def _read_photos(request: Request, max_bytes: int) -> list[bytes]:
         await form.close()
 
 
-@router.post("/calibrate", summary="Read calibration photos; with learn=true make a profile")
+@router.post(
+    "/calibrate",
+    summary="Read calibration photos; with learn=true make a profile (as the server owner)",
+    responses={code: ERRORS[code] for code in (400, 401, 403, 408, 413, 422, 429, 503, 507)},
+)
 async def calibrate(
     request: Request,
     settings: Annotated[Settings, Depends(get_settings)],
     runner: Annotated[PipelineRunner, Depends(get_runner)],
     profile: Annotated[str, NAME],
-    learn: Annotated[bool, Query(description="fit and save the profile")] = False,
+    learn: Annotated[bool, Query(description="fit and save the profile (owner's token)")] = False,
     keep: Annotated[bool, Query(description="consent: keep the labelled tiles locally")] = False,
 ) -> dict[str, Any]:
+    quota = None
+    token = credential(request)
+    if learn or keep:  # writes: a profile, kept tiles
+        owner_required(settings, token, "learn=true or keep=true (calibrating)")
+        assert token is not None
+        if not learn:
+            raise ApiError(422, "invalid_request", "keep=true keeps what learn=true labels: add it")
+        quota = Quota(settings)
+        quota.check(token, 0, files=1)
     data = await _read_photos(request, settings.max_upload_bytes)
     images = []
     for blob in data:
@@ -145,7 +166,11 @@ async def calibrate(
         return out
     # Learning (a fine-tune of about a minute and a half with torch) runs beside the pipeline's
     # thread, not in it, so scans and live frames go on being read meanwhile; one at a time.
-    learned = await anyio.to_thread.run_sync(partial(_learn, recognizer, photos, profile, keep))
+    assert quota is not None and token is not None
+    writing = partial(quota.writing, token, sum(map(len, data)), len(data) + 3)
+    learned = await anyio.to_thread.run_sync(
+        partial(_learn, recognizer, photos, profile, keep, writing)
+    )
     out.update(learned=True, report=learned)
     return out
 
@@ -170,8 +195,15 @@ def _read_layouts(images: list[Any], pipeline: Any) -> tuple[Any, list[Any]]:
     return recognizer, photos
 
 
-def _learn(recognizer: Any, photos: list[Any], name: str, keep: bool) -> dict[str, Any]:
-    """Make, check and save the profile; keep the photos' labelled tiles with consent."""
+def _learn(
+    recognizer: Any,
+    photos: list[Any],
+    name: str,
+    keep: bool,
+    writing: Callable[[], AbstractContextManager[None]],
+) -> dict[str, Any]:
+    """Make, check and save the profile; keep the photos' labelled tiles with consent; the
+    writes within the quotas (``writing``)."""
     from vision.profiles import DataStore, ProfileError
     from vision.training.calibrate import make_profile
 
@@ -180,17 +212,18 @@ def _learn(recognizer: Any, photos: list[Any], name: str, keep: bool) -> dict[st
             profile, report = make_profile(name, recognizer, photos, kept=DataStore().crops())
         except ProfileError as exc:
             raise ApiError(422, "profile_refused", str(exc)) from exc
-        profile.save()
-    _loaded.pop(name, None)
-    if keep:
-        for photo in photos:
-            DataStore().keep(
-                photo.image,
-                [(t.box, t.label, t.read) for t in photo.labelled_tiles()],
-                source="calibration",
-                consent=True,
-                profile=name,
-            )
+        with writing():
+            profile.save()
+            _loaded.pop(name, None)
+            if keep:
+                for photo in photos:
+                    DataStore().keep(
+                        photo.image,
+                        [(t.box, t.label, t.read) for t in photo.labelled_tiles()],
+                        source="calibration",
+                        consent=True,
+                        profile=name,
+                    )
     return report
 
 
@@ -227,11 +260,19 @@ async def profiles() -> list[dict[str, Any]]:
     ]
 
 
-@router.delete("/profiles/{name}", summary="Delete a saved profile")
-async def delete_profile(name: str) -> dict[str, Any]:
+@router.delete(
+    "/profiles/{name}",
+    summary="Delete a saved profile (as the server owner)",
+    responses={code: ERRORS[code] for code in (401, 403, 404, 422)},
+)
+async def delete_profile(
+    name: str, request: Request, settings: Annotated[Settings, Depends(get_settings)]
+) -> dict[str, Any]:
     import shutil
 
     from vision.profiles import ProfileError, check_name, profiles_dir
+
+    owner_required(settings, credential(request), "deleting a profile")
 
     try:
         path = profiles_dir() / check_name(name)
@@ -244,8 +285,8 @@ async def delete_profile(name: str) -> dict[str, Any]:
     return {"deleted": name}
 
 
-@router.get("/data", summary="What the local data folder keeps (with consent)")
-async def kept_data() -> dict[str, Any]:
+@router.get("/data", summary="What the local data folder keeps (with consent), and its quotas")
+async def kept_data(settings: Annotated[Settings, Depends(get_settings)]) -> dict[str, Any]:
     from vision.profiles import DataStore
 
     store = DataStore()
@@ -257,4 +298,5 @@ async def kept_data() -> dict[str, Any]:
         "tiles": len(records),
         "photos": len({r["photo"] for r in records}),
         "by_source": by_source,
+        "usage": await anyio.to_thread.run_sync(report, settings),
     }

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Annotated, Any
 
@@ -11,15 +12,19 @@ import anyio
 from fastapi import APIRouter, Depends, Query, Request
 from pydantic import ValidationError
 
-from service.deps import get_runner, get_settings
+from service.auth import credential, is_owner, owner_required
+from service.deps import get_runner, get_settings, get_tables
 from service.errors import ApiError
 from service.images import check_image, decode_image, encode_jpeg, image_size
 from service.models import ERRORS, ScanOut
+from service.quota import Quota
 from service.routers import profiles
 from service.routers.engine import rules_of, tile_of, tiles_of
+from service.routers.overlay import TABLE_PATTERN
 from service.rules_model import RulesOverrides
 from service.runner import PipelineRunner
 from service.settings import Settings
+from service.store import TableStore
 from service.uploads import read_image_bytes
 
 router = APIRouter(tags=["scan"])
@@ -69,7 +74,9 @@ def parse_corrections(text: str | None) -> dict[int, Any]:
         raise ApiError(422, "invalid_request", 'corrections: expected an object like {"3": "R5"}')
     result = {}
     for key, value in raw.items():
-        if not (isinstance(key, str) and key.isdigit() and isinstance(value, str)):
+        if not (
+            isinstance(key, str) and key.isascii() and key.isdigit() and isinstance(value, str)
+        ):
             raise ApiError(
                 422, "invalid_request", f"corrections: {key!r}: {value!r} is not index: tile"
             )
@@ -77,17 +84,42 @@ def parse_corrections(text: str | None) -> dict[int, Any]:
     return result
 
 
+@dataclass(frozen=True)
+class Keeping:
+    """A scan's consent to keep its corrected tiles, with the credential that may write them."""
+
+    token: str
+    quota: Quota
+    profile: str | None
+    incoming: int  # the photo's bytes: about what keeping it adds
+
+
+async def keep_credential(
+    request: Request, settings: Settings, tables: TableStore, table: str | None
+) -> str:
+    """The credential a ``keep=true`` scan writes with: the owner's token, or a table's token
+    with ``table``; 401/403 without one (before the body is read: nothing is written)."""
+    token = credential(request)
+    if token and table and not is_owner(settings, token):
+        await tables.authorize(table, token)
+        return token
+    owner_required(settings, token, "keep=true (keeping the photo)")
+    assert token is not None
+    return token
+
+
 @router.post(
     "/scan",
     response_model=ScanOut,
     summary="Read a rack from a photo",
     openapi_extra=_IMAGE_BODY,
-    responses={code: ERRORS[code] for code in (400, 413, 415, 422, 503)},
+    responses={code: ERRORS[code] for code in (400, 401, 403, 408, 413, 415, 422, 429, 503, 507)},
 )
 async def scan(
     request: Request,
     settings: Annotated[Settings, Depends(get_settings)],
     runner: Annotated[PipelineRunner, Depends(get_runner)],
+    tables: Annotated[TableStore, Depends(get_tables)],
     indicator: Annotated[
         str | None, Query(max_length=20, description="the indicator, if not in the photo")
     ] = None,
@@ -104,8 +136,16 @@ async def scan(
         str | None, Query(max_length=48, description="read with a calibrated per-set profile")
     ] = None,
     keep: Annotated[
-        bool, Query(description="consent: keep the corrected tiles in the local data folder")
+        bool,
+        Query(
+            description="consent: keep the corrected tiles in the local data folder (a write:"
+            " needs the owner's token, or a table's token with table=)"
+        ),
     ] = False,
+    table: Annotated[
+        str | None,
+        Query(pattern=TABLE_PATTERN, description="keep=true with this table's token"),
+    ] = None,
 ) -> ScanOut:
     """Send the photo as the multipart field ``image`` or as the raw body (JPEG or PNG).  The
     format is read from the bytes, not from the file name or the content type."""
@@ -113,6 +153,14 @@ async def scan(
     indicator_tile = tile_of(indicator, "indicator") if indicator else None
     seen_tiles = tiles_of(seen.split(), "seen")
     fixes = parse_corrections(corrections)
+    keeping = None
+    if keep:
+        token = await keep_credential(request, settings, tables, table)
+        declared = request.headers.get("content-length", "")
+        incoming = int(declared) if declared.isdigit() else settings.max_upload_bytes
+        quota = Quota(settings)
+        quota.check(token, min(incoming, settings.max_upload_bytes))  # full: refused at once
+        keeping = Keeping(token, quota, profile, incoming)
     data = await read_image_bytes(request, settings.max_upload_bytes)
     check_image(data, max_pixels=settings.max_pixels)  # the header: a 413/415 before any decoding
     _, (width, height) = image_size(data)
@@ -131,7 +179,9 @@ async def scan(
             partial(decode_image, data, max_pixels=settings.max_pixels)
         )
         runner.require()  # after the request's checks: bad input is a 4xx with or without model
-        job = partial(_scan, image, scan_options, annotate, reader, (keep and bool(fixes), profile))
+        if keeping is not None:
+            keeping = replace(keeping, incoming=len(data))
+        job = partial(_scan, image, scan_options, annotate, reader, keeping if fixes else None)
         result, drawn = await runner.run(job)
     return ScanOut.from_result(
         result,
@@ -144,24 +194,42 @@ def _scan(
     options: dict[str, Any],
     annotate: bool,
     reader: Any,
-    keep: tuple[bool, str | None],
+    keeping: Keeping | None,
     pipeline: Any,
 ) -> tuple[dict[str, Any], bytes | None]:
-    """One scan on the inference thread (through a profile ``reader`` if any; ``keep``: the
-    user's consent to keep the corrected tiles, and the profile's name): the result as JSON
-    values and the annotated JPEG."""
+    """One scan on the inference thread (through a profile ``reader`` if any; ``keeping``: the
+    user's consent to keep the corrected tiles): the result as JSON values and the annotated
+    JPEG."""
     from vision.pipeline import NoRackError, NothingFoundError
 
     try:
         result = profiles.scan_with_profile(pipeline, image, options, reader)
-        if keep[0]:
-            profiles.keep_corrected(image, result, keep[1])
     except NothingFoundError as exc:
         code = "no_rack" if isinstance(exc, NoRackError) else "no_tiles"
         raise ApiError(422, code, str(exc)) from exc
+    answer = result.to_dict()
+    check_corrections(options["corrections"] or {}, answer)
+    if keeping is not None:
+        with keeping.quota.writing(keeping.token, keeping.incoming):
+            profiles.keep_corrected(image, result, keeping.profile)
     drawn = None
     if annotate:
         from vision.draw import annotate as draw
 
         drawn = encode_jpeg(draw(image, result))
-    return result.to_dict(), drawn
+    return answer, drawn
+
+
+def check_corrections(fixes: dict[int, Any], answer: dict[str, Any]) -> None:
+    """422 ``unknown_tile`` for a correction naming a tile id the scan did not read (it would
+    otherwise be dropped without a word)."""
+    placed = [t for row in answer["rows"] for group in row for t in group] + answer["table"]
+    ids = {t["id"] for t in placed}
+    unknown = sorted(set(fixes) - ids)
+    if unknown:
+        raise ApiError(
+            422,
+            "unknown_tile",
+            f"corrections: no tile with id {unknown[0]} in this photo (its tiles have ids"
+            f" {', '.join(map(str, sorted(ids))) or 'none'})",
+        )

@@ -8,8 +8,9 @@ Client messages: binary = one JPEG (or PNG) frame; text = JSON, either
 Server messages: ``{"type": "ready", ...}`` once, then ``{"type": "state", ...}`` for every frame
 read (rows of groups of tiles with boxes, track ``id`` and ``corrected``; flagged; verdict; advice;
 counts of frames received and dropped), ``{"type": "table", "table", "token", "camera_url",
-"overlay_url"}`` when the settings created the table they name, and ``{"type": "error", "code",
-"message"}`` for a message it could not use (the connection stays open).
+"overlay_url"}`` when the settings created the table they name (their ``token`` was the server
+owner's), and ``{"type": "error", "code", "message"}`` for a message it could not use (the
+connection stays open).  A stream feeds a table only with the table's token or the owner's.
 
 At most ``max_stream_fps`` frames per second are read per stream, only the newest frame is ever
 read, and frames that arrive meanwhile are dropped, never queued.  A stream that sends no frame for
@@ -31,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from okey import okey_for
 from okey.errors import OkeyError
+from service.auth import is_owner, owner_required
 from service.deps import get_runner, get_settings, get_tables
 from service.errors import ApiError
 from service.images import decode_image
@@ -41,7 +43,7 @@ from service.routers.profiles import load_profile
 from service.rules_model import RulesSpec
 from service.runner import PipelineRunner
 from service.settings import Settings
-from service.store import TableStore
+from service.store import TableStore, Write
 from service.stream import FrameSlot, StreamSession, StreamSettings
 
 router = APIRouter(tags=["stream"])
@@ -229,7 +231,7 @@ async def _receive(
                     session.settings.table,
                     session.settings.token,
                 ):
-                    await _join_table(websocket, session, tables)
+                    await _join_table(websocket, session, tables, settings)
             except ApiError as exc:
                 await _send_error(websocket, exc)
         # A socket's messages may all be buffered already, and then neither reading nor
@@ -237,20 +239,25 @@ async def _receive(
         await asyncio.sleep(0)
 
 
-async def _join_table(websocket: WebSocket, session: StreamSession, tables: TableStore) -> None:
-    """Check the settings' table and token: a free table is created for this stream (its token is
-    sent back), a table with an owner needs the owner's token.  On a refusal the stream goes on
-    without feeding a table."""
+async def _join_table(
+    websocket: WebSocket, session: StreamSession, tables: TableStore, server: Settings
+) -> None:
+    """Check the settings' table and token: the table's token feeds it; the server owner's token
+    feeds any table, creating a free one for this stream (its token is sent back).  Without a
+    token nothing is written.  On a refusal the stream goes on without feeding a table."""
     settings = session.settings
     assert settings.table is not None
     try:
-        if settings.token:
+        if not is_owner(server, settings.token):
+            if not await tables.exists(settings.table):
+                owner_required(
+                    server, settings.token, f"there is no table {settings.table!r}: creating it"
+                )
             await tables.authorize(settings.table, settings.token)
             return
         created = await tables.create(settings.table)
         if created is None:
-            await tables.authorize(settings.table, None)  # raises: it has an owner
-            return
+            return  # it exists: the owner writes it with the owner's token
     except ApiError:
         settings.table = settings.token = None
         raise
@@ -308,8 +315,9 @@ async def _process(
         await websocket.send_json({"type": "state", **state})
         table, token = session.settings.table, session.settings.token
         if table:
+            write = Write(as_server_owner=is_owner(settings, token))
             try:
-                await tables.publish(table, {"source": "camera", **state}, token)
+                await tables.publish(table, {"source": "camera", **state}, token, write)
             except ApiError as exc:  # the store is away, or the table was evicted
                 await _send_error(websocket, exc)
 

@@ -6,6 +6,10 @@
 
 (() => {
   const $ = (id) => document.getElementById(id);
+  // The server owner's token, carried by the address of the owner's link: learning, keeping and
+  // deleting need it.
+  const owner = new URLSearchParams(location.search).get("owner");
+  const auth = owner ? { authorization: `Bearer ${owner}` } : {};
   let ready = null; // the FormData of the photos last read
 
   function message(text) { $("message").textContent = text; }
@@ -20,7 +24,7 @@
   async function post(learn) {
     const params = new URLSearchParams({ profile: $("name").value.trim(), learn: String(learn) });
     if (learn && $("keep").checked) params.set("keep", "true");
-    const response = await fetch(`/api/v1/calibrate?${params}`, { method: "POST", body: ready });
+    const response = await fetch(`/api/v1/calibrate?${params}`, { method: "POST", body: ready, headers: auth });
     const answer = await response.json();
     if (!response.ok) throw new Error(answer.error ? answer.error.message : `error ${response.status}`);
     return answer;
@@ -99,7 +103,7 @@
       const remove = document.createElement("button");
       remove.textContent = "Delete";
       remove.addEventListener("click", async () => {
-        await fetch(`/api/v1/profiles/${encodeURIComponent(p.name)}`, { method: "DELETE" });
+        await fetch(`/api/v1/profiles/${encodeURIComponent(p.name)}`, { method: "DELETE", headers: auth });
         listProfiles();
       });
       item.appendChild(remove);

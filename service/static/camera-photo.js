@@ -40,8 +40,17 @@ const CameraPhoto = (() => {
     if (Object.keys(corrections).length) params.set("corrections", JSON.stringify(corrections));
     const set = Profiles.choice(); // the calibrated set and the consent to keep (profiles.js)
     if (set.profile) params.set("profile", set.profile);
-    if (set.keep && Object.keys(corrections).length) params.set("keep", "true");
+    const credential = Camera.keepCredential();
+    if (set.keep && credential && Object.keys(corrections).length) {
+      params.set("keep", "true");
+      if (credential.table) params.set("table", credential.table);
+    }
     return params;
+  }
+
+  function auth() {
+    const credential = Camera.keepCredential();
+    return credential ? { authorization: `Bearer ${credential.token}` } : {};
   }
 
   async function send() {
@@ -52,7 +61,7 @@ const CameraPhoto = (() => {
     Camera.message("Reading the photo…");
     let answer;
     try {
-      const response = await fetch(`/api/v1/scan?${query()}`, { method: "POST", body });
+      const response = await fetch(`/api/v1/scan?${query()}`, { method: "POST", body, headers: auth() });
       answer = await response.json();
       if (!response.ok) {
         if (number === sending) {

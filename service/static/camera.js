@@ -32,6 +32,9 @@ const Camera = (() => {
   // The table's owner token: from the address (the link the table's creation gave), or sent back
   // by the server when this page's stream creates the table; writes to the table need it.
   let token = new URLSearchParams(location.search).get("token");
+  // The server owner's token, when this page was opened from the owner's link or QR code: it
+  // creates tables and keeps corrected tiles.
+  const owner = new URLSearchParams(location.search).get("owner");
 
   function setToken(table, newToken) {
     token = newToken;
@@ -41,10 +44,17 @@ const Camera = (() => {
     history.replaceState(null, "", `${location.pathname}?${params}`);
   }
 
+  // What keeping corrected tiles needs: the owner's token, else the table's (with its name).
+  function keepCredential() {
+    const table = $("table").value.trim();
+    if (owner) return { token: owner, table: null };
+    return table && token ? { token, table } : null;
+  }
+
   function settings() {
     const table = $("table").value.trim();
     return {
-      token: table && token ? token : null,
+      token: table ? token || owner : null,
       indicator: $("indicator").value.trim() || null,
       rules: $("rules").value,
       seen: $("seen").value.trim(),
@@ -215,5 +225,5 @@ const Camera = (() => {
     window.addEventListener("resize", drawBoxes);
   }
 
-  return { $, message, notice, settings, setToken, use, show, init, drawBoxes };
+  return { $, message, notice, settings, keepCredential, setToken, use, show, init, drawBoxes };
 })();

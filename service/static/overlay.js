@@ -6,7 +6,8 @@
 (() => {
   const PARTS = ["rack", "indicator", "advice", "verdict"];
   const params = new URLSearchParams(location.search);
-  const table = params.get("table") || "default";
+  const table = params.get("table");
+  const PING_MS = 20000; // the server closes an overlay socket silent for ws_silent_seconds (60 s)
   const $ = (id) => document.getElementById(id);
   const status = $("status");
   let retryMs = 500;
@@ -34,6 +35,7 @@
 
   function render(snapshot) {
     const state = snapshot.state;
+    if (snapshot.version) delete document.body.dataset.gone;
     document.body.dataset.version = snapshot.version;
     const hand = $("hand");
     hand.replaceChildren();
@@ -61,21 +63,33 @@
     $("verdict").className = "line part-verdict " + Istaka.verdictClass(state.verdict);
   }
 
+  // The table no longer exists (the store lost it, or it was evicted): say so rather than show a
+  // hand that is not there any more.  A table made again under this name shows up by itself.
+  function gone(message) {
+    render({ version: 0, state: null });
+    document.body.dataset.gone = "true";
+    $("waiting").textContent = `Table “${table}” is gone: ${message.message}`;
+  }
+
   function connect() {
     const scheme = location.protocol === "https:" ? "wss:" : "ws:";
     const key = params.get("key");
     const query = key ? `?key=${encodeURIComponent(key)}` : "";
     const ws = new WebSocket(`${scheme}//${location.host}/api/v1/overlay/${encodeURIComponent(table)}${query}`);
+    let pinger = null;
     ws.onopen = () => {
       retryMs = 500;
+      pinger = setInterval(() => ws.send('{"type":"ping"}'), PING_MS);
       status.textContent = "live";
       status.className = "line live";
     };
     ws.onmessage = (event) => {
       const message = JSON.parse(event.data);
       if (message.type === "state") render(message);
+      else if (message.type === "gone") gone(message);
     };
     ws.onclose = () => {
+      clearInterval(pinger);
       // The server sends the full state again on the next connection, so nothing is lost.
       status.textContent = "reconnecting…";
       status.className = "line";
@@ -85,5 +99,9 @@
   }
 
   options();
-  connect();
+  if (table) connect();
+  else {
+    $("waiting").textContent = "No table named: add ?table=NAME to this page's address.";
+    status.textContent = "no table";
+  }
 })();
