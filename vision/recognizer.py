@@ -43,6 +43,7 @@ from vision.adapt import (
     duplicates,
     hulls,
     ink_features,
+    ink_height,
     ink_share,
     inside,
     map_back,
@@ -76,9 +77,6 @@ SLOT_TILE = 0.6
 # tile off, or across two tiers: the surer reading keeps its box); farther, two tiles.
 AGREE = 0.25
 REPLACED = 0.6
-# A rack is read turned over (its up is the other way from the photo's) only when its tiles read
-# that way surer by this much (mean log-probability per tile): 1, 8 and 11 read either way.
-FLIP_MARGIN = 0.1
 # Pixels between the strip pieces packed into one detector square (grey, as the letterbox).
 MOSAIC_GAP = 8
 
@@ -752,25 +750,15 @@ class Recognizer:
             quad_crop(pixels, strips[k].to_photo, (x1, y1, x2, y2), size, CROP_PAD)
             for k, x1, y1, x2, y2, _ in places
         ]
-        turned_over = [np.ascontiguousarray(c[::-1, ::-1]) for c in crops]
-        probs = self.classifier(to_tensor(crops + turned_over))
+        # which way up, for the whole rack: where the tiles' ink sits (a numeral over a smaller
+        # mark); the classifier reads a tile turned over nearly as surely as upright
+        heights = [ink_height(crops[i]) for i in range(len(crops)) if not from_gap[i]]
+        heights = [v for v in heights if v is not None]
+        flip = bool(heights) and float(np.median(heights)) > 0.5
+        if flip:
+            crops = [np.ascontiguousarray(c[::-1, ::-1]) for c in crops]
+        probs = self.classifier(to_tensor(crops))
         probs = probs / probs.sum(axis=1, keepdims=True)
-        n = len(crops)
-        # which way up: the way the detector's tiles are surer of, for the whole rack; the way
-        # nearer the photo's own up unless the other is clearly surer
-        sure = [
-            float(
-                sum(
-                    np.log(max(float(p[i, :NUM_CLASSES].max()), 1e-6))
-                    for i in range(n)
-                    if not from_gap[i]
-                )
-            )
-            for p in (probs[:n], probs[n:])
-        ]
-        flip = sure[1] - sure[0] > FLIP_MARGIN * n
-        probs = probs[n:] if flip else probs[:n]
-        crops = turned_over if flip else crops
         keep = []
         for i, p in enumerate(probs):
             best = int(p.argmax())
@@ -992,10 +980,12 @@ def _agree(
     """The tier stage's tiles merged with the first look's (``sizes``: their short sides).
     Tiles are compared by their centres, in tile widths (upright boxes of turned tiles overlap
     their neighbours'). Where the two agree (centres within ``AGREE`` of a width) the first
-    look's box is kept, read the surer of the two ways; where they are apart but still on one
+    look's box is kept; where they are apart but still on one
     tile (within ``REPLACED``: a box half a tile off, or across two tiers) the surer reading
     keeps its own box; a tile of the tier stage on a first look's tile that does not stand along
-    the rack (a tile lying on the table across a strip) is dropped.  Returns the tiles and the
+    the rack (a tile lying on the table across a strip) is dropped.  A tile is read from the
+    tier's crop, stood the way the whole rack stands (the first look stands each tile by its
+    smallest turn, upside down on a rack turned past 90 degrees).  Returns the tiles and the
     first look's tiles taken."""
     out: list[TileReading] = []
     used: set[int] = set()
@@ -1022,13 +1012,12 @@ def _agree(
             keep = seen if seen.confidence >= tile.confidence else tile
             out.append(replace(keep, place=tile.place, quad=tile.quad if keep is tile else None))
             continue
-        reading = seen if seen.probs.max() >= tile.probs.max() else tile
         out.append(
             replace(
                 seen,
-                tile=reading.tile,
-                probs=reading.probs,
-                confidence=float(reading.probs.max() * seen.detection_confidence),
+                tile=tile.tile,
+                probs=tile.probs,
+                confidence=float(tile.probs.max() * seen.detection_confidence),
                 place=tile.place,
                 quad=tile.quad,
             )

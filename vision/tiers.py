@@ -71,7 +71,7 @@ SAME_LINE = 0.3
 SHARED_TILES = 0.5
 # A photo is read as a rack when this share of the tiles on its tiers' strips stand along the
 # rack's up within this many degrees (else it is a table scene: the whole-photo path reads it).
-RACK_SHARE = 0.9
+RACK_SHARE = 0.8
 RACK_TURN = 15.0
 NEAR_MISSES = 0.1
 # Tiers of one rack stand one above the other: each tier's top at most this many tile heights
