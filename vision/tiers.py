@@ -71,9 +71,12 @@ SAME_LINE = 0.3
 SHARED_TILES = 0.5
 # A photo is read as a rack when this share of the tiles on its tiers' strips stand along the
 # rack's up within this many degrees (else it is a table scene: the whole-photo path reads it).
-RACK_SHARE = 0.8
-RACK_TURN = 15.0
+RACK_SHARE = 0.9
+RACK_TURN = 30.0
 NEAR_MISSES = 0.1
+# ... and its tiers hold at least this many of the first look's tiles (two or three tiles in a
+# line on a table are no evidence of a rack).
+MIN_RACK_TILES = 4
 # Tiers of one rack stand one above the other: each tier's top at most this many tile heights
 # below the one above it (a two-row wooden rack: about 1.1-1.4; a stand's tiers: 0.5-0.85).
 MAX_TIER_SPACING = 1.7
@@ -572,9 +575,9 @@ def is_rack(turned: np.ndarray, up: np.ndarray, strips: list[Strip]) -> bool:
     """Whether the chosen tiers are a rack's, not groups lying on a table:
 
     - the tiers run parallel (within ``PARALLEL_TIERS`` degrees: one rack);
-    - at least ``RACK_SHARE`` of the first look's tiles on the tiers' strips stand along the
-      rack's up (within ``RACK_TURN``): groups lying at several angles put tiles turned across
-      the strips;
+    - at least ``MIN_RACK_TILES`` of the first look's tiles lie on the tiers' strips, and at
+      least ``RACK_SHARE`` of them stand along the rack's up (within ``RACK_TURN``): groups
+      lying at several angles put tiles turned across the strips;
     - at most ``NEAR_MISSES`` of the standing tiles lie just beside a tier (within a tile's
       height above or below its band, along its extent) without lying on any tier: a line
       drawn across separate groups on a table passes beside some of them, while a rack's
@@ -599,7 +602,7 @@ def is_rack(turned: np.ndarray, up: np.ndarray, strips: list[Strip]) -> bool:
         rel = (at[:, 1] - strip.top) / STRIP_TILE
         on |= (at[:, 0] >= 0) & (at[:, 0] <= strip.size[0]) & (rel >= 0) & (rel <= 1)
         beside |= along & (((rel >= -1) & (rel < 0)) | ((rel > 1) & (rel <= 2)))
-    if not on.any() or float(standing[on].mean()) < RACK_SHARE:
+    if on.sum() < MIN_RACK_TILES or float(standing[on].mean()) < RACK_SHARE:
         return False
     misses = beside & ~on & standing
     return int(misses.sum()) <= NEAR_MISSES * max(int(standing.sum()), 1)
