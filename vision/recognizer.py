@@ -805,7 +805,7 @@ class Recognizer:
         first_tiles, _, index = self._read_photo(image_bgr, boxes, scores, first, det_conf)
         standing = standing_tiles(first[index], up)
         sizes = first[index, 2:4].min(axis=1).astype(np.float64) / shrink
-        tiles, used = _agree(tiles, first_tiles, sizes, standing)
+        tiles, used = _agree(tiles, first_tiles, sizes, standing, flip)
         for j, reading in enumerate(first_tiles):
             if j in used:
                 continue
@@ -975,7 +975,11 @@ def _hull(quad: np.ndarray, image_size: tuple[int, int]) -> tuple[float, float, 
 
 
 def _agree(
-    rack: list[TileReading], first: list[TileReading], sizes: np.ndarray, standing: np.ndarray
+    rack: list[TileReading],
+    first: list[TileReading],
+    sizes: np.ndarray,
+    standing: np.ndarray,
+    turned_over: bool,
 ) -> tuple[list[TileReading], set[int]]:
     """The tier stage's tiles merged with the first look's (``sizes``: their short sides).
     Tiles are compared by their centres, in tile widths (upright boxes of turned tiles overlap
@@ -983,10 +987,10 @@ def _agree(
     look's box is kept; where they are apart but still on one
     tile (within ``REPLACED``: a box half a tile off, or across two tiers) the surer reading
     keeps its own box; a tile of the tier stage on a first look's tile that does not stand along
-    the rack (a tile lying on the table across a strip) is dropped.  A tile is read from the
-    tier's crop, stood the way the whole rack stands (the first look stands each tile by its
-    smallest turn, upside down on a rack turned past 90 degrees).  Returns the tiles and the
-    first look's tiles taken."""
+    the rack (a tile lying on the table across a strip) is dropped.  An agreed tile is read the
+    surer of the two ways, or from the tier's crop on a rack ``turned_over`` (the first look
+    stands each tile by its smallest turn, upside down there).  Returns the tiles and the first
+    look's tiles taken."""
     out: list[TileReading] = []
     used: set[int] = set()
     centres = np.float64([f.centre for f in first]).reshape(-1, 2)
@@ -1012,12 +1016,14 @@ def _agree(
             keep = seen if seen.confidence >= tile.confidence else tile
             out.append(replace(keep, place=tile.place, quad=tile.quad if keep is tile else None))
             continue
+        # the first look stands a tile by its smallest turn: upside down on a rack turned over
+        reading = tile if turned_over or tile.probs.max() >= seen.probs.max() else seen
         out.append(
             replace(
                 seen,
-                tile=tile.tile,
-                probs=tile.probs,
-                confidence=float(tile.probs.max() * seen.detection_confidence),
+                tile=reading.tile,
+                probs=reading.probs,
+                confidence=float(reading.probs.max() * seen.detection_confidence),
                 place=tile.place,
                 quad=tile.quad,
             )

@@ -44,11 +44,11 @@ import numpy as np
 from vision.adapt import photo_angle
 
 # A tile's height in a straightened strip (pixels): the detector's input scale for the strips.
-STRIP_TILE = 64
+STRIP_TILE = 48
 # How far a strip reaches beyond its tier: above and below, a share of a tile's height; at each
 # end, this many tile widths (clipped where the homography stretches past ``MAX_STRETCH``).
 SIDE_MARGIN = 0.3
-END_MARGIN = 4.0
+END_MARGIN = 3.0
 MAX_STRETCH = 2.5
 # A tile's width to its height (Okey and Rummikub tiles alike, 0.70-0.75): a tier's height comes
 # from its tiles' widths, which a first look gets right more often than their heights.
