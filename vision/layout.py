@@ -459,8 +459,9 @@ def tier_layout(
     """The layout of a rack read by the tier stage (``vision.tiers``): each tile's place is its
     tier and its extent along the tier's straightened strip, so rows are tiers (top to bottom,
     any number), tiles are ordered along the strip and groups split where the empty space
-    between neighbours exceeds ``gap_fraction`` of a tile's width in that strip (the same width
-    along the whole strip: perspective is undone).  Tiles with no place are the table, left to
+    between neighbours exceeds ``gap_fraction`` of a tile's width in that strip (its tiles'
+    median width, else ``tile_widths``; the same all along the strip: perspective is undone).
+    Tiles with no place are the table, left to
     right.
 
     >>> places = [(1, 0, 10), (0, 26, 36), (0, 0, 10), (0, 10, 20), None]
@@ -473,6 +474,9 @@ def tier_layout(
         on = sorted((p[1], i) for i, p in enumerate(places) if p is not None and p[0] == tier)
         if not on:
             continue
+        # a tile's width in this strip: the tiles' own median where two or more show it
+        widths = [places[i][2] - places[i][1] for _, i in on]
+        width = float(np.median(widths)) if len(widths) >= 2 else width
         groups: list[list[int]] = []
         for x1, i in on:
             previous = groups[-1][-1] if groups else None

@@ -705,6 +705,8 @@ class Recognizer:
         """The tier stage (``vision.tiers``): the tiles of the rack's tiers, found again in their
         straightened strips and read from crops cut along them, then the tiles off the tiers
         read as the whole-photo path reads them.  None when the photo shows no tier."""
+        import cv2
+
         h, w = image_bgr.shape[:2]
         if rack_up(turned) is None:
             return None
@@ -715,8 +717,6 @@ class Recognizer:
         shrink = min(1.0, 2.0 * size / max(tile_px, 1.0))
         pixels = image_bgr
         if shrink < 0.9:
-            import cv2
-
             pixels = cv2.resize(image_bgr, None, fx=shrink, fy=shrink, interpolation=cv2.INTER_AREA)
             turned = turned.copy()
             turned[:, :4] *= shrink
@@ -805,14 +805,21 @@ class Recognizer:
         first_tiles, _, index = self._read_photo(image_bgr, boxes, scores, first, det_conf)
         standing = standing_tiles(first[index], up)
         sizes = first[index, 2:4].min(axis=1).astype(np.float64) / shrink
-        tiles, used = _agree(tiles, first_tiles, sizes, standing, flip)
+        tiles, used, source = _agree(tiles, first_tiles, sizes, standing, flip)
+        corners = [cv2.boxPoints(((r[0], r[1]), (r[2], r[3]), r[4])) * shrink for r in first[index]]
+        for n, j in enumerate(source):
+            if j >= 0:  # where the tile stands along its tier: from the first look's box
+                tiles[n] = replace(
+                    tiles[n], place=_place(corners[j], strips, flip, tiles[n].place[0])
+                )
         for j, reading in enumerate(first_tiles):
-            if j in used:
+            if j in used or not standing[j]:
+                if j not in used:
+                    tiles.append(reading)
                 continue
             # a first look's tile that no tile of the tiers replaced: on a tier's strip it is
             # one of its tiles (the strip's detector missed it), else it lies on the table
-            place = _place_on_strips(reading, strips, shrink, flip) if standing[j] else None
-            tiles.append(replace(reading, place=place))
+            tiles.append(replace(reading, place=_place(corners[j], strips, flip)))
         views = []
         for strip in strips:
             quad = (
@@ -980,7 +987,7 @@ def _agree(
     sizes: np.ndarray,
     standing: np.ndarray,
     turned_over: bool,
-) -> tuple[list[TileReading], set[int]]:
+) -> tuple[list[TileReading], set[int], list[int]]:
     """The tier stage's tiles merged with the first look's (``sizes``: their short sides).
     Tiles are compared by their centres, in tile widths (upright boxes of turned tiles overlap
     their neighbours'). Where the two agree (centres within ``AGREE`` of a width) the first
@@ -989,10 +996,11 @@ def _agree(
     keeps its own box; a tile of the tier stage on a first look's tile that does not stand along
     the rack (a tile lying on the table across a strip) is dropped.  An agreed tile is read the
     surer of the two ways, or from the tier's crop on a rack ``turned_over`` (the first look
-    stands each tile by its smallest turn, upside down there).  Returns the tiles and the first
-    look's tiles taken."""
+    stands each tile by its smallest turn, upside down there).  Returns the tiles, the first
+    look's tiles taken, and per tile the first look's tile whose box it keeps (else -1)."""
     out: list[TileReading] = []
     used: set[int] = set()
+    source: list[int] = []  # per tile out: the first look's tile whose box it keeps, or -1
     centres = np.float64([f.centre for f in first]).reshape(-1, 2)
     for tile in rack:
         width = float(np.linalg.norm(np.subtract(tile.quad[1], tile.quad[0]))) if tile.quad else 1.0
@@ -1009,12 +1017,14 @@ def _agree(
             on_lying = any(not standing[k] and gaps[k] < REPLACED for k in range(len(first)))
             if not on_lying:
                 out.append(tile)
+                source.append(-1)
             continue
         used.add(int(j))
         seen = first[j]
         if gaps[j] >= AGREE:
             keep = seen if seen.confidence >= tile.confidence else tile
             out.append(replace(keep, place=tile.place, quad=tile.quad if keep is tile else None))
+            source.append(int(j) if keep is seen else -1)
             continue
         # the first look stands a tile by its smallest turn: upside down on a rack turned over
         reading = tile if turned_over or tile.probs.max() >= seen.probs.max() else seen
@@ -1028,21 +1038,28 @@ def _agree(
                 quad=tile.quad,
             )
         )
-    return out, used
+        source.append(int(j))
+    return out, used, source
 
 
-def _place_on_strips(
-    reading: TileReading, strips: list[Strip], shrink: float, flip: bool
+def _place(
+    corners: np.ndarray, strips: list[Strip], flip: bool, tier: int | None = None
 ) -> tuple[int, float, float] | None:
-    """A photo tile's place on the tiers (tier, x1, x2 along its strip, as the rack is read)
-    when its centre lies on a strip's tier band, else None."""
-    x1, y1, x2, y2 = (v * shrink for v in reading.box)
-    centre = np.float64([[(x1 + x2) / 2, (y1 + y2) / 2]])
-    for k, strip in enumerate(strips):
-        x, y = project(strip.to_strip, centre)[0]
-        if 0 <= x <= strip.size[0] and strip.top <= y <= strip.top + STRIP_TILE:
-            half = strip.tile_width / 2
-            if flip:
-                return (len(strips) - 1 - k, strip.size[0] - x - half, strip.size[0] - x + half)
-            return (k, x - half, x + half)
+    """Where a first look's tile (its turned box's corners, shrunk photo pixels) stands on the
+    tiers, as the rack is read: ``tier`` (as read) and its extent along that tier's strip; with
+    no tier given, the strip whose tier band holds its centre, else None (the table)."""
+    count = len(strips)
+    order = range(count) if tier is None else [count - 1 - tier if flip else tier]
+    for k in order:
+        strip = strips[k]
+        at = project(strip.to_strip, corners)
+        x, y = at.mean(axis=0)
+        if tier is None and not (
+            0 <= x <= strip.size[0] and strip.top <= y <= strip.top + STRIP_TILE
+        ):
+            continue
+        x1, x2 = float(at[:, 0].min()), float(at[:, 0].max())
+        if flip:
+            return (count - 1 - k, strip.size[0] - x2, strip.size[0] - x1)
+        return (k, x1, x2)
     return None

@@ -29,7 +29,7 @@ The tiers' tiles then become the rack's rows (``tier_layout``): a rack photograp
 >>> turned = np.float32([[x, y, 20, 28, 0] for x, y in tiles])
 >>> turned[-1, 4] = 30
 >>> tiers, up = find_tiers(turned)
->>> [t.members for t in tiers], bool(up[1] < -0.99)
+>>> sorted(t.members for t in tiers), bool(up[1] < -0.99)
 ([(0, 1, 2), (3, 4, 5)], True)
 """
 
@@ -40,8 +40,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-
-from vision.adapt import photo_angle
 
 # A tile's height in a straightened strip (pixels): the detector's input scale for the strips.
 STRIP_TILE = 48
@@ -74,6 +72,9 @@ SHARED_TILES = 0.5
 RACK_SHARE = 0.9
 RACK_TURN = 30.0
 NEAR_MISSES = 0.1
+# A tile this much wider than the median tile on the tiers lies on its side (a tile is about 1.4
+# times as high as wide).
+SIDEWAYS = 1.25
 # ... and its tiers hold at least this many of the first look's tiles (two or three tiles in a
 # line on a table are no evidence of a rack).
 MIN_RACK_TILES = 4
@@ -95,7 +96,9 @@ AXIS_TOLERANCE = 25.0
 # tile's height from the tier's middle line and it is at least this share of a tile high.
 BAND = 0.35
 MIN_HEIGHT = 0.55
-# The photo's tiles must agree on their axis at least this much for the rack to have an up.
+# The photo's boxes must agree on their turn at least this much (0..1) for the rack to have an up,
+# and be longer along it than across by this much on average (log of the ratio).
+MIN_ELONGATION = 0.1
 MIN_AGREE = 0.6
 # A gap between two of a tier's tiles at least this many tile widths wide is looked at as a slot.
 SLOT_GAP = 0.8
@@ -171,14 +174,33 @@ def tile_axes(turned: np.ndarray, up: np.ndarray) -> tuple[np.ndarray, np.ndarra
 
 
 def rack_up(turned: np.ndarray) -> np.ndarray | None:
-    """The rack's up as a unit vector in photo pixels (y grows down), from the tiles' long axes;
-    of its two senses the one nearer the photo's up.  None when the tiles disagree."""
-    angle, agree = photo_angle(turned)
-    if len(turned) < 2 or agree < MIN_AGREE:
+    """The rack's up as a unit vector in photo pixels (y grows down); of its two senses the one
+    nearer the photo's up.  None when the boxes disagree on their turn.
+
+    The boxes' sides give the rack's frame up to a quarter turn (their angles averaged four
+    times over, so a box's width and height sides agree); which of the two axes is up is the
+    one the boxes are longer along, each box voting by how much (a tile behind another shows
+    less than its height, and may look wider than tall, but the rack's front tier stands
+    whole)."""
+    if len(turned) < 2:
         return None
-    # photo_angle is the turn that stands the tiles up; their up axis is the photo's up turned back
-    rad = math.radians(angle)
-    up = np.array([math.sin(rad), -math.cos(rad)])
+    rad = np.radians(turned[:, 4].astype(np.float64))
+    weights = np.maximum(turned[:, 2], turned[:, 3]).astype(np.float64)
+    c, s = float(weights @ np.cos(4 * rad)), float(weights @ np.sin(4 * rad))
+    if math.hypot(c, s) / max(float(weights.sum()), 1e-9) < MIN_AGREE:
+        return None
+    frame = math.atan2(s, c) / 4  # one side of every box, up to a quarter turn
+    across = np.array([math.cos(frame), math.sin(frame)])
+    along = np.array([-across[1], across[0]])
+    w_side = np.stack([np.cos(rad), np.sin(rad)], axis=1)  # each box's w side
+    w_along = np.abs(w_side @ along) >= np.abs(w_side @ across)
+    extent_along = np.where(w_along, turned[:, 2], turned[:, 3]).astype(np.float64)
+    extent_across = np.where(w_along, turned[:, 3], turned[:, 2]).astype(np.float64)
+    votes = np.log(np.maximum(extent_along, 1e-6) / np.maximum(extent_across, 1e-6))
+    vote = float(votes.mean())
+    if abs(vote) < MIN_ELONGATION:  # tiles lying both ways: no rack's up
+        return None
+    up = along if vote > 0 else across
     return up if up[1] < 0 or (up[1] == 0 and up[0] < 0) else -up
 
 
@@ -576,8 +598,8 @@ def is_rack(turned: np.ndarray, up: np.ndarray, strips: list[Strip]) -> bool:
 
     - the tiers run parallel (within ``PARALLEL_TIERS`` degrees: one rack);
     - at least ``MIN_RACK_TILES`` of the first look's tiles lie on the tiers' strips, and at
-      least ``RACK_SHARE`` of them stand along the rack's up (within ``RACK_TURN``): groups
-      lying at several angles put tiles turned across the strips;
+      least ``RACK_SHARE`` of them stand along the rack's up (within ``RACK_TURN``, and not
+      ``SIDEWAYS``): groups lying at several angles put tiles turned across the strips;
     - at most ``NEAR_MISSES`` of the standing tiles lie just beside a tier (within a tile's
       height above or below its band, along its extent) without lying on any tier: a line
       drawn across separate groups on a table passes beside some of them, while a rack's
@@ -602,7 +624,13 @@ def is_rack(turned: np.ndarray, up: np.ndarray, strips: list[Strip]) -> bool:
         rel = (at[:, 1] - strip.top) / STRIP_TILE
         on |= (at[:, 0] >= 0) & (at[:, 0] <= strip.size[0]) & (rel >= 0) & (rel <= 1)
         beside |= along & (((rel >= -1) & (rel < 0)) | ((rel > 1) & (rel <= 2)))
-    if on.sum() < MIN_RACK_TILES or float(standing[on].mean()) < RACK_SHARE:
+    if on.sum() < MIN_RACK_TILES:
+        return False
+    # a tile lying on its side is as wide as a tile is high: wider than the rack's tiles by far
+    # (a tile behind another shows less of its height, never more of its width)
+    _, _, width = tile_axes(turned, up)
+    sideways = width > SIDEWAYS * float(np.median(width[on]))
+    if float((standing & ~sideways)[on].mean()) < RACK_SHARE:
         return False
     misses = beside & ~on & standing
     return int(misses.sum()) <= NEAR_MISSES * max(int(standing.sum()), 1)
