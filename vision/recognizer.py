@@ -461,6 +461,7 @@ class Recognizer:
         boxes: np.ndarray,
         turned: np.ndarray | None = None,
         up: float | None = None,
+        each_way: bool = True,
     ) -> tuple[np.ndarray, list[np.ndarray]]:
         """``classify`` and the crops it read.  With ``up`` (a photo's dominant turn, manifest
         ``up_vote_from``) every tile is stood the same way and read both ways up; the way the
@@ -492,7 +493,7 @@ class Recognizer:
             crops += [
                 straight_crop(image_bgr, tuple(turned[i]), size, CROP_PAD, "level") for i in both
             ]
-            if self.spec.up_each_from is not None:
+            if self.spec.up_each_from is not None and each_way:
                 for i, turns in self._turns_each(turned):
                     both += [i] * len(turns)
                     crops += [np.ascontiguousarray(np.rot90(crops[i], k)) for k in turns]
@@ -639,11 +640,13 @@ class Recognizer:
         scores: np.ndarray,
         turned: np.ndarray | None,
         det_conf: np.ndarray,
+        each_way: bool = True,
     ) -> tuple[list[TileReading], float | None, np.ndarray]:
         """The whole-photo path's reading of the first look's boxes: each tile read from its
         own box (stood up by its turned box), boxes the classifier calls no tile dropped, and
         the photo's turn when its tiles were read both ways up for all (manifest
-        ``up_vote_from``), and which of the boxes the tiles are."""
+        ``up_vote_from``), and which of the boxes the tiles are.  ``each_way`` False leaves out
+        the manifest's ``up_each_*`` readings."""
         h, w = image_bgr.shape[:2]
         index = np.arange(len(boxes))
         flags: list[str | None] = [None] * len(boxes)
@@ -653,7 +656,7 @@ class Recognizer:
                 angle, agree = photo_angle(turned)
                 if agree >= self.spec.up_vote_agree and abs(angle) >= self.spec.up_vote_from:
                     up = angle
-            probs, crops = self._read(image_bgr, boxes, turned, up)
+            probs, crops = self._read(image_bgr, boxes, turned, up, each_way)
             flags = self._unreadable(crops, turned, det_conf, (w, h))
             if probs.shape[1] > NUM_CLASSES:  # the classifier's "not a tile": drop those boxes
                 tile = (probs.argmax(axis=1) < NUM_CLASSES) | np.array(
@@ -802,7 +805,10 @@ class Recognizer:
             )
         # the first look's own reading of every box: kept where a strip's tile agrees with its
         # box (the whole-photo path reads tiles lying on a table best), and for the table
-        first_tiles, _, index = self._read_photo(image_bgr, boxes, scores, first, det_conf)
+        # (``up_each_*`` is left to table scenes: on racks it read tiles turned the wrong way)
+        first_tiles, _, index = self._read_photo(
+            image_bgr, boxes, scores, first, det_conf, each_way=False
+        )
         standing = standing_tiles(first[index], up)
         sizes = first[index, 2:4].min(axis=1).astype(np.float64) / shrink
         tiles, used, source = _agree(tiles, first_tiles, sizes, standing, flip)
