@@ -9,18 +9,18 @@ turn that into the next steps, each switched on by its own option in ``models/re
   best, or turned far from upright, the detector looks again at a *view*: the photo cut around
   the tiles, scaled so that a tile comes out at the size it reads best and turned so that the
   tiles stand upright.  A view is one similarity map (scale, turn, shift) into a detector-sized
-  square; when the tiles at that scale do not fit one square, the region is cut into several
-  overlapping squares (sliced inference, a whole table seen from above).  The boxes found in the
-  views go back to the photo through the inverse map (:func:`map_back`).
+  square, the scale coming down until the tiles fit it.  The boxes found in the view go back to
+  the photo through the inverse map (:func:`map_back`).  (A rack's tiers are straightened
+  by ``vision.tiers`` instead; these views serve the whole-photo path.)
 - **the tiles' up direction decided per photo** (:func:`unify_angles`): tiles lying across the
   photo (turned near 90 degrees) can be stood up either way; all the tiles of one rack share it, so
   the photo's tiles are read both ways and the surer way is kept for all.
 - **colour decided within the photo** (:func:`ink_features`, :func:`colour_model`): a tile the
   classifier is unsure of between two colours is compared with the photo's own sure tiles of
   those colours (its ink's colour relative to its face), and only its colour share moves.
-- **one box per tile** (:func:`duplicates`) and **unreadable tiles flagged** (:func:`cut_share`,
-  :func:`ink_share`): a tile cut by the frame's edge, or lying face down (no ink), is reported
-  with its box and ``TileReading.unreadable`` set instead of a guess.
+- **one box per tile** (:func:`duplicates`) and **cut tiles flagged** (:func:`cut_share`): a
+  tile cut by the frame's edge is reported with its box and ``TileReading.unreadable`` set
+  instead of a guess.
 
 Everything here is numpy and OpenCV on the first pass's outputs; nothing here runs a network.
 """
@@ -45,7 +45,7 @@ class View:
 
     matrix: np.ndarray
     size: int
-    reason: str  # "small", "large", "turned" or "slice"
+    reason: str  # "small", "large" or "turned"
 
 
 def tile_length(turned: np.ndarray) -> float:
@@ -126,30 +126,26 @@ def plan_views(
     target: float = 100.0,
     turned_from: float = 90.0,
     turned_to: float = 90.0,
-    max_slices: int = 1,
     min_tiles: int = 2,
-    by_rows: bool = False,
 ) -> list[View]:
     """The views of a second look, or none when the first pass's tiles read as they are.
 
     ``turned`` are the first pass's boxes in photo pixels, ``det_scale`` the first pass's scale
     from photo to detector pixels.  A second look is due when the median tile's long side in the
     detector was under ``small_below`` or over ``large_above`` pixels (scaled to ``target`` in
-    the views: a photo taken too far, or too close), or when the
-    tiles' dominant turn (:func:`photo_angle`, consistent tiles only) is at least ``turned_from``
-    and at most ``turned_to`` degrees from upright (turned back upright in the views).  The
-    region is the tiles' hull plus one tile on every side; when it does not fit one square at
-    the view's scale, it is cut into overlapping squares, at most ``max_slices`` (fewer would
-    not fit: the scale then comes down until they do).  With ``by_rows`` the turn is that of
-    the rows the tiles stand in (:func:`row_angle`, agreeing at least 0.7), not the boxes' own.
+    the views: a photo taken too far, or too close), or when the turn of the rows the tiles
+    stand in (:func:`row_angle`, agreeing at least 0.7) is at least ``turned_from`` and at most
+    ``turned_to`` degrees from upright (turned back upright in the view).  The region is the
+    tiles' hull plus one tile on every side, in one square (the scale comes down until it
+    fits).
     """
     if len(turned) < min_tiles:
         return []
     length = tile_length(turned)
-    angle, agree = row_angle(turned) if by_rows else photo_angle(turned)
+    angle, agree = row_angle(turned)
     small = small_below > 0 and length * det_scale < small_below
     large = large_above > 0 and length * det_scale > large_above
-    turn = agree >= (0.7 if by_rows else 0.8) and turned_from <= abs(angle) <= turned_to
+    turn = agree >= 0.7 and turned_from <= abs(angle) <= turned_to
     if not small and not large and not turn:
         return []
     import cv2
@@ -160,45 +156,20 @@ def plan_views(
     rot = cv2.getRotationMatrix2D((0.0, 0.0), phi, 1.0)
     pts = _corners(turned) @ rot[:, :2].T
     lo, hi = pts.min(axis=0) - length, pts.max(axis=0) + length
-    extent = (hi - lo) * scale  # view pixels
-    overlap = 1.5 * length * scale
-    step = det_size - overlap
-    if step <= 0:
-        return []
-    grid = [max(1, math.ceil((e - overlap) / step)) for e in extent]
-    while grid[0] * grid[1] > max_slices:  # too many squares: come down in scale
+    while float(max(hi - lo)) * scale > det_size:  # the region fits one square
         scale *= 0.9
-        extent, overlap = (hi - lo) * scale, 1.5 * length * scale
-        step = det_size - overlap
-        grid = [max(1, math.ceil((e - overlap) / step)) for e in extent]
     reason = "small" if small else "large" if large else "turned"
-    views = []
-    for gx in range(grid[0]):
-        for gy in range(grid[1]):
-            # the square's centre in upright coordinates
-            ox = _slice_centre(lo[0], hi[0], scale, det_size, grid[0], gx)
-            oy = _slice_centre(lo[1], hi[1], scale, det_size, grid[1], gy)
-            # photo -> upright (rot), -> scaled about the square's centre into the square
-            m = np.vstack([rot, [0, 0, 1]])
-            s = np.float64(
-                [
-                    [scale, 0, det_size / 2 - scale * ox],
-                    [0, scale, det_size / 2 - scale * oy],
-                    [0, 0, 1],
-                ]
-            )
-            matrix = (s @ m)[:2]
-            views.append(View(matrix, det_size, "slice" if grid[0] * grid[1] > 1 else reason))
-    return views
-
-
-def _slice_centre(lo: float, hi: float, scale: float, size: int, n: int, k: int) -> float:
-    """Centre (upright photo coordinates) of square ``k`` of ``n`` spread evenly over [lo, hi]."""
-    half = size / 2 / scale
-    if n == 1 or (hi - lo) <= 2 * half:
-        return (lo + hi) / 2
-    first, last = lo + half, hi - half
-    return first + (last - first) * k / (n - 1)
+    # the square's centre in upright coordinates; photo -> upright (rot), -> scaled about it
+    ox, oy = (lo + hi) / 2
+    m = np.vstack([rot, [0, 0, 1]])
+    s = np.float64(
+        [
+            [scale, 0, det_size / 2 - scale * ox],
+            [0, scale, det_size / 2 - scale * oy],
+            [0, 0, 1],
+        ]
+    )
+    return [View((s @ m)[:2], det_size, reason)]
 
 
 def map_back(turned: np.ndarray, matrix: np.ndarray) -> np.ndarray:
@@ -325,13 +296,6 @@ def ink_height(crop: np.ndarray) -> float | None:
         return None
     rows = (np.arange(middle.shape[0], dtype=np.float32) + 0.5) / middle.shape[0]
     return float((ink.sum(axis=1) @ rows) / total)
-
-
-def ink_share(crop: np.ndarray) -> float:
-    """The share of a crop's middle that is ink (darker than the face by a third, or of
-    another hue): near 0 for a blank face (a tile lying face down)."""
-    _, darkness, chroma = _against_face(crop)
-    return float(np.mean((darkness < 0.67) | (chroma > 0.35)))
 
 
 def colour_marginals(probs: np.ndarray) -> np.ndarray:

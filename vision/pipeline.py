@@ -387,7 +387,7 @@ class Pipeline:
         if given is not None and given.is_false_joker:
             raise ImpossibleHandError("the indicator can never be a false joker")
         seen_tiles = [Tile.parse(t) if isinstance(t, str) else t for t in seen]
-        # a tile the recogniser flags unreadable (cut by the frame, face down) is not read
+        # a tile the recogniser flags unreadable (cut by the frame) is not read
         legible = [k for k, r in enumerate(recognition.tiles) if r.unreadable is None]
         readings = [recognition.tiles[k] for k in legible]
         if not readings:

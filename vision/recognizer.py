@@ -44,7 +44,6 @@ from vision.adapt import (
     hulls,
     ink_features,
     ink_height,
-    ink_share,
     inside,
     map_back,
     nms_turned,
@@ -123,11 +122,6 @@ class RecognizerSpec:
     # a second look when the tiles' dominant turn from upright lies in [from, to] degrees (the
     # view turns them upright); None: never
     second_look_turned: tuple[float, float] | None = None
-    # ... the turn read from the boxes' own angles ("tiles") or from the rows the tiles stand in
-    # ("rows", ``vision.adapt.row_angle``)
-    second_look_turned_by: str = "tiles"
-    # the most squares one second look may cut its region into (sliced inference); 1: one view
-    second_look_slices: int = 1
     # the tiles' up direction decided for the whole photo when their dominant turn is at least
     # this many degrees (they are read both ways, the surer way kept for all); None: per tile
     up_vote_from: float | None = None
@@ -148,9 +142,6 @@ class RecognizerSpec:
     # a tile with at least this share of its box outside the frame is flagged unreadable
     # ("cut"); 1.0: off
     unreadable_cut: float = 1.0
-    # a box the detector is sure of (>= 0.5) whose face shows under this share of ink is a tile
-    # lying face down, flagged unreadable ("face down"); 0: off
-    unreadable_ink: float = 0.0
     # obb only: read a rack as a rack (``vision.tiers``): find its tiers, straighten each into a
     # strip, find the tiles again there and read them; tiles off the tiers and photos with no
     # tier are read by the whole-photo path
@@ -187,8 +178,6 @@ class RecognizerSpec:
             second_look_large=float(raw.get("second_look_large", 0.0)),
             second_look_target=float(raw.get("second_look_target", 100.0)),
             second_look_turned=_pair(raw.get("second_look_turned")),
-            second_look_turned_by=str(raw.get("second_look_turned_by", "tiles")),
-            second_look_slices=int(raw.get("second_look_slices", 1)),
             up_vote_from=_optional(raw.get("up_vote_from")),
             up_vote_agree=float(raw.get("up_vote_agree", 0.8)),
             up_each_from=_optional(raw.get("up_each_from")),
@@ -196,7 +185,6 @@ class RecognizerSpec:
             colour_model=bool(raw.get("colour_model", False)),
             merge_duplicates=float(raw.get("merge_duplicates", 1.0)),
             unreadable_cut=float(raw.get("unreadable_cut", 1.0)),
-            unreadable_ink=float(raw.get("unreadable_ink", 0.0)),
             tiers=bool(raw.get("tiers", False)),
         )
 
@@ -397,10 +385,6 @@ class Recognizer:
             raise ValueError(f"unknown architecture {spec.architecture!r}")
         if spec.architecture == "two_stage" and spec.classifier is None:
             raise ValueError("a two_stage recogniser needs a classifier")
-        if spec.second_look_turned_by not in ("tiles", "rows"):
-            raise ValueError(
-                f"unknown second_look_turned_by {spec.second_look_turned_by!r}: use tiles or rows"
-            )
         if spec.detector_task not in ("detect", "obb"):
             raise ValueError(f"unknown detector_task {spec.detector_task!r}: use detect or obb")
         if spec.detector_task == "obb" and spec.architecture != "two_stage":
@@ -542,8 +526,6 @@ class Recognizer:
             target=spec.second_look_target,
             turned_from=lo if spec.second_look_turned else 91.0,
             turned_to=hi,
-            max_slices=spec.second_look_slices,
-            by_rows=spec.second_look_turned_by == "rows",
         )
         if not views:
             return scores, turned, []
@@ -657,11 +639,9 @@ class Recognizer:
                 if agree >= self.spec.up_vote_agree and abs(angle) >= self.spec.up_vote_from:
                     up = angle
             probs, crops = self._read(image_bgr, boxes, turned, up, each_way)
-            flags = self._unreadable(crops, turned, det_conf, (w, h))
+            flags = self._unreadable(turned, (w, h)) or [None] * len(boxes)
             if probs.shape[1] > NUM_CLASSES:  # the classifier's "not a tile": drop those boxes
-                tile = (probs.argmax(axis=1) < NUM_CLASSES) | np.array(
-                    [f == "face down" for f in flags], bool
-                )
+                tile = probs.argmax(axis=1) < NUM_CLASSES
                 boxes, det_conf, probs = boxes[tile], det_conf[tile], probs[tile, :NUM_CLASSES]
                 index = index[tile]
                 probs = probs / probs.sum(axis=1, keepdims=True)
@@ -900,30 +880,20 @@ class Recognizer:
         return out
 
     def _unreadable(
-        self,
-        crops: list[np.ndarray],
-        turned: np.ndarray | None,
-        det_conf: np.ndarray,
-        image_size: tuple[int, int],
+        self, turned: np.ndarray | None, image_size: tuple[int, int]
     ) -> list[str | None]:
         """Per box: "cut" (at least ``unreadable_cut`` of its turned box outside the frame, or
         touching the frame's edge and that much smaller than the photo's typical tile: the
-        detector may box only the part in the frame), "face down" (a sure box with under
-        ``unreadable_ink`` ink on its face) or None."""
-        flags: list[str | None] = [None] * len(crops)
-        spec = self.spec
-        if turned is None or (spec.unreadable_cut >= 1.0 and spec.unreadable_ink <= 0.0):
+        detector may box only the part in the frame) or None."""
+        if turned is None:
+            return []
+        flags: list[str | None] = [None] * len(turned)
+        if self.spec.unreadable_cut >= 1.0:
             return flags
-        short = cut_short(turned, image_size, spec.unreadable_cut)
-        for i, crop in enumerate(crops):
-            if short[i] or cut_share(turned[i], image_size) >= spec.unreadable_cut:
+        short = cut_short(turned, image_size, self.spec.unreadable_cut)
+        for i in range(len(turned)):
+            if short[i] or cut_share(turned[i], image_size) >= self.spec.unreadable_cut:
                 flags[i] = "cut"
-            elif (
-                spec.unreadable_ink > 0
-                and det_conf[i] >= 0.5
-                and ink_share(crop) < spec.unreadable_ink
-            ):
-                flags[i] = "face down"
         return flags
 
     def _gains(self, image_bgr: np.ndarray, boxes: np.ndarray) -> np.ndarray | None:

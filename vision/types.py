@@ -42,7 +42,7 @@ class TileReading:
     probs: np.ndarray  # shape (53,): probability of each identity (index = Tile.index), sums to 1
     detection_confidence: float = 1.0  # the detector's score that a tile is there
     upside_down: bool = False
-    # why the tile cannot be read, when it cannot: "cut" (by the frame's edge) or "face down";
+    # why the tile cannot be read, when it cannot: "cut" (by the frame's edge);
     # its ``tile`` and ``probs`` are then only a guess, which the pipeline and decoding skip
     unreadable: str | None = None
     # a rack tile read by the tier stage (``vision.tiers``): its tier (0 = top) and where it
@@ -85,7 +85,7 @@ class Recognition:
     # under a colour cast, or with ``read_balanced`` to read them; manifest ``white_balance``),
     # or None when the photo was used as taken
     balanced: tuple[float, float, float] | None = None
-    # the second looks the recogniser took (``vision.adapt``: "small", "turned", "slice" per
+    # the second looks the recogniser took (``vision.adapt``: "small", "large", "turned" per
     # view of the detector; "up" when the tiles were read both ways up), empty when the first
     # pass read the photo as it was
     second_look: tuple[str, ...] = ()
