@@ -29,6 +29,7 @@ from okey.draws import (
     sets_kept_without,
 )
 from okey.hand import check_playing_hand, hand_stage, okey_for
+from okey.inputs import read_hand
 from okey.rules import Rules
 from okey.sets import SetChoice
 from okey.solver import NUMBERED_KINDS
@@ -108,9 +109,7 @@ def advise(
     tiles: Sequence[Tile], indicator: Tile, rules: Rules | None = None, seen: Iterable[Tile] = ()
 ) -> Advice:
     """Rank the discards of a 15-tile hand, or list the waits of a 14-tile hand (21/22 in 101)."""
-    rules = rules or Rules.classic()
-    tiles = list(tiles)
-    seen = list(seen)
+    tiles, indicator, rules, seen = read_hand(tiles, indicator, rules, seen)
     check_playing_hand(tiles, indicator, rules, seen)
     unseen = unseen_counts(tiles, indicator, seen)
     if hand_stage(len(tiles), rules) == "waits":

@@ -36,6 +36,7 @@ from collections.abc import Sequence
 from okey.advice import Advice, DiscardOption, advise, tile_list
 from okey.distance import distance_to_win, unseen_counts
 from okey.hand import check_playing_hand, okey_for
+from okey.inputs import read_hand, read_rules
 from okey.melding import MeldSearch
 from okey.okey101 import (
     DiscardFigures,
@@ -57,6 +58,7 @@ def advise_hand(
     hand: Sequence[Tile], indicator: Tile, rules: Rules, seen: Sequence[Tile] = ()
 ) -> Advice:
     """The advice for a hand in play of either game (see the module docstring)."""
+    rules = read_rules(rules, Rules.classic())
     if rules.game == "okey101":
         return advise101(hand, indicator, rules, seen)
     return advise(list(hand), indicator, rules, seen=tuple(seen))
@@ -66,8 +68,7 @@ def advise101(
     hand: Sequence[Tile], indicator: Tile, rules: Rules | None = None, seen: Sequence[Tile] = ()
 ) -> Advice:
     """A 101 hand of 21 tiles (its waits) or 22 (its discards ranked), in ``Advice``'s shape."""
-    rules = rules or Rules.okey101()
-    tiles, seen = list(hand), list(seen)
+    tiles, indicator, rules, seen = read_hand(hand, indicator, rules, seen, Rules.okey101())
     stage = check_playing_hand(tiles, indicator, rules, seen)
     unseen = unseen_counts(tiles, indicator, seen)
     threshold = opening_threshold(rules)
