@@ -1,6 +1,7 @@
 """``istaka hand`` and ``istaka referee``: the engine on the command line.
 
     istaka hand "R1 R2 R3 ..." --indicator K7 [--seen "..."] [--rules classic|okey101] [--json]
+    istaka hand "R1 R2 R3 ..." --indicator K7 --offered Y7 [--table "..."] [--opened] ...
     istaka referee "R1 R2 R3 | K5 Y5 B5 | ..." --indicator K7 [--discard R9] [--rules ...] [--json]
 
 Bad input raises ``ValueError`` (a one-line message, exit 2, printed by ``istaka.cli``).
@@ -21,6 +22,7 @@ from okey.referee import RefereeVerdict, parse_groups, referee
 from okey.rules import PRESETS, Rules
 from okey.solver import check_win
 from okey.tiles import Tile, parse_tiles
+from okey.turn import take_or_draw
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,6 +34,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     hand.add_argument("tiles", help='the hand, e.g. "R1 R2 R3 K5 Y5 B5 ..." (FJ = false joker)')
     _common(hand)
     hand.add_argument("--seen", default="", help="tiles seen in the discard piles")
+    hand.add_argument(
+        "--offered",
+        default=None,
+        help="the tile the left-hand player just discarded: take it or draw? (14 / 21 tiles)",
+    )
+    hand.add_argument(
+        "--table", default="", help='101: the melds on the table, split by "|" (with --offered)'
+    )
+    hand.add_argument("--opened", action="store_true", help="101: you have opened")
     hand.set_defaults(func=run_hand)
 
     ref = subparsers.add_parser(
@@ -57,10 +68,14 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _indicator(text: str) -> Tile:
+    return _tile("--indicator", text)
+
+
+def _tile(option: str, text: str) -> Tile:
     try:
         return Tile.parse(text)
     except ValueError as exc:
-        raise InputError(f"--indicator: {exc}") from exc
+        raise InputError(f"{option}: {exc}") from exc
 
 
 def run_hand(args: argparse.Namespace) -> int:
@@ -70,6 +85,13 @@ def run_hand(args: argparse.Namespace) -> int:
     seen = parse_tiles(args.seen) if args.seen else []
     check_possible(tiles, indicator, rules, others=seen)
     hand_stage(len(tiles), rules)  # both games: a hand in play has its size, or one more
+    if args.offered is not None:
+        offered = _tile("--offered", args.offered)
+        table = parse_groups(args.table) if args.table else []
+        answer = take_or_draw(
+            tiles, offered, indicator, rules, seen, table=table, opened=args.opened
+        )
+        return _print(args, answer.to_dict(), answer.sentence)
     if rules.game == "okey101":
         report = okey101.describe_hand(tiles, indicator, rules)
         return _print(args, report, okey101.format_hand_report(report))
@@ -123,10 +145,7 @@ def run_referee(args: argparse.Namespace) -> int:
     groups = parse_groups(args.groups)
     discard = None
     if args.discard:
-        try:
-            discard = Tile.parse(args.discard)
-        except ValueError as exc:
-            raise InputError(f"--discard: {exc}") from exc
+        discard = _tile("--discard", args.discard)
     verdict = referee(groups, indicator, rules, discard, second_okey=args.second_okey)
     return _print(args, verdict.to_dict(), referee_text(verdict))
 

@@ -61,7 +61,7 @@ def advise_hand(
     rules = read_rules(rules, Rules.classic())
     if rules.game == "okey101":
         return advise101(hand, indicator, rules, seen)
-    return advise(list(hand), indicator, rules, seen=tuple(seen))
+    return advise(hand, indicator, rules, seen)
 
 
 def advise101(
