@@ -54,6 +54,7 @@ def test_a_tile_that_wins_is_taken_and_names_its_group():
         "Take Y7, then discard K5: it completes Y5 Y6 Y7 and the other 14 tiles win."
     )
     assert answer.to_dict()["advice"]["options"][0]["discard"] == "K5"
+    assert answer.advice.best.discard == answer.discard
 
 
 def test_a_tile_that_does_not_help_is_left_for_a_draw():
