@@ -21,6 +21,7 @@ from okey.hand import check_possible, hand_stage, okey_for
 from okey.referee import RefereeVerdict, parse_groups, referee
 from okey.rules import PRESETS, Rules
 from okey.solver import check_win
+from okey.startup import load_tables
 from okey.tiles import Tile, parse_tiles
 from okey.turn import take_or_draw
 
@@ -79,6 +80,7 @@ def _tile(option: str, text: str) -> Tile:
 
 
 def run_hand(args: argparse.Namespace) -> int:
+    load_tables()
     rules = Rules.preset(args.rules)
     indicator = _indicator(args.indicator)
     tiles = parse_tiles(args.tiles)
@@ -140,6 +142,7 @@ def hand_report(
 
 
 def run_referee(args: argparse.Namespace) -> int:
+    load_tables()
     rules = Rules.preset(args.rules)
     indicator = _indicator(args.indicator)
     groups = parse_groups(args.groups)

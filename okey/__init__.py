@@ -17,6 +17,7 @@ from okey.referee import GroupVerdict, RefereeVerdict, parse_groups, referee, sp
 from okey.rules import Rules
 from okey.scoring import ClassicRound
 from okey.solver import Group, WinResult, check_win
+from okey.startup import load_tables
 from okey.tiles import ALL_KINDS, COLOURS, FULL_SET, Tile, format_tiles, parse_tiles
 from okey.turn import TakeOrDraw, take_or_draw
 
@@ -55,6 +56,7 @@ __all__ = [
     "format_tiles",
     "group_kinds",
     "hand_stage",
+    "load_tables",
     "okey_for",
     "parse_groups",
     "parse_tiles",
