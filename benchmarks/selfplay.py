@@ -19,7 +19,10 @@ Policies (each with its own seeded generator for its ties):
   as it can, discards the tile that keeps the highest opening (the lowest leftover once open),
   ties at random, blind to the table's melds.
 * ``istaka``: ``okey.take_or_draw`` then ``okey.advise``'s best discard (101:
-  ``take_or_draw`` with the table, ``okey.okey101.advise_discard`` with the table's melds).
+  ``take_or_draw`` with the table, ``okey.okey101.advise_discard`` with the table's melds; once
+  open with fewer than 21 tiles, it takes a tile that goes onto a table meld, and discards the
+  tile leaving the smallest leftover, a tile fitting a table meld or an okey counted 101 more).
+* ``istaka-draw``: ``istaka``'s discards, always drawing (what the take advice adds).
 
 Classic: after each discard a hand whose 14 tiles win (``check_win``) ends the game; when the
 centre is empty and the player does not take, the game is a draw.  101: a player opens when its
@@ -60,7 +63,7 @@ from okey.okey101 import (
     score_round,
 )
 
-POLICIES = ("random", "greedy", "istaka")
+POLICIES = ("random", "greedy", "istaka", "istaka-draw")
 
 
 @dataclass
@@ -187,7 +190,21 @@ def _cost_101(view: View, tile: Tile) -> int:
     return cost + (101 if tile == okey_for(view.indicator) or fits else 0)
 
 
-CLASSES = {"random": RandomPolicy, "greedy": GreedyPolicy, "istaka": IstakaPolicy}
+class DrawingIstakaPolicy(IstakaPolicy):
+    """``istaka``'s discards, but always a draw: what the discard advice alone is worth."""
+
+    name = "istaka-draw"
+
+    def take(self, view: View) -> bool:
+        return False
+
+
+CLASSES = {
+    "random": RandomPolicy,
+    "greedy": GreedyPolicy,
+    "istaka": IstakaPolicy,
+    "istaka-draw": DrawingIstakaPolicy,
+}
 
 
 @dataclass
@@ -409,7 +426,8 @@ def wilson(successes: int, trials: int, z: float = 1.96) -> tuple[float, float]:
     centre = p + z * z / (2 * trials)
     spread = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials))
     scale = 1 + z * z / trials
-    return (centre - spread) / scale, (centre + spread) / scale
+    # (Clamped: rounding may put an end a hair past the share itself, or past 0 or 1.)
+    return max(0.0, min(p, (centre - spread) / scale)), min(1.0, max(p, (centre + spread) / scale))
 
 
 def rotated(lineup: list[str], game: int) -> list[str]:
