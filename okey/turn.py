@@ -312,7 +312,7 @@ def _take_or_draw_101(
         return TakeOrDraw(
             False, offered, None, distance, None, draw_distance, improving, unseen, False, sentence
         )
-    advice = advise101(drawn, indicator, rules, seen)
+    advice = advise101(drawn, indicator, rules, seen, table=melds, opened=opened)
     best = next(
         (
             option
