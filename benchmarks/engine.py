@@ -316,15 +316,16 @@ def _long_run(calls: int, seed: int, freeze: bool) -> str:
     import service.app  # noqa: F401  (a worker's objects: FastAPI, pydantic, the pages)
 
     load_tables(freeze=freeze)
-    pauses: list[float] = []
-    started: list[float] = []
+    pauses: list[tuple[float, float]] = []  # (wall, CPU) seconds of each full collection
+    started: list[tuple[float, float]] = []
 
     def watch(phase: str, info: dict) -> None:
         if info["generation"] == 2:
             if phase == "start":
-                started.append(time.perf_counter())
+                started.append((time.perf_counter(), time.process_time()))
             else:
-                pauses.append(time.perf_counter() - started.pop())
+                wall, cpu = started.pop()
+                pauses.append((time.perf_counter() - wall, time.process_time() - cpu))
 
     gc.callbacks.append(watch)
     rng = random.Random(seed)
@@ -337,11 +338,15 @@ def _long_run(calls: int, seed: int, freeze: bool) -> str:
         distance_to_win(hand[:14], indicator, classic, seen)
         times.append(time.perf_counter() - wall)
     gc.callbacks.remove(watch)
-    worst = f"{max(pauses) * 1e3:.1f} ms" if pauses else "-"
+    worst = (
+        f"{max(w for w, _ in pauses) * 1e3:.1f} ms wall, {max(c for _, c in pauses) * 1e3:.1f} ms CPU"
+        if pauses
+        else "-"
+    )
     return (
         f"gc.freeze() {'after load_tables' if freeze else 'never'}: distance_to_win wall "
         f"{_percentiles(times)}; {len(pauses)} full collections (longest {worst}), "
-        f"{len(gc.get_objects())} objects tracked at the end"
+        f"{len(gc.get_objects())} objects tracked at the end, load {os.getloadavg()[0]:.1f}"
     )
 
 
