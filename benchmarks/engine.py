@@ -338,11 +338,8 @@ def _long_run(calls: int, seed: int, freeze: bool) -> str:
         distance_to_win(hand[:14], indicator, classic, seen)
         times.append(time.perf_counter() - wall)
     gc.callbacks.remove(watch)
-    worst = (
-        f"{max(w for w, _ in pauses) * 1e3:.1f} ms wall, {max(c for _, c in pauses) * 1e3:.1f} ms CPU"
-        if pauses
-        else "-"
-    )
+    walls, cpus = [w * 1e3 for w, _ in pauses], [c * 1e3 for _, c in pauses]
+    worst = f"{max(walls):.1f} ms wall, {max(cpus):.1f} ms CPU" if pauses else "-"
     return (
         f"gc.freeze() {'after load_tables' if freeze else 'never'}: distance_to_win wall "
         f"{_percentiles(times)}; {len(pauses)} full collections (longest {worst}), "
