@@ -101,12 +101,20 @@ class Rules:
     @classmethod
     def classic(cls) -> Rules:
         """Classic Okey, the digest's defaults: 12-13-1 allowed, 20-point others-lose scoring."""
-        return cls()
+        # One shared value (it is frozen): every call that defaults to the classic rules reads it
+        # instead of building and validating a new one.
+        rules = _SHARED.get("classic")
+        if rules is None:
+            rules = _SHARED.setdefault("classic", cls())
+        return rules
 
     @classmethod
     def okey101(cls) -> Rules:
-        """101 Okey: no 13-1 wrap, 21/22 tiles, opening at 101 or five pairs."""
-        return cls(
+        """101 Okey: no 13-1 wrap, 21/22 tiles, opening at 101 or five pairs (one shared value)."""
+        rules = _SHARED.get("okey101")
+        if rules is not None:
+            return rules
+        made = cls(
             name="okey101",
             game="okey101",
             wrap_13_1=False,
@@ -114,6 +122,7 @@ class Rules:
             hand_size=21,
             max_rack_tiles=22,
         )
+        return _SHARED.setdefault("okey101", made)
 
     @classmethod
     def penalty_table(cls) -> Rules:
@@ -152,6 +161,9 @@ class Rules:
         base = cls.preset(data["name"]) if data.get("name") in PRESETS else cls()
         return replace(base, **data)
 
+
+# The classic and 101 presets, made once (``Rules.classic``, ``Rules.okey101``).
+_SHARED: dict[str, Rules] = {}
 
 # Tiles a hand holds between turns, per game (docs/rules.md): the one size each game is played
 # with, so another is refused.

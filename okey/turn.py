@@ -217,7 +217,7 @@ def _sentence(
             f"a draw leaves you {average} from a win on average "
             f"({improving} of {unseen} unseen tiles bring you closer)."
         )
-    if discard == offered or take_distance >= distance:
+    if take_distance >= distance:
         why = f"{offered} does not bring you closer (still {_away(distance)} from a win)"
     else:
         why = f"taking {offered} leaves you {_away(take_distance)} from a win"
