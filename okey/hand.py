@@ -13,7 +13,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from okey.errors import ImpossibleHandError, OkeyError
+from okey.errors import ArgumentError, ImpossibleHandError, OkeyError
 from okey.inputs import read_rules, read_tile, read_tiles
 from okey.rules import Rules
 from okey.tiles import FALSE_JOKER_INDEX, NUM_KINDS, Tile
@@ -117,6 +117,10 @@ def hand_stage(count: int, rules: Rules) -> HandStage:
     >>> hand_stage(15, Rules.classic()), hand_stage(21, Rules.okey101())
     ('discard', 'waits')
     """
+    if type(rules) is not Rules:
+        rules = read_rules(rules, Rules.classic())
+    if type(count) is not int:
+        raise ArgumentError("count", f"expected a number of tiles, got {type(count).__name__}")
     size = rules.hand_size
     if count == size:
         return "waits"

@@ -20,6 +20,7 @@ from okey import (
     check_win,
     distance_to_win,
     explain_group,
+    hand_stage,
     okey_for,
     parse_tiles,
     referee,
@@ -102,6 +103,8 @@ def test_101_functions_take_the_same_forms(call):
         (lambda: best_opening(HAND101, object()), "indicator"),
         (lambda: lay_offs(HAND101, [], 2.5), "indicator"),
         (lambda: explain_group("R1 R2 R3", "R5", "nope"), "rules"),
+        (lambda: hand_stage("14", "classic"), "count"),
+        (lambda: hand_stage(14, 14), "rules"),
     ],
 )
 def test_other_inputs_are_refused_naming_the_argument(call, argument):
