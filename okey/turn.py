@@ -33,9 +33,11 @@ from okey.advice import Advice, advise
 from okey.advice101 import advise101
 from okey.distance import distance_to_win, unseen_counts
 from okey.errors import ImpossibleHandError
-from okey.hand import check_possible
+from okey.hand import check_possible, okey_for
 from okey.inputs import read_hand, read_tile
 from okey.okey101 import (
+    EXTRA_PENALTY,
+    LayOff,
     Meld,
     _as_melds,
     best_opening,
@@ -63,10 +65,11 @@ class TakeOrDraw:
     take: bool
     offered: Tile
     discard: Tile | None
-    distance: int
+    # (None for an open 101 hand of fewer than 21 tiles: no distance to a 21-tile win applies.)
+    distance: int | None
     take_distance: int | None
-    draw_distance: float
-    draw_improving: int
+    draw_distance: float | None
+    draw_improving: int | None
     unseen: int
     allowed: bool
     sentence: str
@@ -79,7 +82,7 @@ class TakeOrDraw:
             "discard": None if self.discard is None else str(self.discard),
             "distance": self.distance,
             "take_distance": self.take_distance,
-            "draw_distance": round(self.draw_distance, 4),
+            "draw_distance": None if self.draw_distance is None else round(self.draw_distance, 4),
             "draw_improving": self.draw_improving,
             "unseen": self.unseen,
             "allowed": self.allowed,
@@ -98,7 +101,8 @@ def take_or_draw(
     table: Iterable[Meld | str | Iterable[Tile | str]] = (),
     opened: bool = False,
 ) -> TakeOrDraw:
-    """Take ``offered`` or draw, for a hand waiting for its draw (``rules.hand_size`` tiles).
+    """Take ``offered`` or draw, for a hand waiting for its draw (``rules.hand_size`` tiles; in
+    101 once open, any number up to that).
 
     ``seen`` are the other tiles out of play (discards; not ``offered``, which is counted on its
     own).  101 only: ``table`` holds the melds laid on the table, ``opened`` whether this player
@@ -106,15 +110,20 @@ def take_or_draw(
     """
     tiles, indicator, rules, seen = read_hand(hand, indicator, rules, seen)
     offered = read_tile(offered, "offered")
-    if len(tiles) != rules.hand_size:
+    smaller = rules.game == "okey101" and opened and 0 < len(tiles) < rules.hand_size
+    if len(tiles) != rules.hand_size and not smaller:
         raise ImpossibleHandError(
             f"take or draw is decided on a hand of {rules.hand_size} tiles waiting for its draw "
-            f"({rules.title}); got {len(tiles)}"
+            f"({rules.title}; fewer once open in 101); got {len(tiles)}"
         )
     check_possible([*tiles, offered], indicator, rules, others=seen)
     out = [*seen, offered]
-    distance = distance_to_win(tiles, indicator, rules, out)
-    draw_distance, improving, unseen = _draw_average(tiles, indicator, rules, out, distance)
+    if smaller:
+        unseen = sum(unseen_counts(tiles, indicator, out))
+        distance, draw_distance, improving = None, None, None
+    else:
+        distance = distance_to_win(tiles, indicator, rules, out)
+        draw_distance, improving, unseen = _draw_average(tiles, indicator, rules, out, distance)
     if rules.game == "okey101":
         return _take_or_draw_101(
             tiles,
@@ -227,6 +236,59 @@ def _sentence(
     )
 
 
+def _take_open_101(
+    tiles: list[Tile],
+    offered: Tile,
+    indicator: Tile,
+    rules: Rules,
+    melds: list[Meld],
+    use: str,
+    lay: LayOff | None,
+    distance: int | None,
+    draw_distance: float | None,
+    improving: int | None,
+    unseen: int,
+) -> TakeOrDraw:
+    """An open 101 player's take: the discard after it that leaves the fewest points in hand
+    (the offered tile laid off where it fits a table meld, else kept in a meld with the hand; a
+    discard that fits a table meld or is an okey counted 101 more, as ``advise_discard`` does),
+    taken only where that is fewer than the points held now."""
+    now = min_leftover(tiles, indicator, rules).penalty
+    okey = okey_for(indicator)
+    found: tuple[int, int, Tile, bool] | None = None
+    for discard in sorted(set(tiles)):
+        rest = [*tiles, offered]
+        rest.remove(discard)
+        if lay is not None:
+            rest.remove(offered)  # onto the table
+        elif not best_opening(rest, indicator, rules, must_use=offered).points:
+            continue  # the offered tile would be left out of every meld
+        # (A finish's last discard draws no penalty: an okey there doubles the finish.)
+        cost = 0
+        if rest:
+            fits = bool(melds) and could_lay_off(discard, melds, indicator, rules) is not None
+            cost = min_leftover(rest, indicator, rules).penalty
+            cost += EXTRA_PENALTY if discard == okey or fits else 0
+        if found is None or (cost, discard.index) < found[:2]:
+            found = (cost, discard.index, discard, not rest)
+    if found is None:
+        sentence = f"Draw: after taking {offered}, no discard would keep it in use."
+        return TakeOrDraw(
+            False, offered, None, distance, None, draw_distance, improving, unseen, False, sentence
+        )
+    after, _, discard, finishes = found
+    if after >= now:
+        sentence = f"Draw: taking {offered} leaves {after} points in hand, against {now} now."
+        return TakeOrDraw(
+            False, offered, None, distance, None, draw_distance, improving, unseen, True, sentence
+        )
+    result = "and you finish" if finishes else f"and leaves {after} points in hand instead of {now}"
+    sentence = f"Take {offered}, then discard {discard}: {use}, {result}."
+    return TakeOrDraw(
+        True, offered, discard, distance, None, draw_distance, improving, unseen, True, sentence
+    )
+
+
 def _opens(tiles: list[Tile], indicator: Tile, rules: Rules) -> bool:
     return (
         best_opening(tiles, indicator, rules).opens
@@ -240,19 +302,13 @@ def _still_used(
     offered: Tile,
     indicator: Tile,
     rules: Rules,
-    opened: bool,
-    melds: list[Meld],
 ) -> bool:
-    """Whether the hand with the offered tile, less ``discard``, still uses the offered tile as
-    the 101 rule asks (opens with it unopened; lays it off or melds it opened)."""
+    """Whether the hand with the offered tile, less ``discard``, still opens with the offered
+    tile, as the 101 rule asks of a player not yet open."""
     if discard == offered:
         return False
     rest = list(drawn)
     rest.remove(discard)
-    if opened:
-        if melds and could_lay_off(offered, melds, indicator, rules) is not None:
-            return True
-        return best_opening(rest, indicator, rules, must_use=offered).points > 0
     if best_opening(rest, indicator, rules, must_use=offered).points >= opening_threshold(rules):
         return True
     pairs = best_pairs_opening(rest, indicator, rules)
@@ -271,9 +327,9 @@ def _take_or_draw_101(
     seen: list[Tile],
     table: Iterable[Meld | str | Iterable[Tile | str]],
     opened: bool,
-    distance: int,
-    draw_distance: float,
-    improving: int,
+    distance: int | None,
+    draw_distance: float | None,
+    improving: int | None,
     unseen: int,
 ) -> TakeOrDraw:
     """101: a take only where the offered tile can be used this turn (module docstring)."""
@@ -281,6 +337,7 @@ def _take_or_draw_101(
     melds = _as_melds(table, indicator, rules)
     threshold = opening_threshold(rules)
     use = why = ""
+    lay = None
     if not opened:
         opening = best_opening(drawn, indicator, rules, must_use=offered)
         pairs = best_pairs_opening(drawn, indicator, rules)
@@ -312,6 +369,20 @@ def _take_or_draw_101(
         return TakeOrDraw(
             False, offered, None, distance, None, draw_distance, improving, unseen, False, sentence
         )
+    if opened:
+        return _take_open_101(
+            tiles,
+            offered,
+            indicator,
+            rules,
+            melds,
+            use,
+            lay,
+            distance,
+            draw_distance,
+            improving,
+            unseen,
+        )
     advice = advise101(drawn, indicator, rules, seen, table=melds, opened=opened)
     best = next(
         (
@@ -319,7 +390,7 @@ def _take_or_draw_101(
             for option in advice.options
             if option.advised
             and (not melds or could_lay_off(option.discard, melds, indicator, rules) is None)
-            and _still_used(drawn, option.discard, offered, indicator, rules, opened, melds)
+            and _still_used(drawn, option.discard, offered, indicator, rules)
         ),
         None,
     )
@@ -329,7 +400,7 @@ def _take_or_draw_101(
             False, offered, None, distance, None, draw_distance, improving, unseen, False, sentence
         )
     # Where the hand opens (or is open) without it, a take must also leave fewer points in hand.
-    opens_now = opened or _opens(tiles, indicator, rules)
+    opens_now = _opens(tiles, indicator, rules)
     now = min_leftover(tiles, indicator, rules).penalty
     after = best.figures.leftover if best.figures is not None else now
     if opens_now and after >= now:

@@ -172,3 +172,43 @@ def test_the_cli_answers_take_or_draw_as_text_and_json():
 def test_take_or_draw_takes_only_a_hand_waiting_for_its_draw():
     with pytest.raises(ValueError, match="hand of 14 tiles"):
         take_or_draw(parse_tiles("R1 R2 R3"), "Y7", "R5")
+
+
+def test_an_open_101_hand_of_any_size_takes_a_tile_it_lays_off():
+    table = [read_meld("K4 K5 K6", "B2", R101), read_meld("R7 Y7 B7", "B2", R101)]
+    answer = take_or_draw("R1 R9 Y12", "K7", "B2", R101, table=table, opened=True)
+    assert answer.take and answer.discard == Tile.parse("Y12") and answer.distance is None
+    assert answer.sentence == (
+        "Take K7, then discard Y12: it goes onto meld 1 (end, as K7), and leaves 10 points in "
+        "hand instead of 22."
+    )
+    finish = take_or_draw("R1", "K7", "B2", R101, table=table, opened=True)
+    assert finish.take and finish.sentence.endswith("and you finish.")
+    stuck = take_or_draw("Y1 Y2", "Y3", "B2", R101, table=table, opened=True)
+    assert not stuck.take and not stuck.allowed  # the meld would leave nothing to discard
+    with pytest.raises(ValueError, match="fewer once open"):
+        take_or_draw("R1 R9 Y12", "K7", "B2", R101, table=table)
+
+
+@SETTINGS
+@given(RANDOMS, st.integers(min_value=1, max_value=20))
+def test_an_open_101_take_is_always_used_and_its_discard_draws_no_penalty(rnd, size):
+    hand, offered, indicator, seen = deal(rnd, size, 6)
+    table = []
+    for _ in range(2):  # runs of three on the table, where the set still has the copies
+        colour, start = rnd.choice("RYBK"), rnd.randint(1, 11)
+        run = [Tile.of(colour, n) for n in range(start, start + 3)]
+        laid = [*hand, offered, *seen, indicator, *(t for m in table for t in m.tiles), *run]
+        if max(Counter(laid).values()) <= 2 and Counter(laid)[indicator] <= 1:
+            table.append(read_meld(run, indicator, R101))
+    answer = take_or_draw(hand, offered, indicator, R101, seen, table=table, opened=True)
+    if answer.take:
+        rest = [*hand, offered]
+        rest.remove(answer.discard)
+        laid_off = bool(table) and could_lay_off(offered, table, indicator, R101) is not None
+        melded = best_opening(rest, indicator, R101, must_use=offered).melds
+        assert laid_off or any(offered in m.tiles for m in melded)
+        assert answer.discard in hand
+        if len(rest) > laid_off:  # (a finish's last discard draws no penalty)
+            assert not table or could_lay_off(answer.discard, table, indicator, R101) is None
+            assert answer.discard != okey_for(indicator)
