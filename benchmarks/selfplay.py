@@ -20,8 +20,8 @@ Policies (each with its own seeded generator for its ties):
   ties at random, blind to the table's melds.
 * ``istaka``: ``okey.take_or_draw`` then ``okey.advise``'s best discard (101:
   ``take_or_draw`` with the table, ``okey.okey101.advise_discard`` with the table's melds; once
-  open with fewer than 21 tiles, it takes a tile that goes onto a table meld, and discards the
-  tile leaving the smallest leftover, a tile fitting a table meld or an okey counted 101 more).
+  open with fewer than 21 tiles, the tile leaving the smallest leftover, a tile fitting a table
+  meld or an okey counted 101 more).
 * ``istaka-draw``: ``istaka``'s discards, always drawing (what the take advice adds).
 
 Classic: after each discard a hand whose 14 tiles win (``check_win``) ends the game; when the
@@ -78,6 +78,7 @@ class View:
     rules: Rules
     table: list[Meld] = field(default_factory=list)  # 101: the melds on the table
     opened: bool = False  # 101: this player has opened
+    pairs: bool = False  # 101: ... with pairs (then it may only lay tiles off)
 
 
 class Policy:
@@ -150,10 +151,6 @@ class IstakaPolicy(Policy):
 
     def take(self, view: View) -> bool:
         assert view.offered is not None
-        if view.rules.game == "okey101" and len(view.hand) != view.rules.hand_size:
-            # Open with a smaller hand: a tile that goes onto a table meld at once shrinks it.
-            fits = could_lay_off(view.offered, view.table, view.indicator, view.rules)
-            return bool(view.table) and fits is not None
         answer = take_or_draw(
             view.hand,
             view.offered,
@@ -164,6 +161,10 @@ class IstakaPolicy(Policy):
             opened=view.opened,
         )
         self.planned = answer.discard
+        if answer.take and view.pairs:
+            # A pairs opener lays no new meld: only a tile that goes onto the table is usable.
+            fits = could_lay_off(view.offered, view.table, view.indicator, view.rules)
+            return bool(view.table) and fits is not None
         return answer.take
 
     def discard(self, view: View) -> Tile:
@@ -318,7 +319,7 @@ def play_101(seed: int, lineup: list[str]) -> Result:
         took = None
         if offered is not None:
             seen = table.seen_by(seat, offered)
-            view = View(me.hand, indicator, offered, seen, rules, melds, me.opened)
+            view = View(me.hand, indicator, offered, seen, rules, melds, me.opened, me.pairs)
             if player.take(view):
                 took = offered
                 table.took(seat, offered)
@@ -328,7 +329,8 @@ def play_101(seed: int, lineup: list[str]) -> Result:
             else:
                 break
         _lay(me, melds, indicator, rules, took)
-        view = View(me.hand, indicator, None, table.seen_by(seat, None), rules, melds, me.opened)
+        seen = table.seen_by(seat, None)
+        view = View(me.hand, indicator, None, seen, rules, melds, me.opened, me.pairs)
         thrown = player.discard(view)
         me.hand.remove(thrown)
         table.discarded(seat, thrown)
@@ -386,6 +388,12 @@ def _lay(me: Seat101, melds: list[Meld], indicator: Tile, rules: Rules, took: Ti
             raise AssertionError(f"a take of {took} that does not open")
         return
     if not me.pairs:
+        if took is not None and not (melds and could_lay_off(took, melds, indicator, rules)):
+            # A taken tile that goes onto no table meld is melded first (the rule: use it).
+            for meld in best_opening(me.hand, indicator, rules, must_use=took).melds:
+                if took in meld.tiles and len(me.hand) > len(meld.tiles):
+                    _put_down(me, [meld.tiles])
+                    melds.append(meld)
         for meld in min_leftover(me.hand, indicator, rules).melds:
             if len(me.hand) > len(meld.tiles):
                 _put_down(me, [meld.tiles])
