@@ -86,14 +86,14 @@ def run_hand(args: argparse.Namespace) -> int:
     tiles = parse_tiles(args.tiles)
     seen = parse_tiles(args.seen) if args.seen else []
     check_possible(tiles, indicator, rules, others=seen)
-    hand_stage(len(tiles), rules)  # both games: a hand in play has its size, or one more
-    if args.offered is not None:
+    if args.offered is not None:  # (take_or_draw checks the hand's size: 101 open, any)
         offered = _tile("--offered", args.offered)
         table = parse_groups(args.table) if args.table else []
         answer = take_or_draw(
             tiles, offered, indicator, rules, seen, table=table, opened=args.opened
         )
         return _print(args, answer.to_dict(), answer.sentence)
+    hand_stage(len(tiles), rules)  # both games: a hand in play has its size, or one more
     if rules.game == "okey101":
         report = okey101.describe_hand(tiles, indicator, rules)
         return _print(args, report, okey101.format_hand_report(report))

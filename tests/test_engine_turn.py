@@ -169,6 +169,19 @@ def test_the_cli_answers_take_or_draw_as_text_and_json():
     assert bad.returncode == 2 and "--offered: cannot read tile 'R 7'" in bad.stderr
 
 
+def test_the_cli_answers_an_open_101_hand_against_the_table():
+    run = subprocess.run(
+        [str(ISTAKA), "hand", "R1 R9 Y12", "--indicator", "B2", "--rules", "okey101"]
+        + ["--offered", "K7", "--table", "K4 K5 K6 | R7 Y7 B7", "--opened"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("Take K7, then discard Y12: it goes onto meld 1 (end, as K7)")
+
+
 def test_take_or_draw_takes_only_a_hand_waiting_for_its_draw():
     with pytest.raises(ValueError, match="hand of 14 tiles"):
         take_or_draw(parse_tiles("R1 R2 R3"), "Y7", "R5")
