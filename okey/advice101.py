@@ -71,9 +71,7 @@ def advise_hand(
     rules = read_rules(rules, Rules.classic())
     if rules.game == "okey101":
         return advise101(hand, indicator, rules, seen, table=table, opened=opened)
-    return advise(
-        hand, indicator, rules, seen, next_takes=next_takes, next_discards=next_discards
-    )
+    return advise(hand, indicator, rules, seen, next_takes=next_takes, next_discards=next_discards)
 
 
 def advise101(
