@@ -44,6 +44,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--table", default="", help='101: the melds on the table, split by "|" (with --offered)'
     )
     hand.add_argument("--opened", action="store_true", help="101: you have opened")
+    hand.add_argument(
+        "--next-takes",
+        default="",
+        help="classic: tiles the right-hand player took (a discard that fits them ranks later)",
+    )
+    hand.add_argument(
+        "--next-discards", default="", help="classic: tiles the right-hand player threw"
+    )
     hand.set_defaults(func=run_hand)
 
     ref = subparsers.add_parser(
@@ -97,14 +105,20 @@ def run_hand(args: argparse.Namespace) -> int:
     if rules.game == "okey101":
         report = okey101.describe_hand(tiles, indicator, rules)
         return _print(args, report, okey101.format_hand_report(report))
-    data, text = hand_report(tiles, indicator, rules, seen)
+    nexts = parse_tiles(args.next_takes), parse_tiles(args.next_discards)
+    data, text = hand_report(tiles, indicator, rules, seen, nexts)
     return _print(args, data, text)
 
 
 def hand_report(
-    tiles: list[Tile], indicator: Tile, rules: Rules, seen: list[Tile]
+    tiles: list[Tile],
+    indicator: Tile,
+    rules: Rules,
+    seen: list[Tile],
+    nexts: tuple[list[Tile], list[Tile]] = ([], []),
 ) -> tuple[dict[str, Any], str]:
-    """The JSON data and the text ``istaka hand`` prints for a checked hand."""
+    """The JSON data and the text ``istaka hand`` prints for a checked hand (``nexts``: the
+    right-hand player's takes and discards, for the discards' risk)."""
     okey = okey_for(indicator)
     data: dict[str, Any] = {
         "rules": rules.name,
@@ -127,7 +141,7 @@ def hand_report(
                     f"{t}={f}" for t, f in zip(g.tiles, g.stands_for, strict=True) if t == okey
                 )
                 lines.append(f"  okey plays as: {faces}")
-    advice = advise(tiles, indicator, rules, seen)
+    advice = advise(tiles, indicator, rules, seen, next_takes=nexts[0], next_discards=nexts[1])
     data["advice"] = advice.to_dict()
     if advice.kind == "waits":
         if advice.distance:

@@ -2,6 +2,9 @@
 rate each classic discard's risk; in 101 a discard that fits a table meld is never advised."""
 
 import random
+import subprocess
+import sys
+from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -71,3 +74,17 @@ def test_101_never_advises_a_discard_that_fits_a_table_meld():
     b9 = next(o for o in wary.options if o.discard == Tile.parse("B9"))
     assert not b9.advised and "101 penalty" in b9.sentence
     assert all(o.advised for o in wary.options[: wary.options.index(b9)])
+
+
+def test_the_cli_ranks_a_discard_the_next_player_collects_later():
+    istaka = Path(sys.executable).with_name("istaka")
+    run = subprocess.run(
+        [str(istaka), "hand", HAND, "--indicator", "R5", "--next-takes", "Y12"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 0, run.stderr
+    assert "best discard: Discard K1:" in run.stdout
+    assert "Not Y13: the next player took Y12" in run.stdout
