@@ -17,12 +17,26 @@ says where one of them spends its time instead (cProfile shares, after a warm-up
 docs/engine.md):
 
     .venv/bin/python benchmarks/engine.py --profile distance_to_win   # 1,000 deals after 500
+
+``--adversarial`` times ``advise``'s first call on hands the line table does not serve (one
+colour, two colours, many pairs, both okeys; 0 to 40 seen tiles), each hand new to the process
+after a warm-up on random deals.  ``--take-or-draw`` times ``okey.take_or_draw`` on random deals
+(14 tiles, an offered tile, 0 to 30 seen).  ``--gc-pauses CALLS`` runs ``distance_to_win`` on
+random deals with seen tiles for CALLS calls in two fresh processes that import the service
+first (as a worker does), without and with ``okey.load_tables()``'s ``gc.freeze()``, and prints
+each call's p50 / p99 / p99.9 / max and the full collections' pauses:
+
+    .venv/bin/python benchmarks/engine.py --adversarial --seed 1
+    .venv/bin/python benchmarks/engine.py --take-or-draw --hands 300
+    .venv/bin/python benchmarks/engine.py --gc-pauses 200000
 """
 
 from __future__ import annotations
 
 import argparse
 import cProfile
+import gc
+import multiprocessing
 import os
 import pstats
 import random
@@ -30,7 +44,17 @@ import statistics
 import time
 from collections.abc import Callable
 
-from okey import FULL_SET, Rules, Tile, advise, check_win, distance_to_win, okey_for
+from okey import (
+    FULL_SET,
+    Rules,
+    Tile,
+    advise,
+    check_win,
+    distance_to_win,
+    load_tables,
+    okey_for,
+    take_or_draw,
+)
 from okey.okey101 import best_opening
 
 # (median, p95) targets in microseconds of ``--random-deals`` (None: no target).
@@ -80,7 +104,21 @@ def main() -> None:
     parser.add_argument(
         "--profile", choices=sorted(PROFILED), help="where one call's time goes (cProfile)"
     )
+    parser.add_argument(
+        "--adversarial", action="store_true", help="advise's first call on adversarial hands"
+    )
+    parser.add_argument("--take-or-draw", action="store_true", help="time okey.take_or_draw")
+    parser.add_argument("--gc-pauses", type=int, default=0, help="calls of a long run, twice")
     args = parser.parse_args()
+    if args.adversarial:
+        adversarial(args.seed)
+        return
+    if args.take_or_draw:
+        time_take_or_draw(args.seed, args.hands)
+        return
+    if args.gc_pauses:
+        gc_pauses(args.gc_pauses, args.seed)
+        return
     if args.profile:
         profile(args.profile, args.seed)
         return
@@ -179,6 +217,133 @@ def random_deals(args: argparse.Namespace) -> None:
             f"p90 {sorted(times)[int(0.9 * len(times))] * 1e6:.1f} us"
             for okeys, times in sorted(by_okeys.items())
         )
+    )
+
+
+def _percentiles(times: list[float]) -> str:
+    ordered = sorted(times)
+
+    def at(q: float) -> float:
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1e3
+
+    return (
+        f"n={len(ordered):6d}  median {statistics.median(ordered) * 1e3:7.2f} ms  "
+        f"p99 {at(0.99):7.2f} ms  p99.9 {at(0.999):7.2f} ms  max {ordered[-1] * 1e3:7.2f} ms"
+    )
+
+
+# ``--adversarial``: hands per family and seen count.
+FAMILY_HANDS = 40
+
+
+def _family_hand(rng: random.Random, family: str) -> tuple[list[Tile], Tile]:
+    """A 15-tile hand of one adversarial family, and an indicator that fits it."""
+    while True:
+        indicator = Tile(rng.randrange(52))
+        okey = okey_for(indicator)
+        if family == "one colour":
+            colour = rng.randrange(4)
+            pool = [Tile(colour * 13 + n) for n in range(13)] * 2
+        elif family == "two colours":
+            colours = rng.sample(range(4), 2)
+            pool = [Tile(c * 13 + n) for c in colours for n in range(13)] * 2
+        elif family == "many pairs":
+            faces = rng.sample(range(52), 7)
+            pool = [Tile(f) for f in faces] * 2 + [Tile(rng.randrange(52))]
+        else:  # both okeys, the rest from two colours
+            colours = rng.sample(range(4), 2)
+            pool = [Tile(c * 13 + n) for c in colours for n in range(13)] * 2
+            pool = [okey, okey, *rng.sample(pool, 13)]
+        rng.shuffle(pool)
+        hand = pool[:15] if family != "both okeys" else sorted(pool[:15], key=lambda t: t != okey)
+        held = hand.count(indicator)
+        if held <= 1 and all(hand.count(t) <= 2 for t in hand):
+            return hand, indicator
+
+
+def adversarial(seed: int) -> None:
+    """``advise``'s first call on each hand of the adversarial families (warm caches from 200
+    random deals first, as a running service has)."""
+    rng = random.Random(seed)
+    classic = Rules.classic()
+    for hand, indicator in [deal(rng, 15) for _ in range(200)]:
+        advise(hand, indicator, classic)
+    print(f"adversarial hands, seed {seed}, host reference {host_reference():.1f} ms")
+    everything = []
+    for family in ("one colour", "two colours", "many pairs", "both okeys"):
+        times = []
+        for seen_count in (0, 10, 20, 40):
+            for _ in range(FAMILY_HANDS // 4):
+                hand, indicator = _family_hand(rng, family)
+                pool = list(FULL_SET)
+                for tile in [*hand, indicator]:
+                    pool.remove(tile)
+                seen = rng.sample(pool, seen_count)
+                _, cpu = timed(lambda h=hand, i=indicator, s=seen: advise(h, i, classic, s))
+                times.append(cpu)
+        everything += times
+        print(f"{family:12s} advise first call, cpu {_percentiles(times)}")
+    print(f"{'all':12s} advise first call, cpu {_percentiles(everything)}")
+
+
+def time_take_or_draw(seed: int, count: int) -> None:
+    """``take_or_draw`` on random deals: 14 tiles, the next tile offered, 0-30 seen."""
+    rng = random.Random(seed)
+    classic = Rules.classic()
+    times, takes = [], 0
+    for _ in range(count):
+        hand, indicator = deal(rng, 30 + 15)
+        seen = hand[15 : 15 + rng.randrange(31)]
+        _, cpu = timed(
+            lambda h=hand, i=indicator, s=seen: take_or_draw(h[:14], h[14], i, classic, s)
+        )
+        takes += take_or_draw(hand[:14], hand[14], indicator, classic, seen).take
+        times.append(cpu)
+    print(f"take_or_draw, seed {seed}, host reference {host_reference():.1f} ms")
+    print(f"take_or_draw cpu {_percentiles(times)}; {takes} of {count} take")
+
+
+def gc_pauses(calls: int, seed: int) -> None:
+    """The same long run in two fresh processes: without and with ``gc.freeze()``."""
+    spawn = multiprocessing.get_context("spawn")
+    for freeze in (False, True):
+        with spawn.Pool(1) as pool:
+            line = pool.apply(_long_run, (calls, seed, freeze))
+        print(line)
+
+
+def _long_run(calls: int, seed: int, freeze: bool) -> str:
+    import service.app  # noqa: F401  (a worker's objects: FastAPI, pydantic, the pages)
+
+    load_tables(freeze=freeze)
+    pauses: list[tuple[float, float]] = []  # (wall, CPU) seconds of each full collection
+    started: list[tuple[float, float]] = []
+
+    def watch(phase: str, info: dict) -> None:
+        if info["generation"] == 2:
+            if phase == "start":
+                started.append((time.perf_counter(), time.process_time()))
+            else:
+                wall, cpu = started.pop()
+                pauses.append((time.perf_counter() - wall, time.process_time() - cpu))
+
+    gc.callbacks.append(watch)
+    rng = random.Random(seed)
+    classic = Rules.classic()
+    times = []
+    for _ in range(calls):
+        hand, indicator = deal(rng, 14 + 20)
+        seen = hand[14 : 14 + rng.randrange(21)]
+        wall = time.perf_counter()
+        distance_to_win(hand[:14], indicator, classic, seen)
+        times.append(time.perf_counter() - wall)
+    gc.callbacks.remove(watch)
+    walls, cpus = [w * 1e3 for w, _ in pauses], [c * 1e3 for _, c in pauses]
+    worst = f"{max(walls):.1f} ms wall, {max(cpus):.1f} ms CPU" if pauses else "-"
+    return (
+        f"gc.freeze() {'after load_tables' if freeze else 'never'}: distance_to_win wall "
+        f"{_percentiles(times)}; {len(pauses)} full collections (longest {worst}), "
+        f"{len(gc.get_objects())} objects tracked at the end, load {os.getloadavg()[0]:.1f}"
     )
 
 

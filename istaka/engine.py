@@ -1,6 +1,7 @@
 """``istaka hand`` and ``istaka referee``: the engine on the command line.
 
     istaka hand "R1 R2 R3 ..." --indicator K7 [--seen "..."] [--rules classic|okey101] [--json]
+    istaka hand "R1 R2 R3 ..." --indicator K7 --offered Y7 [--table "..."] [--opened] ...
     istaka referee "R1 R2 R3 | K5 Y5 B5 | ..." --indicator K7 [--discard R9] [--rules ...] [--json]
 
 Bad input raises ``ValueError`` (a one-line message, exit 2, printed by ``istaka.cli``).
@@ -20,7 +21,9 @@ from okey.hand import check_possible, hand_stage, okey_for
 from okey.referee import RefereeVerdict, parse_groups, referee
 from okey.rules import PRESETS, Rules
 from okey.solver import check_win
+from okey.startup import load_tables
 from okey.tiles import Tile, parse_tiles
+from okey.turn import take_or_draw
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -32,6 +35,23 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     hand.add_argument("tiles", help='the hand, e.g. "R1 R2 R3 K5 Y5 B5 ..." (FJ = false joker)')
     _common(hand)
     hand.add_argument("--seen", default="", help="tiles seen in the discard piles")
+    hand.add_argument(
+        "--offered",
+        default=None,
+        help="the tile the left-hand player just discarded: take it or draw? (14 / 21 tiles)",
+    )
+    hand.add_argument(
+        "--table", default="", help='101: the melds on the table, split by "|" (with --offered)'
+    )
+    hand.add_argument("--opened", action="store_true", help="101: you have opened")
+    hand.add_argument(
+        "--next-takes",
+        default="",
+        help="classic: tiles the right-hand player took (a discard that fits them ranks later)",
+    )
+    hand.add_argument(
+        "--next-discards", default="", help="classic: tiles the right-hand player threw"
+    )
     hand.set_defaults(func=run_hand)
 
     ref = subparsers.add_parser(
@@ -57,30 +77,48 @@ def _common(parser: argparse.ArgumentParser) -> None:
 
 
 def _indicator(text: str) -> Tile:
+    return _tile("--indicator", text)
+
+
+def _tile(option: str, text: str) -> Tile:
     try:
         return Tile.parse(text)
     except ValueError as exc:
-        raise InputError(f"--indicator: {exc}") from exc
+        raise InputError(f"{option}: {exc}") from exc
 
 
 def run_hand(args: argparse.Namespace) -> int:
+    load_tables()
     rules = Rules.preset(args.rules)
     indicator = _indicator(args.indicator)
     tiles = parse_tiles(args.tiles)
     seen = parse_tiles(args.seen) if args.seen else []
     check_possible(tiles, indicator, rules, others=seen)
+    if args.offered is not None:  # (take_or_draw checks the hand's size: 101 open, any)
+        offered = _tile("--offered", args.offered)
+        table = parse_groups(args.table) if args.table else []
+        answer = take_or_draw(
+            tiles, offered, indicator, rules, seen, table=table, opened=args.opened
+        )
+        return _print(args, answer.to_dict(), answer.sentence)
     hand_stage(len(tiles), rules)  # both games: a hand in play has its size, or one more
     if rules.game == "okey101":
         report = okey101.describe_hand(tiles, indicator, rules)
         return _print(args, report, okey101.format_hand_report(report))
-    data, text = hand_report(tiles, indicator, rules, seen)
+    nexts = parse_tiles(args.next_takes), parse_tiles(args.next_discards)
+    data, text = hand_report(tiles, indicator, rules, seen, nexts)
     return _print(args, data, text)
 
 
 def hand_report(
-    tiles: list[Tile], indicator: Tile, rules: Rules, seen: list[Tile]
+    tiles: list[Tile],
+    indicator: Tile,
+    rules: Rules,
+    seen: list[Tile],
+    nexts: tuple[list[Tile], list[Tile]] = ([], []),
 ) -> tuple[dict[str, Any], str]:
-    """The JSON data and the text ``istaka hand`` prints for a checked hand."""
+    """The JSON data and the text ``istaka hand`` prints for a checked hand (``nexts``: the
+    right-hand player's takes and discards, for the discards' risk)."""
     okey = okey_for(indicator)
     data: dict[str, Any] = {
         "rules": rules.name,
@@ -103,7 +141,7 @@ def hand_report(
                     f"{t}={f}" for t, f in zip(g.tiles, g.stands_for, strict=True) if t == okey
                 )
                 lines.append(f"  okey plays as: {faces}")
-    advice = advise(tiles, indicator, rules, seen)
+    advice = advise(tiles, indicator, rules, seen, next_takes=nexts[0], next_discards=nexts[1])
     data["advice"] = advice.to_dict()
     if advice.kind == "waits":
         if advice.distance:
@@ -118,15 +156,13 @@ def hand_report(
 
 
 def run_referee(args: argparse.Namespace) -> int:
+    load_tables()
     rules = Rules.preset(args.rules)
     indicator = _indicator(args.indicator)
     groups = parse_groups(args.groups)
     discard = None
     if args.discard:
-        try:
-            discard = Tile.parse(args.discard)
-        except ValueError as exc:
-            raise InputError(f"--discard: {exc}") from exc
+        discard = _tile("--discard", args.discard)
     verdict = referee(groups, indicator, rules, discard, second_okey=args.second_okey)
     return _print(args, verdict.to_dict(), referee_text(verdict))
 

@@ -8,7 +8,7 @@
 from okey.advice import Advice, DiscardOption, advise
 from okey.advice101 import advise101, advise_hand
 from okey.distance import distance_to_win
-from okey.errors import ImpossibleHandError, OkeyError, TileParseError
+from okey.errors import ArgumentError, ImpossibleHandError, OkeyError, RulesError, TileParseError
 from okey.groups import GroupReading, explain_group, group_kinds
 from okey.hand import check_playing_hand, check_possible, counts, hand_stage, okey_for
 from okey.match import Match
@@ -17,11 +17,14 @@ from okey.referee import GroupVerdict, RefereeVerdict, parse_groups, referee, sp
 from okey.rules import Rules
 from okey.scoring import ClassicRound
 from okey.solver import Group, WinResult, check_win
+from okey.startup import load_tables
 from okey.tiles import ALL_KINDS, COLOURS, FULL_SET, Tile, format_tiles, parse_tiles
+from okey.turn import TakeOrDraw, take_or_draw
 
 __all__ = [
     "ALL_KINDS",
     "Advice",
+    "ArgumentError",
     "COLOURS",
     "ClassicRound",
     "DiscardOption",
@@ -36,6 +39,8 @@ __all__ = [
     "RefereeVerdict",
     "Round101",
     "Rules",
+    "RulesError",
+    "TakeOrDraw",
     "Tile",
     "TileParseError",
     "WinResult",
@@ -51,9 +56,11 @@ __all__ = [
     "format_tiles",
     "group_kinds",
     "hand_stage",
+    "load_tables",
     "okey_for",
     "parse_groups",
     "parse_tiles",
     "referee",
     "split_discard",
+    "take_or_draw",
 ]

@@ -16,7 +16,7 @@ copies would lower that distance (unseen = the 106 tiles minus the hand, the ind
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from okey.distance import HandState, kept_with_sets, optimal_set_choices, unseen_counts
@@ -29,6 +29,7 @@ from okey.draws import (
     sets_kept_without,
 )
 from okey.hand import check_playing_hand, hand_stage, okey_for
+from okey.inputs import read_hand, read_tiles
 from okey.rules import Rules
 from okey.sets import SetChoice
 from okey.solver import NUMBERED_KINDS
@@ -53,6 +54,9 @@ class DiscardOption:
     advised: bool
     sentence: str
     figures: DiscardFigures | None = None
+    # What the right-hand player's takes and discards say of this discard (``discard_risk``):
+    # "high" (it fits what they took), "low" (they threw it or its neighbour), None (unknown).
+    risk: str | None = None
 
     @property
     def improving_copies(self) -> int:
@@ -72,6 +76,8 @@ class DiscardOption:
             figures = self.figures.to_dict()
             del figures["tile"]
             data.update(figures)
+        if self.risk is not None:
+            data["risk"] = self.risk
         return data
 
 
@@ -105,12 +111,23 @@ class Advice:
 
 
 def advise(
-    tiles: Sequence[Tile], indicator: Tile, rules: Rules | None = None, seen: Iterable[Tile] = ()
+    tiles: Sequence[Tile],
+    indicator: Tile,
+    rules: Rules | None = None,
+    seen: Iterable[Tile] = (),
+    *,
+    next_takes: Iterable[Tile] = (),
+    next_discards: Iterable[Tile] = (),
 ) -> Advice:
-    """Rank the discards of a 15-tile hand, or list the waits of a 14-tile hand (21/22 in 101)."""
-    rules = rules or Rules.classic()
-    tiles = list(tiles)
-    seen = list(seen)
+    """Rank the discards of a 15-tile hand, or list the waits of a 14-tile hand (21/22 in 101).
+
+    ``next_takes`` and ``next_discards``: the tiles the right-hand player (who may take your
+    discard) took and threw this round.  Among discards leaving the same distance, one that fits
+    what they took (same colour within two, or the same number: ``discard_risk``) ranks after
+    the others, and the best option's sentence says so where that changed the choice."""
+    tiles, indicator, rules, seen = read_hand(tiles, indicator, rules, seen)
+    next_takes = read_tiles(next_takes, "next_takes")
+    next_discards = read_tiles(next_discards, "next_discards")
     check_playing_hand(tiles, indicator, rules, seen)
     unseen = unseen_counts(tiles, indicator, seen)
     if hand_stage(len(tiles), rules) == "waits":
@@ -197,17 +214,74 @@ def advise(
             _option(discard, state, solved, never, rules, listing, okey, shared, hints, witnesses)
         )
     # A winning okey discard scores double, so it beats any other winning discard.
-    options.sort(
-        key=lambda o: (
-            not o.advised,
-            o.distance,
-            not (o.distance == 0 and o.is_okey),
-            -o.improving_copies,
-            o.discard.index,
-        )
-    )
+    options.sort(key=_rank)
+    if next_takes or next_discards:
+        options = _with_risks(options, next_takes, next_discards, okey, rules.wrap_13_1)
     best = options[0]
     return Advice("discard", best.distance, tuple(options), sentence=best.sentence)
+
+
+def _rank(o: DiscardOption) -> tuple:
+    return (
+        not o.advised,
+        o.distance,
+        not (o.distance == 0 and o.is_okey),
+        o.risk == "high",
+        -o.improving_copies,
+        o.discard.index,
+    )
+
+
+def discard_risk(
+    discard: Tile, takes: Sequence[Tile], discards: Sequence[Tile], okey: Tile, wrap: bool
+) -> tuple[str | None, str]:
+    """What the right-hand player's takes and discards say of ``discard`` (a false joker read as
+    the okey's face): "high" where it shares a run (same colour, numbers at most two apart) or a
+    set (same number) with a tile they took, "low" where they threw its face or a run neighbour,
+    else None; and the reason in words."""
+    face = okey if discard.is_false_joker else discard
+    if face == okey:
+        return None, ""
+    for took in takes:
+        other = okey if took.is_false_joker else took
+        if other == okey:
+            continue
+        gap = abs(other.number - face.number)
+        if wrap:
+            gap = min(gap, 13 - gap)
+        if (other.colour == face.colour and gap <= 2) or (
+            other.number == face.number and other.colour != face.colour
+        ):
+            return "high", f"the next player took {took} and may be collecting it"
+    for threw in discards:
+        other = okey if threw.is_false_joker else threw
+        if other.colour == face.colour and abs((other.number or 0) - face.number) <= 1:
+            return "low", f"the next player threw {threw}"
+    return None, ""
+
+
+def _with_risks(
+    options: list[DiscardOption],
+    takes: list[Tile],
+    discards: list[Tile],
+    okey: Tile,
+    wrap: bool,
+) -> list[DiscardOption]:
+    """The options with their risks, ranked again; where the risk changed the best discard, its
+    sentence says which discard it passed over and why."""
+    was = options[0]
+    rated = []
+    reasons = {}
+    for option in options:
+        risk, reason = discard_risk(option.discard, takes, discards, okey, wrap)
+        reasons[option.discard] = reason
+        rated.append(replace(option, risk=risk))
+    rated.sort(key=_rank)
+    best = rated[0]
+    if best.discard != was.discard:
+        note = f" Not {was.discard}: {reasons[was.discard]}."
+        rated[0] = replace(best, sentence=best.sentence + note)
+    return rated
 
 
 def _option(

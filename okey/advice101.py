@@ -31,14 +31,16 @@ distance to win knows they cannot come.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from okey.advice import Advice, DiscardOption, advise, tile_list
 from okey.distance import distance_to_win, unseen_counts
 from okey.hand import check_playing_hand, okey_for
+from okey.inputs import read_hand, read_rules
 from okey.melding import MeldSearch
 from okey.okey101 import (
     DiscardFigures,
+    Meld,
     advise_discard,
     best_opening,
     best_pairs_opening,
@@ -54,20 +56,38 @@ IMPROVING_RANKS = 3
 
 
 def advise_hand(
-    hand: Sequence[Tile], indicator: Tile, rules: Rules, seen: Sequence[Tile] = ()
+    hand: Sequence[Tile],
+    indicator: Tile,
+    rules: Rules,
+    seen: Sequence[Tile] = (),
+    *,
+    table: Iterable[Meld | str | Iterable[Tile | str]] = (),
+    opened: bool = False,
+    next_takes: Iterable[Tile | str] = (),
+    next_discards: Iterable[Tile | str] = (),
 ) -> Advice:
-    """The advice for a hand in play of either game (see the module docstring)."""
+    """The advice for a hand in play of either game (see the module docstring): ``table`` and
+    ``opened`` for 101, ``next_takes`` and ``next_discards`` (the right-hand player's) classic."""
+    rules = read_rules(rules, Rules.classic())
     if rules.game == "okey101":
-        return advise101(hand, indicator, rules, seen)
-    return advise(list(hand), indicator, rules, seen=tuple(seen))
+        return advise101(hand, indicator, rules, seen, table=table, opened=opened)
+    return advise(hand, indicator, rules, seen, next_takes=next_takes, next_discards=next_discards)
 
 
 def advise101(
-    hand: Sequence[Tile], indicator: Tile, rules: Rules | None = None, seen: Sequence[Tile] = ()
+    hand: Sequence[Tile],
+    indicator: Tile,
+    rules: Rules | None = None,
+    seen: Sequence[Tile] = (),
+    *,
+    table: Iterable[Meld | str | Iterable[Tile | str]] = (),
+    opened: bool = False,
 ) -> Advice:
-    """A 101 hand of 21 tiles (its waits) or 22 (its discards ranked), in ``Advice``'s shape."""
-    rules = rules or Rules.okey101()
-    tiles, seen = list(hand), list(seen)
+    """A 101 hand of 21 tiles (its waits) or 22 (its discards ranked), in ``Advice``'s shape.
+
+    ``table``: the melds on the table; a discard that could be laid off on one draws the 101
+    penalty, so it is not advised and ranks after every discard that draws none."""
+    tiles, indicator, rules, seen = read_hand(hand, indicator, rules, seen, Rules.okey101())
     stage = check_playing_hand(tiles, indicator, rules, seen)
     unseen = unseen_counts(tiles, indicator, seen)
     threshold = opening_threshold(rules)
@@ -75,7 +95,9 @@ def advise101(
         return _waits(tiles, indicator, rules, seen, unseen, threshold)
     okey = okey_for(indicator)
     options = []
-    for rank, figures in enumerate(advise_discard(tiles, indicator, rules)):
+    ranked = advise_discard(tiles, indicator, rules, table=table, opened=opened)
+    ranked.sort(key=lambda figures: figures.penalty > 0)  # (stable: the ranking otherwise)
+    for rank, figures in enumerate(ranked):
         rest = list(tiles)
         rest.remove(figures.tile)
         left = list(unseen)  # the discard lies on the table now

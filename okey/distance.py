@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from okey.hand import check_playing_hand, okey_for
+from okey.inputs import read_hand, read_rules, read_tiles
 from okey.layout import (
     _MASKS,
     _PRICED,
@@ -63,7 +64,8 @@ def distance_to_win(
     ``tiles`` is a hand of ``rules.hand_size`` tiles, or one more (before the discard: then the
     answer is for the best discard).  ``seen`` are tiles known to be out of play (discards).
     """
-    rules = rules or Rules.classic()
+    if type(rules) is not Rules:
+        rules = read_rules(rules, Rules.classic())
     return HandState.checked(tiles, indicator, rules, seen).distance(rules)
 
 
@@ -180,8 +182,13 @@ class HandState:
 
         The usual hand is checked here from its counts; anything unusual goes through
         ``check_playing_hand`` itself, so the errors and their messages are the same."""
-        tiles = list(tiles)
-        seen = list(seen) if seen else []
+        tiles = list(tiles) if type(tiles) in (list, tuple) else read_tiles(tiles, "tiles")
+        if not seen:
+            seen = []
+        elif type(seen) in (list, tuple):
+            seen = list(seen)
+        else:
+            seen = read_tiles(seen, "seen")
         try:
             faces = [tile.index for tile in tiles]
             at = indicator.index
@@ -209,6 +216,7 @@ class HandState:
         except (AttributeError, TypeError, IndexError):
             usual = False
         if not usual:
+            tiles, indicator, rules, seen = read_hand(tiles, indicator, rules, seen)
             check_playing_hand(tiles, indicator, rules, seen)
             return cls.of(tiles, indicator, seen)
         o = at - 12 if at % 13 == 12 else at + 1  # okey_for: the indicator is no false joker

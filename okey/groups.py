@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from okey.hand import okey_for
+from okey.inputs import read_rules, read_tile, read_tiles
 from okey.rules import Rules
 from okey.tiles import COLOURS, Tile, format_tiles
 
@@ -67,14 +68,20 @@ def plays_as(tiles: Sequence[Tile], indicator: Tile) -> tuple[list[Tile | None],
     return faces, sum(1 for f in faces if f is None)
 
 
-def group_kinds(tiles: Sequence[Tile], indicator: Tile, rules: Rules) -> frozenset[str]:
+def group_kinds(
+    tiles: Sequence[Tile], indicator: Tile, rules: Rules | None = None
+) -> frozenset[str]:
     """The kinds (``"run"``, ``"set"``, ``"pair"``) the tiles can form as one group, or none."""
     return explain_group(tiles, indicator, rules).kinds
 
 
-def explain_group(tiles: Sequence[Tile], indicator: Tile, rules: Rules) -> GroupReading:
+def explain_group(
+    tiles: Sequence[Tile], indicator: Tile, rules: Rules | None = None
+) -> GroupReading:
     """Read one group: its possible kinds, the faces the okeys take, or why it is no group."""
-    tiles = tuple(tiles)
+    tiles = tuple(read_tiles(tiles, "tiles"))
+    indicator = read_tile(indicator, "indicator")
+    rules = read_rules(rules, Rules.classic())
     faces, _ = plays_as(tiles, indicator)
     run = _run_faces(faces, rules)
     meld_set = _set_faces(faces)

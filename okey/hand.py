@@ -2,6 +2,7 @@
 
 >>> str(okey_for(Tile.parse("K13")))
 'K1'
+>>> from okey.tiles import parse_tiles
 >>> counts(parse_tiles("R1 R1 FJ"))[0], counts(parse_tiles("R1 R1 FJ"))[52]
 (2, 1)
 """
@@ -12,25 +13,19 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from okey.errors import ImpossibleHandError, OkeyError
+from okey.errors import ArgumentError, ImpossibleHandError, OkeyError
+from okey.inputs import read_rules, read_tile, read_tiles
 from okey.rules import Rules
-from okey.tiles import FALSE_JOKER_INDEX, NUM_KINDS, Tile, parse_tiles
+from okey.tiles import FALSE_JOKER_INDEX, NUM_KINDS, Tile
 
 
 def okey_for(indicator: Tile | str) -> Tile:
     """The okey (wild tile) for an indicator: same colour, one higher, 13 wraps to 1."""
-    indicator = as_tile(indicator)
+    if type(indicator) is not Tile:
+        indicator = read_tile(indicator, "indicator")
     if indicator.is_false_joker:
         raise OkeyError("the indicator can never be a false joker (the dealer redraws)")
     return indicator.next()
-
-
-def as_tile(tile: Tile | str) -> Tile:
-    return tile if isinstance(tile, Tile) else Tile.parse(tile)
-
-
-def as_tiles(tiles: str | Iterable[Tile | str]) -> list[Tile]:
-    return parse_tiles(tiles)
 
 
 def counts(tiles: Iterable[Tile]) -> list[int]:
@@ -55,14 +50,18 @@ def check_possible(
     it; a rack holds at most ``rules.max_rack_tiles`` (15 classic, 22 in 101).  ``others`` are tiles
     known to be elsewhere (seen discards) and count against the two copies too.
     """
-    rules = rules or Rules.classic()
+    rules = read_rules(rules, Rules.classic())
     limit = rules.max_rack_tiles if max_tiles is None else max_tiles
     if not isinstance(others, (list, tuple)):
-        others = list(others)  # read twice below
+        others = read_tiles(others, "seen")  # read twice below
     if _plainly_possible(tiles, indicator, limit, others):
         return
+    tiles = read_tiles(tiles, "tiles")
+    others = read_tiles(others, "seen")
+    if indicator is not None:
+        indicator = read_tile(indicator, "indicator")
     if len(tiles) > limit:
-        raise ImpossibleHandError(f"{len(tiles)} tiles: a {rules.name} rack holds at most {limit}")
+        raise ImpossibleHandError(f"{len(tiles)} tiles: a {rules.title} rack holds at most {limit}")
     if indicator is not None and indicator.is_false_joker:
         raise ImpossibleHandError("the indicator can never be a false joker")
     tally = Counter(tiles)
@@ -118,13 +117,17 @@ def hand_stage(count: int, rules: Rules) -> HandStage:
     >>> hand_stage(15, Rules.classic()), hand_stage(21, Rules.okey101())
     ('discard', 'waits')
     """
+    if type(rules) is not Rules:
+        rules = read_rules(rules, Rules.classic())
+    if type(count) is not int:
+        raise ArgumentError("count", f"expected a number of tiles, got {type(count).__name__}")
     size = rules.hand_size
     if count == size:
         return "waits"
     if count == size + 1 and count <= rules.max_rack_tiles:
         return "discard"
     raise ImpossibleHandError(
-        f"a {rules.name} hand has {size} tiles, or {size + 1} before a discard; got {count}"
+        f"a {rules.title} hand has {size} tiles, or {size + 1} before a discard; got {count}"
     )
 
 
@@ -133,6 +136,8 @@ def check_playing_hand(
 ) -> HandStage:
     """Raise unless ``tiles`` is a hand in play that can exist (``hand_stage``: 14 or 15 tiles
     classic, 21 or 22 in 101); return its stage."""
+    tiles = read_tiles(tiles, "tiles")
+    rules = read_rules(rules, Rules.classic())
     stage = hand_stage(len(tiles), rules)
     check_possible(tiles, indicator, rules, others=seen)
     return stage

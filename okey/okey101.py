@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 from okey.errors import OkeyError
 from okey.hand import check_possible, okey_for
+from okey.inputs import read_hand, read_tile
 from okey.melding import Meld, MeldSearch
 from okey.rules import Rules
 from okey.tiles import FALSE_JOKER_INDEX, Tile, parse_tiles
@@ -140,9 +141,7 @@ class Leftover:
 def _prepare(
     tiles: str | Iterable[Tile | str], indicator: Tile | str, rules: Rules | None
 ) -> tuple[list[Tile], Tile, Rules]:
-    rules = rules or Rules.okey101()
-    hand = parse_tiles(tiles)
-    indicator = indicator if isinstance(indicator, Tile) else Tile.parse(indicator)
+    hand, indicator, rules, _ = read_hand(tiles, indicator, rules, (), Rules.okey101())
     check_possible(hand, indicator, rules)
     return hand, indicator, rules
 
@@ -228,7 +227,7 @@ def best_opening(
     if must_use is None:
         result = search.best(hand)
     else:
-        forced = must_use if isinstance(must_use, Tile) else Tile.parse(must_use)
+        forced = read_tile(must_use, "must_use")
         if forced not in hand:
             raise OkeyError(f"must_use tile {forced} is not in the hand")
         result = search.best_using(hand, forced)
@@ -331,9 +330,7 @@ def read_meld(
     >>> str(read_meld("R7 Y7 R6", "R5", Rules.okey101()))
     'R7 Y7 R6=B7'
     """
-    rules = rules or Rules.okey101()
-    held = parse_tiles(tiles)
-    indicator = indicator if isinstance(indicator, Tile) else Tile.parse(indicator)
+    held, indicator, rules, _ = read_hand(tiles, indicator, rules, (), Rules.okey101())
     okey = okey_for(indicator)
     reals = [(i, okey if t.is_false_joker else t) for i, t in enumerate(held) if t != okey]
     text = " ".join(str(t) for t in held)
@@ -454,9 +451,7 @@ def lay_offs(
     >>> [str(x) for x in lay_offs("K5", ["K4 R2 K6"], "R1", Rules.okey101())]
     ['K5 onto meld 1, taking back the okey R2']
     """
-    rules = rules or Rules.okey101()
-    hand = parse_tiles(tiles)
-    indicator = indicator if isinstance(indicator, Tile) else Tile.parse(indicator)
+    hand, indicator, rules, _ = read_hand(tiles, indicator, rules, (), Rules.okey101())
     okey = okey_for(indicator)
     melds = _as_melds(table, indicator, rules)
     options: list[LayOff] = []
@@ -497,8 +492,8 @@ def could_lay_off(
     >>> could_lay_off("Y11", ["Y6 Y7 Y8"], "R1", Rules.okey101()) is None
     True
     """
-    discard = discard if isinstance(discard, Tile) else Tile.parse(discard)
-    indicator = indicator if isinstance(indicator, Tile) else Tile.parse(indicator)
+    discard = read_tile(discard, "discard")
+    indicator = read_tile(indicator, "indicator")
     if discard == okey_for(indicator):
         return None
     for option in lay_offs([discard], table, indicator, rules):

@@ -17,13 +17,14 @@ classic points of docs/rules.md.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from okey.errors import OkeyError
+from okey.errors import ArgumentError, OkeyError
 from okey.groups import GroupReading, explain_group
 from okey.hand import check_possible, okey_for
+from okey.inputs import read_rules, read_tile, read_tiles
 from okey.rules import Rules
 from okey.solver import Group, WinResult, check_win
 from okey.tiles import Tile, format_tiles, parse_tiles
@@ -96,6 +97,16 @@ def parse_groups(text: str) -> list[list[Tile]]:
     return groups
 
 
+def read_groups(groups: object) -> list[list[Tile]]:
+    """Groups as lists of tiles: one string split at ``|`` (``parse_groups``), or a list of
+    groups, each tiles or notation (``okey.inputs``)."""
+    if isinstance(groups, str):
+        return parse_groups(groups)
+    if not isinstance(groups, Iterable):
+        raise ArgumentError("groups", f"expected a list of groups, got {type(groups).__name__}")
+    return [read_tiles(g, f"groups[{i}]") for i, g in enumerate(groups)]
+
+
 def split_discard(
     groups: Sequence[Sequence[Tile]], rules: Rules, discard: Tile | None = None
 ) -> tuple[list[list[Tile]], Tile | None]:
@@ -107,7 +118,9 @@ def split_discard(
     >>> len(declared), discard
     (4, Tile.parse('Y13'))
     """
-    groups = [list(g) for g in groups]
+    groups = read_groups(groups)
+    if discard is not None:
+        discard = read_tile(discard, "discard")
     lone = [k for k, g in enumerate(groups) if len(g) == 1]
     total = sum(len(g) for g in groups)
     if discard is not None or total != rules.hand_size + 1 or len(lone) != 1:
@@ -129,11 +142,11 @@ def referee(
     ``second_okey`` marks a finish by discarding the second okey after a "tur" (double okey, only
     counted where ``rules.double_okey``).
     """
-    rules = rules or Rules.classic()
-    indicator = indicator if isinstance(indicator, Tile) else Tile.parse(indicator)
-    groups = [parse_tiles(g) for g in groups]
-    if discard is not None and not isinstance(discard, Tile):
-        discard = Tile.parse(discard)
+    rules = read_rules(rules, Rules.classic())
+    indicator = read_tile(indicator, "indicator")
+    groups = read_groups(groups)
+    if discard is not None:
+        discard = read_tile(discard, "discard")
     tiles = [t for g in groups for t in g]
     check_possible(tiles + ([discard] if discard else []), indicator, rules)
     verdicts = tuple(_group_verdict(g, indicator, rules) for g in groups)
@@ -196,7 +209,7 @@ def _declaration_fault(
             return f"group {i}, {g.reason}", i
     if count != rules.hand_size:
         return (
-            f"{count} tiles declared: a winning {rules.name} hand lays out {rules.hand_size}",
+            f"{count} tiles declared: a winning {rules.title} hand lays out {rules.hand_size}",
             None,
         )
     only_pair = [i for i, g in enumerate(verdicts, start=1) if g.kinds == frozenset({"pair"})]

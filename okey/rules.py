@@ -11,7 +11,9 @@ Every *switch* of ``docs/rules.md`` is a field here, so a table's house rules ar
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields, replace
-from typing import Any, Literal
+from typing import Any, Literal, get_args
+
+from okey.errors import RulesError
 
 Game = Literal["classic", "okey101"]
 # Classic scoring systems of docs/rules.md.
@@ -59,15 +61,60 @@ class Rules:
     pairs_opening_min: int = 5
     rounds: int = 5
 
+    def __post_init__(self) -> None:
+        for item in fields(self):
+            _check_field(item.name, getattr(self, item.name), item.type)
+        size = HAND_SIZES[self.game]
+        if self.hand_size != size:
+            raise RulesError(
+                "hand_size", f"a {self.game} hand holds {size} tiles, not {self.hand_size}"
+            )
+        if self.max_rack_tiles != size + 1:
+            raise RulesError(
+                "max_rack_tiles",
+                f"a {self.game} rack holds {size + 1} tiles at most (the hand and one drawn), "
+                f"not {self.max_rack_tiles}",
+            )
+        if not 3 <= self.max_run_length <= 13:
+            raise RulesError(
+                "max_run_length", f"a run holds 3 to 13 tiles, not {self.max_run_length}"
+            )
+        if self.opening_threshold < 1:
+            raise RulesError(
+                "opening_threshold", f"must be 1 or more, not {self.opening_threshold}"
+            )
+        if not 1 <= self.pairs_opening_min <= (size + 1) // 2:
+            raise RulesError(
+                "pairs_opening_min",
+                f"must be 1 to {(size + 1) // 2} pairs, not {self.pairs_opening_min}",
+            )
+        if self.rounds < 1:
+            raise RulesError("rounds", f"must be 1 or more, not {self.rounds}")
+        if self.start_points < 0:
+            raise RulesError("start_points", f"must be 0 or more, not {self.start_points}")
+        colours = self.colour_finish_colours
+        if not colours or set(colours) - set("RYBK") or len(set(colours)) != len(colours):
+            raise RulesError(
+                "colour_finish_colours", f"must be distinct letters of RYBK, not {colours!r}"
+            )
+
     @classmethod
     def classic(cls) -> Rules:
         """Classic Okey, the digest's defaults: 12-13-1 allowed, 20-point others-lose scoring."""
-        return cls()
+        # One shared value (it is frozen): every call that defaults to the classic rules reads it
+        # instead of building and validating a new one.
+        rules = _SHARED.get("classic")
+        if rules is None:
+            rules = _SHARED.setdefault("classic", cls())
+        return rules
 
     @classmethod
     def okey101(cls) -> Rules:
-        """101 Okey: no 13-1 wrap, 21/22 tiles, opening at 101 or five pairs."""
-        return cls(
+        """101 Okey: no 13-1 wrap, 21/22 tiles, opening at 101 or five pairs (one shared value)."""
+        rules = _SHARED.get("okey101")
+        if rules is not None:
+            return rules
+        made = cls(
             name="okey101",
             game="okey101",
             wrap_13_1=False,
@@ -75,6 +122,7 @@ class Rules:
             hand_size=21,
             max_rack_tiles=22,
         )
+        return _SHARED.setdefault("okey101", made)
 
     @classmethod
     def penalty_table(cls) -> Rules:
@@ -95,6 +143,11 @@ class Rules:
             raise ValueError(f"unknown rules {name!r}: choose one of {', '.join(presets)}")
         return presets[name]()
 
+    @property
+    def title(self) -> str:
+        """The game's name in a sentence: "classic" or "101 Okey" ("a 101 Okey rack")."""
+        return GAME_TITLES[self.game]
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
@@ -107,6 +160,34 @@ class Rules:
             raise ValueError(f"unknown rule fields: {', '.join(sorted(unknown))}")
         base = cls.preset(data["name"]) if data.get("name") in PRESETS else cls()
         return replace(base, **data)
+
+
+# The classic and 101 presets, made once (``Rules.classic``, ``Rules.okey101``).
+_SHARED: dict[str, Rules] = {}
+
+# Tiles a hand holds between turns, per game (docs/rules.md): the one size each game is played
+# with, so another is refused.
+HAND_SIZES = {"classic": 14, "okey101": 21}
+GAME_TITLES = {"classic": "classic", "okey101": "101 Okey"}
+
+# The values a text field of ``Rules`` may take (its ``Literal``); the others are free text.
+_CHOICES = {"Game": Game, "Scoring": Scoring, "Countdown": Countdown, "ColourFinish": ColourFinish}
+
+
+def _check_field(name: str, value: object, annotation: str) -> None:
+    """Raise ``RulesError`` for a field value of the wrong type, or outside its ``Literal``."""
+    if annotation == "bool":
+        ok = type(value) is bool
+    elif annotation == "int":
+        ok = type(value) is int
+    else:
+        ok = isinstance(value, str) and value != ""
+        if ok and annotation in _CHOICES:
+            allowed = get_args(_CHOICES[annotation])
+            if value not in allowed:
+                raise RulesError(name, f"must be one of {', '.join(allowed)}, not {value!r}")
+    if not ok:
+        raise RulesError(name, f"must be {annotation}, not {value!r}")
 
 
 PRESETS = {

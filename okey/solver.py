@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from okey.hand import check_possible, okey_for
+from okey.inputs import read_rules, read_tile, read_tiles
 from okey.rules import Rules
 from okey.tiles import COLOURS, FALSE_JOKER_INDEX, Tile, format_tiles
 
@@ -80,14 +81,16 @@ def check_win(tiles: Sequence[Tile], indicator: Tile, rules: Rules | None = None
 
     The groups form is tried first, then (where ``rules.seven_pairs``) the pairs form.
     """
-    rules = rules or Rules.classic()
-    tiles = list(tiles)
+    if type(rules) is not Rules:
+        rules = read_rules(rules, Rules.classic())
+    tiles = list(tiles) if type(tiles) in (list, tuple) else read_tiles(tiles, "tiles")
     if len(tiles) != rules.hand_size:
         raise ValueError(
             f"a win check takes {rules.hand_size} tiles ({rules.name}); got {len(tiles)}"
         )
     counted = _usual_counts(tiles, indicator, rules)
     if counted is None:
+        tiles, indicator = read_tiles(tiles, "tiles"), read_tile(indicator, "indicator")
         check_possible(tiles, indicator, rules)
         okey = okey_for(indicator)
         faces, okeys = faces_and_okeys(tiles, okey)

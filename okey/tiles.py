@@ -46,8 +46,22 @@ _FALSE_JOKER_WORDS = (
     "sahte",
     "sahte-okey",
 )
-_COMPACT = re.compile(r"^([a-zçğıöşü]+?)[\s\-_]*(\d{1,2})$")
-_REVERSED = re.compile(r"^(\d{1,2})[\s\-_]*([a-zçğıöşü]+)$")
+# A colour letter and its number written together (``R5``), or a colour word and its number
+# apart or together (``red 5``, ``kırmızı5``), either way round.  ASCII digits only, and no
+# other separator: ``R-5``, ``R 5`` and ``R٥`` are refused, not read as R5.
+_COMPACT = re.compile(r"^([a-zçğıöşü]+?)([0-9]{1,2})$")
+_SPACED = re.compile(r"^([a-zçğıöşü]{2,}) ([0-9]{1,2})$")
+_REVERSED = re.compile(r"^([0-9]{1,2})([a-zçğıöşü]+)$")
+_REVERSED_SPACED = re.compile(r"^([0-9]{1,2}) ([a-zçğıöşü]{2,})$")
+
+
+def _colour_and_digits(text: str) -> tuple[str, str] | None:
+    """The colour word and the number's digits of a normalised token, or None."""
+    match = _COMPACT.match(text) or _SPACED.match(text)
+    if match is not None:
+        return match.group(1), match.group(2)
+    match = _REVERSED.match(text) or _REVERSED_SPACED.match(text)
+    return None if match is None else (match.group(2), match.group(1))
 
 
 def _normalise(text: str) -> str:
@@ -92,12 +106,13 @@ class Tile:
             raise TileParseError(token, "empty tile")
         if text in _FALSE_JOKER_WORDS:
             return cls(FALSE_JOKER_INDEX)
-        match = _COMPACT.match(text) or _REVERSED.match(text)
-        if match is None:
-            raise TileParseError(token, "expected a colour (R, Y, B, K) and a number 1-13, or FJ")
-        word, digits = match.groups()
-        if word.isdigit():
-            word, digits = digits, word
+        found = _colour_and_digits(text)
+        if found is None:
+            raise TileParseError(
+                token,
+                "expected a colour (R, Y, B, K) and a number 1-13 written together (R5), or FJ",
+            )
+        word, digits = found
         colour = _WORD_TO_COLOUR.get(word)
         if colour is None:
             raise TileParseError(token, f"unknown colour {word!r} (use R, Y, B or K)")
@@ -155,6 +170,7 @@ _SHORT_NAMES = [f"{colour}{number}" for colour in COLOURS for number in range(1,
 
 
 _WORD_PAIRS = {"false", "fake", "sahte"}
+_ASCII_NUMBER = re.compile(r"^[0-9]{1,2}$")
 
 
 def _tokens(text: str) -> list[str]:
@@ -166,7 +182,7 @@ def _tokens(text: str) -> list[str]:
         word = words[i]
         nxt = words[i + 1] if i + 1 < len(words) else None
         if nxt is not None and (
-            (word in _WORD_TO_COLOUR and len(word) > 1 and nxt.isdigit())
+            (word in _WORD_TO_COLOUR and len(word) > 1 and _ASCII_NUMBER.match(nxt))
             or (word in _WORD_PAIRS and nxt in {"joker", "okey"})
         ):
             tokens.append(f"{word} {nxt}")

@@ -17,6 +17,7 @@ import anyio
 from fastapi import FastAPI
 from fastapi.staticfiles import StaticFiles
 
+from okey.startup import load_tables
 from service import errors
 from service.routers import engine, overlay, pages, profiles, scan, stream
 from service.runner import PipelineRunner
@@ -63,6 +64,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         # One pipeline per worker process, built before the first request is accepted.
         app.state.runner = _load_runner(settings)
+        load_tables()  # the engine's tables loaded, then gc.freeze(): no long full collections
         await app.state.tables.start()
         try:
             yield

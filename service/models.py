@@ -28,6 +28,9 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+_OFFERED_DOC = "the left-hand player's discard: take it or draw? (a hand waiting for its draw)"
+
+
 class HandRequest(Strict):
     model_config = ConfigDict(
         extra="forbid",
@@ -48,6 +51,7 @@ class HandRequest(Strict):
     indicator: TileText = Field(description="the face-up indicator tile", max_length=20)
     rules: RulesSpec = Field(default="classic", description="a preset name or overrides")
     seen: SeenTiles = Field(default="", description="tiles seen elsewhere")
+    offered: TileText | None = Field(default=None, max_length=20, description=_OFFERED_DOC)
 
     def tile_list(self) -> list[str]:
         return _split(self.tiles)
@@ -184,6 +188,7 @@ class HandOut(BaseModel):
     distance_to_win: int = Field(description="fewest tiles to exchange to reach a winning hand")
     arrangement: WinOut | None = Field(default=None, description="win check of a 14-tile hand")
     advice: AdviceOut
+    take_or_draw: dict[str, Any] | None = Field(default=None, description="okey.take_or_draw")
 
 
 class RefereeOut(BaseModel):

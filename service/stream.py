@@ -59,6 +59,7 @@ class StreamSettings:
     table: str | None = None  # overlay table this stream feeds, if any
     token: str | None = None  # that table's owner token
     profile: str | None = None  # the player's calibrated set (vision.profiles), if any
+    offered: Tile | None = None  # the left-hand player's discard: take it or draw?
 
 
 @dataclass

@@ -8,11 +8,21 @@ result wins.  Only practical for small hands (``hand_size`` 5-8) or small r.
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from itertools import combinations_with_replacement
 
 from okey.rules import Rules
 from okey.solver import check_win
 from okey.tiles import ALL_KINDS, Tile
+
+
+def small_hand_rules(rules: Rules, size: int, **changes: object) -> Rules:
+    """``rules`` for hands of ``size`` tiles (5 to 8): no table plays them, so ``Rules`` refuses
+    that size, but the brute-force references can only search small hands; the engine itself
+    reads the size from the rules, so it is set past the check here."""
+    small = replace(rules, **changes)
+    object.__setattr__(small, "hand_size", size)
+    return small
 
 
 def wins(tiles: list[Tile], indicator: Tile, rules: Rules) -> bool:

@@ -3,7 +3,7 @@
 from dataclasses import replace
 
 import pytest
-from engine_reference import brute_distance
+from engine_reference import brute_distance, small_hand_rules
 
 from okey import Rules, Tile, distance_to_win, parse_tiles
 
@@ -87,7 +87,7 @@ def test_impossible_hand_is_an_error():
     ],
 )
 def test_small_hands_match_the_brute_force(hand):
-    rules = replace(CLASSIC, hand_size=7)
+    rules = small_hand_rules(CLASSIC, 7)
     tiles = parse_tiles(hand)
     indicator = Tile.parse("R11")
     fast = distance_to_win(tiles, indicator, rules)

@@ -5,10 +5,9 @@ import os
 import random
 import re
 from collections import Counter
-from dataclasses import replace
 
 import pytest
-from engine_reference import brute_distance
+from engine_reference import brute_distance, small_hand_rules
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -140,7 +139,7 @@ def narrow_hand(rnd, size):
 @settings(max_examples=DIFF_EXAMPLES)
 @given(RANDOMS, st.sampled_from([5, 6, 7]), st.booleans())
 def test_distance_agrees_with_brute_force_on_small_hands(rnd, size, wrap):
-    rules = replace(CLASSIC, hand_size=size, wrap_13_1=wrap)
+    rules = small_hand_rules(CLASSIC, size, wrap_13_1=wrap)
     tiles, indicator, seen = narrow_hand(rnd, size)
     if len(tiles) < size:
         return

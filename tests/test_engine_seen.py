@@ -10,7 +10,7 @@ import random
 from collections import Counter
 from dataclasses import replace
 
-from engine_reference import brute_distance
+from engine_reference import brute_distance, small_hand_rules
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from okey_reference import brute_pairs
@@ -111,7 +111,7 @@ def test_distance_with_killing_seen_sets_agrees_with_brute_force_near_a_win(rnd,
 def test_distance_with_killing_seen_sets_agrees_with_brute_force_on_small_hands(rnd, size, wrap):
     """Hands of 6-8 tiles two or three off a win (two groups, or pairs), killing seen sets:
     every exchange of up to two tiles."""
-    rules = replace(CLASSIC, hand_size=size, wrap_13_1=wrap)
+    rules = small_hand_rules(CLASSIC, size, wrap_13_1=wrap)
     tiles, indicator = near_win(rnd, rules, size, changes=rnd.choice([1, 2, 3]))
     seen = killing_seen(rnd, tiles, indicator)
     fast = distance_to_win(tiles, indicator, rules, seen)

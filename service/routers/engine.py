@@ -92,6 +92,22 @@ def analyse_hand(
     return result
 
 
+def add_take_or_draw(
+    state: dict[str, Any], offered: Tile | None, rules: Rules, seen: list[Tile]
+) -> dict[str, Any]:
+    """A read state with ``take_or_draw`` where a tile is offered and the hand waits for its
+    draw (else as it was; a tile the hand cannot take is a warning)."""
+    hand, indicator = state.get("hand") or [], state.get("indicator")
+    if offered is not None and indicator and len(hand) == rules.hand_size:
+        try:
+            answer = okey.take_or_draw(hand, offered, indicator, rules, seen)
+        except okey.OkeyError as exc:
+            state.setdefault("warnings", []).append(f"offered: {exc}")
+        else:
+            state["take_or_draw"] = answer.to_dict()
+    return state
+
+
 @contextmanager
 def engine_errors() -> Iterator[None]:
     """The engine raises ``ValueError`` for input it cannot take (its documented contract for bad
@@ -122,6 +138,11 @@ def _hand(request: HandRequest) -> HandOut:
     tiles = tiles_of(request.tile_list(), "tiles")
     seen = tiles_of(request.seen_list(), "seen")
     analysis = analyse_hand(tiles, indicator, rules, seen)
+    if request.offered:
+        offered = tile_of(request.offered, "offered")
+        with engine_errors():
+            answer = okey.take_or_draw(tiles, offered, indicator, rules, seen)
+        analysis["take_or_draw"] = answer.to_dict()
     return HandOut(
         tiles=[str(t) for t in sorted(tiles)],
         indicator=str(indicator),

@@ -37,7 +37,7 @@ from service.deps import get_runner, get_settings, get_tables
 from service.errors import ApiError
 from service.images import decode_image
 from service.limits import SeenTiles
-from service.routers.engine import rules_of, tile_of, tiles_of
+from service.routers.engine import add_take_or_draw, rules_of, tile_of, tiles_of
 from service.routers.overlay import CLOSE_IDLE, CLOSE_POLICY, TABLE_PATTERN, links
 from service.routers.profiles import load_profile
 from service.rules_model import RulesSpec
@@ -62,6 +62,7 @@ class SettingsMessage(BaseModel):
     table: str | None = Field(default=None, pattern=TABLE_PATTERN)
     token: str | None = Field(default=None, max_length=100, description="the table's owner token")
     profile: str | None = Field(default=None, max_length=48, description="a calibrated set")
+    offered: str | None = Field(default=None, max_length=20, description="take it or draw?")
 
 
 class CorrectMessage(BaseModel):
@@ -93,6 +94,7 @@ def apply_message(session: StreamSession, text: str, max_corrections: int = 64) 
                 token=message.token,
                 # a calibrated set: loaded here, so a wrong name is this message's 422
                 profile=message.profile and load_profile(message.profile).name,
+                offered=tile_of(message.offered, "offered") if message.offered else None,
             )
         elif kind == "correct":
             fix = CorrectMessage.model_validate(data)
@@ -144,7 +146,7 @@ def read_frame(
     except NothingFoundError as exc:
         # An empty frame (the camera turned away, a hand over the rack) is a state, not an error.
         return {**empty_state(settings, str(exc)), "image_size": [width, height]}
-    return result.to_dict()
+    return add_take_or_draw(result.to_dict(), settings.offered, settings.rules, settings.seen)
 
 
 def empty_state(settings: StreamSettings, warning: str) -> dict[str, Any]:

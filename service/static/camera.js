@@ -58,6 +58,7 @@ const Camera = (() => {
       indicator: $("indicator").value.trim() || null,
       rules: $("rules").value,
       seen: $("seen").value.trim(),
+      offered: $("offered").value.trim() || null,
       declare: $("declare").checked,
       table: table || null,
     };
@@ -221,7 +222,7 @@ const Camera = (() => {
       $("indicator").value = $("indicator-confirm").dataset.tile;
       settingsChanged();
     });
-    for (const id of ["indicator", "rules", "seen", "table", "declare", "profile"]) $(id).addEventListener("change", settingsChanged);
+    for (const id of ["indicator", "rules", "seen", "offered", "table", "declare", "profile"]) $(id).addEventListener("change", settingsChanged);
     window.addEventListener("resize", drawBoxes);
   }
 

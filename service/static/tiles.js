@@ -81,6 +81,8 @@ const Istaka = (() => {
   function adviceText(advice, state) {
     if (!advice) return "";
     let text = advice.sentence || "";
+    // Take the offered discard or draw (okey.take_or_draw): the turn's first answer, so first.
+    if (state && state.take_or_draw) text = `${state.take_or_draw.sentence} ${text}`;
     if (advice.kind === "waits" && advice.waits && advice.waits.length) {
       const waits = advice.waits.slice(0, 8).map((w) => `${w.tile} (${w.unseen} left)`).join(", ");
       text = `${text} Waiting on ${waits}${advice.waits.length > 8 ? ", …" : ""}`.trim();
