@@ -14,8 +14,11 @@ size: boxes with their readings on the frame, and the header in a band above it
 >>> from vision.pipeline import PlacedTile, ScanResult
 >>> tile = PlacedTile(0, Tile.parse("R5"), (10, 10, 50, 66), 0.97)
 >>> result = ScanResult([[[tile]]], [], [], Rules.classic(), None, None)
->>> annotate(np.zeros((120, 200, 3), np.uint8), result).shape
-(120, 200, 3)
+>>> drawn = annotate(np.zeros((120, 200, 3), np.uint8), result)  # the photo, the panel below
+>>> drawn.shape[1], drawn.shape[0] > 120
+(200, True)
+>>> annotate(np.zeros((120, 200, 3), np.uint8), result, band=True).shape[1]  # a video frame
+200
 """
 
 from __future__ import annotations
