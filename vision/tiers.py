@@ -69,7 +69,7 @@ SAME_LINE = 0.3
 SHARED_TILES = 0.5
 # A photo is read as a rack when this share of the tiles on its tiers' strips stand along the
 # rack's up within this many degrees (else it is a table scene: the whole-photo path reads it).
-RACK_SHARE = 0.9
+RACK_SHARE = 0.8
 RACK_TURN = 30.0
 NEAR_MISSES = 0.1
 # A tile this much wider than the median tile on the tiers lies on its side (a tile is about 1.4
@@ -96,10 +96,12 @@ AXIS_TOLERANCE = 25.0
 # tile's height from the tier's middle line and it is at least this share of a tile high.
 BAND = 0.35
 MIN_HEIGHT = 0.55
-# The photo's boxes must agree on their turn at least this much (0..1) for the rack to have an up,
-# and be longer along it than across by this much on average (log of the ratio).
+# For the rack to have an up, this share of the photo's boxes (by size) must share one frame
+# within this many degrees (a quarter turn apart counts as the same), and be longer along the up
+# than across by this much on average (log of the ratio).
+MIN_AGREE = 0.5
+FRAME_TOLERANCE = 12.0
 MIN_ELONGATION = 0.1
-MIN_AGREE = 0.6
 # A gap between two of a tier's tiles at least this many tile widths wide is looked at as a slot.
 SLOT_GAP = 0.8
 
@@ -177,21 +179,32 @@ def rack_up(turned: np.ndarray) -> np.ndarray | None:
     """The rack's up as a unit vector in photo pixels (y grows down); of its two senses the one
     nearer the photo's up.  None when the boxes disagree on their turn.
 
-    The boxes' sides give the rack's frame up to a quarter turn (their angles averaged four
-    times over, so a box's width and height sides agree); which of the two axes is up is the
-    one the boxes are longer along, each box voting by how much (a tile behind another shows
+    The boxes' sides give the rack's frame up to a quarter turn (the frame most boxes share
+    within ``FRAME_TOLERANCE``, then their angles averaged four times over, so a box's width
+    and height sides agree); which of the two axes is up is the one those boxes are longer
+    along, each voting by how much (a tile behind another shows
     less than its height, and may look wider than tall, but the rack's front tier stands
     whole)."""
     if len(turned) < 2:
         return None
     rad = np.radians(turned[:, 4].astype(np.float64))
     weights = np.maximum(turned[:, 2], turned[:, 3]).astype(np.float64)
-    c, s = float(weights @ np.cos(4 * rad)), float(weights @ np.sin(4 * rad))
-    if math.hypot(c, s) / max(float(weights.sum()), 1e-9) < MIN_AGREE:
+    # the frame most boxes share (a first look's angles scatter on tiles turned near 90 degrees,
+    # so the mode, not the mean): each box's angle proposes one, the boxes within FRAME_TOLERANCE
+    # of it (a quarter turn apart counts as the same) vote
+    quarter = np.mod(np.degrees(rad), 90.0)
+    apart = np.abs(quarter[:, None] - quarter[None, :])
+    near = np.minimum(apart, 90.0 - apart) <= FRAME_TOLERANCE
+    support = near.astype(np.float64) @ weights
+    members = near[int(np.argmax(support))]
+    if float(weights[members].sum()) < MIN_AGREE * float(weights.sum()):
         return None
-    frame = math.atan2(s, c) / 4  # one side of every box, up to a quarter turn
+    c = float(weights[members] @ np.cos(4 * rad[members]))
+    s = float(weights[members] @ np.sin(4 * rad[members]))
+    frame = math.atan2(s, c) / 4  # one side of the agreeing boxes, up to a quarter turn
     across = np.array([math.cos(frame), math.sin(frame)])
     along = np.array([-across[1], across[0]])
+    turned, rad = turned[members], rad[members]
     w_side = np.stack([np.cos(rad), np.sin(rad)], axis=1)  # each box's w side
     w_along = np.abs(w_side @ along) >= np.abs(w_side @ across)
     extent_along = np.where(w_along, turned[:, 2], turned[:, 3]).astype(np.float64)
