@@ -172,13 +172,15 @@ def _summary(result: ScanResult, fps: float | None) -> list[str]:
     lines.append(head)
     if hand:
         lines.append(hand)
-    verdict = _verdict_line(result.verdict)
-    if verdict:
-        lines.append(verdict)
-    if result.advice is not None and result.advice.sentence:
+    return lines + _judgement(result)
+
+
+def _judgement(result: ScanResult) -> list[str]:
+    """The verdict, the advice and up to two hints, a line each (those there are)."""
+    lines = [_verdict_line(result.verdict)]
+    if result.advice is not None:
         lines.append(result.advice.sentence)
-    lines.extend(result.hints[:2])
-    return lines
+    return [line for line in lines if line] + list(result.hints[:2])
 
 
 def _indicator_words(result: ScanResult) -> str:
@@ -327,12 +329,5 @@ def _board_lines(result: ScanResult) -> list[str]:
         if result.reading == "tiers"
         else "read from the whole photo"
     )
-    lines = [f"{len(result.hand)} tiles, {how}; {_indicator_words(result)}"]
-    verdict = _verdict_line(result.verdict)
-    if verdict:
-        lines.append(verdict)
-    if result.advice is not None and result.advice.sentence:
-        lines.append(result.advice.sentence)
-    lines.extend(result.hints[:2])
-    lines.extend(result.warnings[:2])
-    return lines
+    head = f"{len(result.hand)} tiles, {how}; {_indicator_words(result)}"
+    return [head, *_judgement(result), *result.warnings[:2]]
