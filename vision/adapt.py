@@ -287,7 +287,7 @@ def ink_height(crop: np.ndarray) -> float | None:
 
     grey = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY).astype(np.float32)
     h, w = grey.shape
-    middle = grey[int(h * 0.08) : int(h * 0.92), int(w * 0.2) : int(w * 0.8)]
+    middle = grey[int(h * 0.15) : int(h * 0.85), int(w * 0.2) : int(w * 0.8)]
     face = float(np.percentile(middle, 80))
     ink = np.clip((face - middle) / max(face, 1.0), 0, 1)
     ink[ink < 0.25] = 0

@@ -76,6 +76,9 @@ SLOT_TILE = 0.6
 # tile off, or across two tiers: the surer reading keeps its box); farther, two tiles.
 AGREE = 0.25
 REPLACED = 0.6
+# A tile of a tier at the frame's edge and narrower than this share of its tier's tiles is cut by
+# the frame (flagged, not read).
+CUT_SHORT = 0.8
 # Pixels between the strip pieces packed into one detector square (grey, as the letterbox).
 MOSAIC_GAP = 8
 
@@ -704,7 +707,122 @@ class Recognizer:
             turned = turned.copy()
             turned[:, :4] *= shrink
         ph, pw = pixels.shape[:2]
-        candidates, up = find_tiers(turned, pixels)
+        # which way up the rack stands: where its tiles' ink sits (a numeral over a smaller mark;
+        # the classifier reads a tile turned over nearly as surely as upright); read the other
+        # way when they say it stands upside down, its tiers found again from their true tops
+        up = rack_up(turned)
+        found = self._tier_crops(pixels, turned, up)
+        if found is not None and _upside_down(
+            [c for c, g in zip(found[4], found[3], strict=True) if not g]
+        ):
+            found = self._tier_crops(pixels, turned, -up) or found
+        if found is None:
+            return None
+        up, strips, places, from_gap, crops = found
+        probs = self.classifier(to_tensor(crops))
+        probs = probs / probs.sum(axis=1, keepdims=True)
+        keep = []
+        for i, p in enumerate(probs):
+            best = int(p.argmax())
+            tile_share = float(p[:NUM_CLASSES].sum())
+            if best >= NUM_CLASSES:
+                continue
+            if from_gap[i] and p[best] < SLOT_TILE:
+                continue
+            keep.append(i)
+            if from_gap[i]:
+                places[i] = (*places[i][:5], tile_share)
+        all_probs = probs[keep][:, :NUM_CLASSES]
+        all_probs = all_probs / all_probs.sum(axis=1, keepdims=True)
+        if self.spec.colour_model and keep:
+            all_probs, _ = colour_model(all_probs, [ink_features(crops[i]) for i in keep])
+        back = 1.0 / shrink
+        tiles: list[TileReading] = []
+        quads = {
+            i: project(
+                strips[places[i][0]].to_photo,
+                [(places[i][1], places[i][2]), (places[i][3], places[i][2]),
+                 (places[i][3], places[i][4]), (places[i][1], places[i][4])],
+            )
+            * back
+            for i in keep
+        }  # fmt: skip
+        across = {i: float(np.linalg.norm(q[1] - q[0])) for i, q in quads.items()}
+        cut = self.spec.unreadable_cut
+        for slot, i in enumerate(keep):
+            k, x1, y1, x2, y2, score = places[i]
+            strip = strips[k]
+            quad = quads[i]
+            place = (k, x1, x2)
+            share = inside_share(quad, (w, h))
+            # cut by the frame: partly outside it, or at its edge and narrower than its tier's
+            # tiles (the detector boxes only the part in the frame)
+            at_edge = bool(np.any(quad < 2) or np.any(quad > (w - 2, h - 2)))
+            tier_widths = [across[j] for j in keep if places[j][0] == k]
+            short = at_edge and across[i] < CUT_SHORT * float(np.median(tier_widths))
+            p = all_probs[slot]
+            best = int(p.argmax())
+            tiles.append(
+                TileReading(
+                    box=_hull(quad, (w, h)),
+                    tile=Tile(best),
+                    confidence=float(p[best] * score),
+                    probs=p.astype(np.float32),
+                    detection_confidence=score,
+                    unreadable="cut" if 1.0 - share >= cut or short else None,
+                    place=place,
+                    quad=tuple((float(x), float(y)) for x, y in quad),
+                )
+            )
+        # the first look's own reading of every box: kept where a strip's tile agrees with its
+        # box (the whole-photo path reads tiles lying on a table best), and for the table
+        # (``up_each_*`` is left to table scenes: on racks it read tiles turned the wrong way)
+        first_tiles, _, index = self._read_photo(
+            image_bgr, boxes, scores, first, det_conf, each_way=False
+        )
+        standing = standing_tiles(first[index], up)
+        sizes = first[index, 2:4].min(axis=1).astype(np.float64) / shrink
+        # on a rack whose up points down the photo the first look read its tiles upside down
+        tiles, used, source = _agree(tiles, first_tiles, sizes, standing, bool(up[1] > 0))
+        corners = [cv2.boxPoints(((r[0], r[1]), (r[2], r[3]), r[4])) * shrink for r in first[index]]
+        for n, j in enumerate(source):
+            if j >= 0:  # where the tile stands along its tier: from the first look's box
+                tiles[n] = replace(tiles[n], place=_place(corners[j], strips, tiles[n].place[0]))
+        for j, reading in enumerate(first_tiles):
+            if j in used or not standing[j]:
+                if j not in used:
+                    tiles.append(reading)
+                continue
+            # a first look's tile that no tile of the tiers replaced: on a tier's strip it is
+            # one of its tiles (the strip's detector missed it), else it lies on the table
+            tiles.append(replace(reading, place=_place(corners[j], strips)))
+        views = []
+        for strip in strips:
+            quad = (
+                project(
+                    strip.to_photo,
+                    [
+                        (strip.left, strip.top),
+                        (strip.left + strip.length, strip.top),
+                        (strip.left + strip.length, strip.top + STRIP_TILE),
+                        (strip.left, strip.top + STRIP_TILE),
+                    ],
+                )
+                * back
+            )
+            views.append(TierView(tuple((float(x), float(y)) for x, y in quad), strip.tile_width))
+        tiles.sort(key=lambda t: (t.place is None, t.place or (0, t.centre[0], 0)))
+        return tiles, tuple(views)
+
+    def _tier_crops(
+        self, pixels: np.ndarray, turned: np.ndarray, up: np.ndarray
+    ) -> tuple[np.ndarray, list[Strip], list[tuple], list[bool], list[np.ndarray]] | None:
+        """The tiers of a rack standing ``up`` (``vision.tiers``: candidates, strips, the strip
+        detector, the tiers chosen, a rack or not), the places of their tiles (strip, box in the
+        strip, score; gaps looked at too) and each place's crop cut along its strip.  None when
+        no rack stands there."""
+        ph, pw = pixels.shape[:2]
+        candidates, up = find_tiers(turned, pixels, up)
         if not candidates:
             return None
         strips = [strip_for(k, t.quad, (pw, ph)) for k, t in enumerate(candidates)]
@@ -729,104 +847,12 @@ class Recognizer:
                 from_gap.append(True)
         if not places:
             return None
+        size = self.spec.classifier_imgsz
         crops = [
             quad_crop(pixels, strips[k].to_photo, (x1, y1, x2, y2), size, CROP_PAD)
             for k, x1, y1, x2, y2, _ in places
         ]
-        # which way up, for the whole rack: where the tiles' ink sits (a numeral over a smaller
-        # mark); the classifier reads a tile turned over nearly as surely as upright
-        heights = [ink_height(crops[i]) for i in range(len(crops)) if not from_gap[i]]
-        heights = [v for v in heights if v is not None]
-        flip = bool(heights) and float(np.median(heights)) > 0.5
-        if flip:
-            crops = [np.ascontiguousarray(c[::-1, ::-1]) for c in crops]
-        probs = self.classifier(to_tensor(crops))
-        probs = probs / probs.sum(axis=1, keepdims=True)
-        keep = []
-        for i, p in enumerate(probs):
-            best = int(p.argmax())
-            tile_share = float(p[:NUM_CLASSES].sum())
-            if best >= NUM_CLASSES:
-                continue
-            if from_gap[i] and p[best] < SLOT_TILE:
-                continue
-            keep.append(i)
-            if from_gap[i]:
-                places[i] = (*places[i][:5], tile_share)
-        all_probs = probs[keep][:, :NUM_CLASSES]
-        all_probs = all_probs / all_probs.sum(axis=1, keepdims=True)
-        if self.spec.colour_model and keep:
-            all_probs, _ = colour_model(all_probs, [ink_features(crops[i]) for i in keep])
-        back = 1.0 / shrink
-        tiles: list[TileReading] = []
-        count = len(strips)
-        for slot, i in enumerate(keep):
-            k, x1, y1, x2, y2, score = places[i]
-            strip = strips[k]
-            quad = project(strip.to_photo, [(x1, y1), (x2, y1), (x2, y2), (x1, y2)]) * back
-            place = (k, x1, x2)
-            if flip:
-                quad = quad[[2, 3, 0, 1]]
-                place = (count - 1 - k, strip.size[0] - x2, strip.size[0] - x1)
-            share = inside_share(quad, (w, h))
-            p = all_probs[slot]
-            best = int(p.argmax())
-            tiles.append(
-                TileReading(
-                    box=_hull(quad, (w, h)),
-                    tile=Tile(best),
-                    confidence=float(p[best] * score),
-                    probs=p.astype(np.float32),
-                    detection_confidence=score,
-                    unreadable="cut" if 1.0 - share >= self.spec.unreadable_cut else None,
-                    place=place,
-                    quad=tuple((float(x), float(y)) for x, y in quad),
-                )
-            )
-        # the first look's own reading of every box: kept where a strip's tile agrees with its
-        # box (the whole-photo path reads tiles lying on a table best), and for the table
-        # (``up_each_*`` is left to table scenes: on racks it read tiles turned the wrong way)
-        first_tiles, _, index = self._read_photo(
-            image_bgr, boxes, scores, first, det_conf, each_way=False
-        )
-        standing = standing_tiles(first[index], up)
-        sizes = first[index, 2:4].min(axis=1).astype(np.float64) / shrink
-        tiles, used, source = _agree(tiles, first_tiles, sizes, standing, flip)
-        corners = [cv2.boxPoints(((r[0], r[1]), (r[2], r[3]), r[4])) * shrink for r in first[index]]
-        for n, j in enumerate(source):
-            if j >= 0:  # where the tile stands along its tier: from the first look's box
-                tiles[n] = replace(
-                    tiles[n], place=_place(corners[j], strips, flip, tiles[n].place[0])
-                )
-        for j, reading in enumerate(first_tiles):
-            if j in used or not standing[j]:
-                if j not in used:
-                    tiles.append(reading)
-                continue
-            # a first look's tile that no tile of the tiers replaced: on a tier's strip it is
-            # one of its tiles (the strip's detector missed it), else it lies on the table
-            tiles.append(replace(reading, place=_place(corners[j], strips, flip)))
-        views = []
-        for strip in strips:
-            quad = (
-                project(
-                    strip.to_photo,
-                    [
-                        (strip.left, strip.top),
-                        (strip.left + strip.length, strip.top),
-                        (strip.left + strip.length, strip.top + STRIP_TILE),
-                        (strip.left, strip.top + STRIP_TILE),
-                    ],
-                )
-                * back
-            )
-            if flip:
-                quad = quad[[2, 3, 0, 1]]
-            views.append(TierView(tuple((float(x), float(y)) for x, y in quad), strip.tile_width))
-        if flip:
-            views.reverse()
-        tiles.sort(key=lambda t: (t.place is None, t.place or (0, t.centre[0], 0)))
-        return tiles, tuple(views)
+        return up, strips, places, from_gap, crops
 
     def _detect_strips(self, pixels: np.ndarray, strips: list[Strip]) -> list[np.ndarray]:
         """The detector's boxes in each strip, ``(m, 5)`` = x1, y1, x2, y2 (strip pixels) and
@@ -1019,13 +1045,12 @@ def _agree(
 
 
 def _place(
-    corners: np.ndarray, strips: list[Strip], flip: bool, tier: int | None = None
+    corners: np.ndarray, strips: list[Strip], tier: int | None = None
 ) -> tuple[int, float, float] | None:
     """Where a first look's tile (its turned box's corners, shrunk photo pixels) stands on the
-    tiers, as the rack is read: ``tier`` (as read) and its extent along that tier's strip; with
+    tiers: ``tier`` and its extent along that tier's strip; with
     no tier given, the strip whose tier band holds its centre, else None (the table)."""
-    count = len(strips)
-    order = range(count) if tier is None else [count - 1 - tier if flip else tier]
+    order = range(len(strips)) if tier is None else [tier]
     for k in order:
         strip = strips[k]
         at = project(strip.to_strip, corners)
@@ -1034,8 +1059,12 @@ def _place(
             0 <= x <= strip.size[0] and strip.top <= y <= strip.top + STRIP_TILE
         ):
             continue
-        x1, x2 = float(at[:, 0].min()), float(at[:, 0].max())
-        if flip:
-            return (count - 1 - k, strip.size[0] - x2, strip.size[0] - x1)
-        return (k, x1, x2)
+        return (k, float(at[:, 0].min()), float(at[:, 0].max()))
     return None
+
+
+def _upside_down(crops: list[np.ndarray]) -> bool:
+    """Whether a rack's tiles, cut as it was supposed to stand, stand upside down: their ink
+    sits low on the face (``vision.adapt.ink_height``, median over the tiles)."""
+    heights = [v for v in (ink_height(c) for c in crops) if v is not None]
+    return bool(heights) and float(np.median(heights)) > 0.5
