@@ -750,8 +750,7 @@ class Recognizer:
         across = {i: float(np.linalg.norm(q[1] - q[0])) for i, q in quads.items()}
         cut = self.spec.unreadable_cut
         for slot, i in enumerate(keep):
-            k, x1, y1, x2, y2, score = places[i]
-            strip = strips[k]
+            k, x1, _, x2, _, score = places[i]
             quad = quads[i]
             place = (k, x1, x2)
             share = inside_share(quad, (w, h))
