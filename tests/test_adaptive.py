@@ -267,7 +267,7 @@ def test_two_boxes_on_one_tile_are_merged(shipped: Recognizer) -> None:
     truth = sorted(Tile(int(line.split()[0])) for line in label.read_text().splitlines())
     # its rows lean 83 degrees, so the shipped reader also looks again at a view turned by them,
     # whose boxes are single: the first pass alone shows the merge at work
-    first_pass = _without(shipped, second_look_turned=None)
+    first_pass = _without(shipped, second_look_turned=None, tiers=False)  # the whole-photo path
     twice = _without(first_pass, merge_duplicates=1.0).recognize(image).tiles
     assert len(twice) > len(truth)
     assert sorted(t.tile for t in first_pass.recognize(image).tiles) == truth
@@ -282,7 +282,7 @@ def test_tiles_lying_across_are_stood_up_one_way_for_the_whole_photo(shipped: Re
     across = turn(cv2.imread(str(EXAMPLE)), -90)
     # the first pass's boxes (the shipped reader also looks again at a view turned by the rows,
     # whose boxes agree on their turn, and reads all ten right with or without the vote)
-    first_pass = _without(shipped, second_look_turned=None)
+    first_pass = _without(shipped, second_look_turned=None, tiers=False)  # the whole-photo path
     alone = _read(_without(first_pass, up_vote_from=None), across)
     recognition = first_pass.recognize(across)
     voted = sorted(t.tile for t in recognition.tiles)
