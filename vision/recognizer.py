@@ -689,28 +689,26 @@ class Recognizer:
         det_conf: np.ndarray,
     ) -> tuple[list[TileReading], tuple[TierView, ...]] | None:
         """The tier stage (``vision.tiers``): the tiles of the rack's tiers, found again in their
-        straightened strips and read from crops cut along them, then the tiles off the tiers
-        read as the whole-photo path reads them.  None when the photo shows no tier."""
+        straightened strips and read from crops cut along them, merged with the first look's
+        tiles, which the whole-photo path reads (those off the tiers are the table).  None when
+        the photo shows no rack."""
         import cv2
 
-        h, w = image_bgr.shape[:2]
-        if rack_up(turned) is None:
+        up = rack_up(turned)
+        if up is None:
             return None
         first = turned
-        size = self.spec.classifier_imgsz
         # work on a photo no larger than needed: a tile about twice the crop's size
         tile_px = float(np.median(np.maximum(turned[:, 2], turned[:, 3])))
-        shrink = min(1.0, 2.0 * size / max(tile_px, 1.0))
+        shrink = min(1.0, 2.0 * self.spec.classifier_imgsz / max(tile_px, 1.0))
         pixels = image_bgr
         if shrink < 0.9:
             pixels = cv2.resize(image_bgr, None, fx=shrink, fy=shrink, interpolation=cv2.INTER_AREA)
             turned = turned.copy()
             turned[:, :4] *= shrink
-        ph, pw = pixels.shape[:2]
         # which way up the rack stands: where its tiles' ink sits (a numeral over a smaller mark;
         # the classifier reads a tile turned over nearly as surely as upright); read the other
         # way when they say it stands upside down, its tiers found again from their true tops
-        up = rack_up(turned)
         found = self._tier_crops(pixels, turned, up)
         if found is not None and _upside_down(
             [c for c, g in zip(found[4], found[3], strict=True) if not g]
@@ -719,60 +717,7 @@ class Recognizer:
         if found is None:
             return None
         up, strips, places, from_gap, crops = found
-        probs = self.classifier(to_tensor(crops))
-        probs = probs / probs.sum(axis=1, keepdims=True)
-        keep = []
-        for i, p in enumerate(probs):
-            best = int(p.argmax())
-            tile_share = float(p[:NUM_CLASSES].sum())
-            if best >= NUM_CLASSES:
-                continue
-            if from_gap[i] and p[best] < SLOT_TILE:
-                continue
-            keep.append(i)
-            if from_gap[i]:
-                places[i] = (*places[i][:5], tile_share)
-        all_probs = probs[keep][:, :NUM_CLASSES]
-        all_probs = all_probs / all_probs.sum(axis=1, keepdims=True)
-        if self.spec.colour_model and keep:
-            all_probs, _ = colour_model(all_probs, [ink_features(crops[i]) for i in keep])
-        back = 1.0 / shrink
-        tiles: list[TileReading] = []
-        quads = {
-            i: project(
-                strips[places[i][0]].to_photo,
-                [(places[i][1], places[i][2]), (places[i][3], places[i][2]),
-                 (places[i][3], places[i][4]), (places[i][1], places[i][4])],
-            )
-            * back
-            for i in keep
-        }  # fmt: skip
-        across = {i: float(np.linalg.norm(q[1] - q[0])) for i, q in quads.items()}
-        cut = self.spec.unreadable_cut
-        for slot, i in enumerate(keep):
-            k, x1, _, x2, _, score = places[i]
-            quad = quads[i]
-            place = (k, x1, x2)
-            share = inside_share(quad, (w, h))
-            # cut by the frame: partly outside it, or at its edge and narrower than its tier's
-            # tiles (the detector boxes only the part in the frame)
-            at_edge = bool(np.any(quad < 2) or np.any(quad > (w - 2, h - 2)))
-            tier_widths = [across[j] for j in keep if places[j][0] == k]
-            short = at_edge and across[i] < CUT_SHORT * float(np.median(tier_widths))
-            p = all_probs[slot]
-            best = int(p.argmax())
-            tiles.append(
-                TileReading(
-                    box=_hull(quad, (w, h)),
-                    tile=Tile(best),
-                    confidence=float(p[best] * score),
-                    probs=p.astype(np.float32),
-                    detection_confidence=score,
-                    unreadable="cut" if 1.0 - share >= cut or short else None,
-                    place=place,
-                    quad=tuple((float(x), float(y)) for x, y in quad),
-                )
-            )
+        tiles = self._strip_tiles(strips, places, from_gap, crops, 1.0 / shrink, image_bgr.shape)
         # the first look's own reading of every box: kept where a strip's tile agrees with its
         # box (the whole-photo path reads tiles lying on a table best), and for the table
         # (``up_each_*`` is left to table scenes: on racks it read tiles turned the wrong way)
@@ -788,30 +733,75 @@ class Recognizer:
             if j >= 0:  # where the tile stands along its tier: from the first look's box
                 tiles[n] = replace(tiles[n], place=_place(corners[j], strips, tiles[n].place[0]))
         for j, reading in enumerate(first_tiles):
-            if j in used or not standing[j]:
-                if j not in used:
-                    tiles.append(reading)
+            if j in used:
                 continue
-            # a first look's tile that no tile of the tiers replaced: on a tier's strip it is
-            # one of its tiles (the strip's detector missed it), else it lies on the table
-            tiles.append(replace(reading, place=_place(corners[j], strips)))
-        views = []
-        for strip in strips:
-            quad = (
-                project(
-                    strip.to_photo,
-                    [
-                        (strip.left, strip.top),
-                        (strip.left + strip.length, strip.top),
-                        (strip.left + strip.length, strip.top + STRIP_TILE),
-                        (strip.left, strip.top + STRIP_TILE),
-                    ],
-                )
-                * back
-            )
-            views.append(TierView(tuple((float(x), float(y)) for x, y in quad), strip.tile_width))
+            # a first look's tile that no tile of the tiers took: standing on a tier's strip it
+            # is one of its tiles (the strip's detector missed it), else it lies on the table
+            place = _place(corners[j], strips) if standing[j] else None
+            tiles.append(replace(reading, place=place))
         tiles.sort(key=lambda t: (t.place is None, t.place or (0, t.centre[0], 0)))
-        return tiles, tuple(views)
+        return tiles, tuple(_tier_view(strip, 1.0 / shrink) for strip in strips)
+
+    def _strip_tiles(
+        self,
+        strips: list[Strip],
+        places: list[tuple],
+        from_gap: list[bool],
+        crops: list[np.ndarray],
+        back: float,
+        shape: tuple[int, ...],
+    ) -> list[TileReading]:
+        """The tiers' tiles read from their crops: a place the classifier calls no tile is
+        dropped, a gap's place kept only when read surely (``SLOT_TILE``); colours compared
+        within the rack; a tile cut by the frame flagged.  ``back`` scales the strips' photo
+        (shrunk) to the photo's ``shape``."""
+        h, w = shape[:2]
+        probs = self.classifier(to_tensor(crops))
+        probs = probs / probs.sum(axis=1, keepdims=True)
+        keep = []
+        for i, p in enumerate(probs):
+            best = int(p.argmax())
+            if best >= NUM_CLASSES or (from_gap[i] and p[best] < SLOT_TILE):
+                continue
+            keep.append(i)
+            if from_gap[i]:  # no detector score: how surely it is a tile at all
+                places[i] = (*places[i][:5], float(p[:NUM_CLASSES].sum()))
+        read = probs[keep][:, :NUM_CLASSES]
+        read = read / read.sum(axis=1, keepdims=True)
+        if self.spec.colour_model and keep:
+            read, _ = colour_model(read, [ink_features(crops[i]) for i in keep])
+        quads = {}
+        for i in keep:
+            k, x1, y1, x2, y2, _ = places[i]
+            corners = [(x1, y1), (x2, y1), (x2, y2), (x1, y2)]
+            quads[i] = project(strips[k].to_photo, corners) * back
+        across = {i: float(np.linalg.norm(q[1] - q[0])) for i, q in quads.items()}
+        cut = self.spec.unreadable_cut
+        tiles = []
+        for slot, i in enumerate(keep):
+            k, x1, _, x2, _, score = places[i]
+            quad = quads[i]
+            # cut by the frame: partly outside it, or at its edge and narrower than its tier's
+            # tiles (the detector boxes only the part in the frame)
+            at_edge = bool(np.any(quad < 2) or np.any(quad > (w - 2, h - 2)))
+            tier_widths = [across[j] for j in keep if places[j][0] == k]
+            short = at_edge and across[i] < CUT_SHORT * float(np.median(tier_widths))
+            outside = 1.0 - inside_share(quad, (w, h))
+            p = read[slot]
+            best = int(p.argmax())
+            tiles.append(
+                TileReading(
+                    box=_hull(quad, (w, h)),
+                    tile=Tile(best),
+                    confidence=float(p[best] * score),
+                    probs=p.astype(np.float32),
+                    detection_confidence=score,
+                    unreadable="cut" if outside >= cut or short else None,
+                    place=(k, x1, x2),
+                    quad=tuple((float(x), float(y)) for x, y in quad),
+                )
+            )
+        return tiles
 
     def _tier_crops(
         self, pixels: np.ndarray, turned: np.ndarray, up: np.ndarray
@@ -1067,3 +1057,12 @@ def _upside_down(crops: list[np.ndarray]) -> bool:
     sits low on the face (``vision.adapt.ink_height``, median over the tiles)."""
     heights = [v for v in (ink_height(c) for c in crops) if v is not None]
     return bool(heights) and float(np.median(heights)) > 0.5
+
+
+def _tier_view(strip: Strip, back: float) -> TierView:
+    """A tier's outline in the photo (its strip's tier band, scaled ``back`` to the photo)."""
+    top, bottom = strip.top, strip.top + STRIP_TILE
+    left, right = strip.left, strip.left + strip.length
+    corners = [(left, top), (right, top), (right, bottom), (left, bottom)]
+    quad = project(strip.to_photo, corners) * back
+    return TierView(tuple((float(x), float(y)) for x, y in quad), strip.tile_width)
