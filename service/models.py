@@ -305,6 +305,16 @@ class ScanOut(BaseModel):
         default_factory=list, description="tiles seen but not read (not guessed), with why"
     )
     image_size: tuple[int, int] = Field(description="(width, height) of the image read")
+    reading: Literal["tiers", "photo"] = Field(
+        default="photo",
+        description='which path read the photo: "tiers" (the rack\'s tiers found, straightened '
+        'and read; rows are tiers) or "photo" (the whole-photo path: a table scene, or no rack)',
+    )
+    tiers: list[list[list[float]]] = Field(
+        default_factory=list,
+        description="each tier's outline in the image, top to bottom: [[x, y] x 4], top-left, "
+        "top-right, bottom-right, bottom-left as the rack is read",
+    )
     timings_ms: dict[str, float]
     annotated_jpeg: str | None = Field(default=None, description="annotated photo, base64 JPEG")
 

@@ -200,6 +200,10 @@ def test_scan_answers_what_the_pipeline_reads(scanner: tuple[httpx.Client, objec
     tiles = [t for row in raw.json()["rows"] for g in row for t in g]
     assert tiles and all(len(t["box"]) == 4 and 0 <= t["confidence"] <= 1 for t in tiles)
     assert raw.json()["image_size"] == [640, 640]
+    # the example rack is read tier by tier, and the answer says so with each tier's outline
+    assert raw.json()["reading"] == "tiers"
+    assert len(raw.json()["tiers"]) == len(raw.json()["rows"]) == 2
+    assert all(len(quad) == 4 and all(len(p) == 2 for p in quad) for quad in raw.json()["tiers"])
 
 
 def test_scan_of_real_photos_matches_the_pipeline(scanner: tuple[httpx.Client, object]) -> None:
