@@ -821,7 +821,7 @@ class Recognizer:
             return None
         strips = [replace(strips[k], tier=n) for n, k in enumerate(chosen)]
         detected = [detected[k] for k in chosen]
-        if not is_rack(turned, up, strips):
+        if not is_rack(turned, up, strips, detected):
             return None
         places: list[tuple[int, float, float, float, float, float]] = []  # strip, box, score
         from_gap: list[bool] = []

@@ -72,6 +72,8 @@ SHARED_TILES = 0.5
 RACK_SHARE = 0.8
 RACK_TURN = 30.0
 NEAR_MISSES = 0.1
+# A tile the strips' detector boxes this much taller than wide stands upright in its strip.
+UPRIGHT = 1.15
 # A tile this much wider than the median tile on the tiers lies on its side (a tile is about 1.4
 # times as high as wide).
 SIDEWAYS = 1.25
@@ -606,13 +608,18 @@ def _stacked(
     return kept[lo : hi + 1]
 
 
-def is_rack(turned: np.ndarray, up: np.ndarray, strips: list[Strip]) -> bool:
+def is_rack(
+    turned: np.ndarray, up: np.ndarray, strips: list[Strip], found: list[np.ndarray] | None = None
+) -> bool:
     """Whether the chosen tiers are a rack's, not groups lying on a table:
 
     - the tiers run parallel (within ``PARALLEL_TIERS`` degrees: one rack);
     - at least ``MIN_RACK_TILES`` of the first look's tiles lie on the tiers' strips, and at
       least ``RACK_SHARE`` of them stand along the rack's up (within ``RACK_TURN``, and not
-      ``SIDEWAYS``): groups lying at several angles put tiles turned across the strips;
+      ``SIDEWAYS``), or have a tile of ``found`` (the strips' detector) standing upright on them
+      (taller than wide by ``UPRIGHT``: a first look's angles scatter on a rack turned 90
+      degrees, the straightened strip's do not): groups lying at several angles put tiles
+      turned across the strips;
     - at most ``NEAR_MISSES`` of the standing tiles lie just beside a tier (within a tile's
       height above or below its band, along its extent) without lying on any tier: a line
       drawn across separate groups on a table passes beside some of them, while a rack's
@@ -643,10 +650,27 @@ def is_rack(turned: np.ndarray, up: np.ndarray, strips: list[Strip]) -> bool:
     # (a tile behind another shows less of its height, never more of its width)
     _, _, width = tile_axes(turned, up)
     sideways = width > SIDEWAYS * float(np.median(width[on]))
-    if float((standing & ~sideways)[on].mean()) < RACK_SHARE:
+    fits = (standing & ~sideways) | _seen_upright(turned, strips, found or [])
+    if float(fits[on].mean()) < RACK_SHARE:
         return False
     misses = beside & ~on & standing
     return int(misses.sum()) <= NEAR_MISSES * max(int(standing.sum()), 1)
+
+
+def _seen_upright(turned: np.ndarray, strips: list[Strip], found: list[np.ndarray]) -> np.ndarray:
+    """Which first-look boxes have a strip's tile on them (centre within half the box's short
+    side) boxed upright in its strip: taller than wide by ``UPRIGHT``."""
+    seen = np.zeros(len(turned), bool)
+    reach = turned[:, 2:4].min(axis=1) / 2
+    for strip, boxes in zip(strips, found, strict=False):
+        upright = boxes[(boxes[:, 3] - boxes[:, 1]) >= UPRIGHT * (boxes[:, 2] - boxes[:, 0])]
+        if not len(upright):
+            continue
+        centres = project(strip.to_photo, np.c_[(upright[:, 0] + upright[:, 2]) / 2,
+                                                (upright[:, 1] + upright[:, 3]) / 2])  # fmt: skip
+        gaps = np.linalg.norm(turned[:, None, :2] - centres[None], axis=2)
+        seen |= gaps.min(axis=1) < reach
+    return seen
 
 
 def standing_tiles(turned: np.ndarray, up: np.ndarray) -> np.ndarray:
