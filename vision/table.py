@@ -38,7 +38,10 @@ from vision.decode import decode
 from vision.types import Box, Recognition, TileReading
 
 MELD_ANGLE = 20.0  # degrees two tiles of one row may differ in their turn
-MELD_STEP = (0.7, 1.45)  # centre to centre across the long sides, in tile widths (touching .. a gap)
+MELD_STEP = (
+    0.7,
+    1.45,
+)  # centre to centre across the long sides, in tile widths (touching .. a gap)
 MELD_OFFSET = 0.35  # centre offset along the long sides, in tile heights
 MELD_MIN = 3  # tiles in a row that make a meld
 MIN_CONFIDENCE = 0.3  # a reading below this (a tile mostly covered, a hand) is not seen

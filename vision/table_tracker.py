@@ -1,0 +1,311 @@
+"""A game followed over a table camera's frames: the tiles that have lain face up (``seen``), the
+tiles taken from the discard piles, and every change with the frame it came from.
+
+A *place* is where tiles lie (a discard pile, the indicator, a meld's tile).  Each frame's
+readings are matched to the places by their centres (within ``REACH`` of a tile's long side),
+and each place keeps its last ``window`` votes (the tile read there, or nothing):
+
+- a tile read at one place in ``confirm`` of the last ``window`` frames counts: on an empty new
+  place it is *added* to ``seen``; read where the tile below the top was, the top was *taken*
+  (recorded with the pile it came from, ``seen`` unchanged: the tile is known, now in a hand);
+  read on top of another tile, a new tile was put on a pile and is *added*;
+- a place where nothing is read for ``gone`` frames in a row lost its last tile: *taken*;
+  the same tile read there again afterwards was only hidden (a hand lingering), and the take is
+  *returned*;
+- a hand passing over the table hides tiles or shows skin for a few frames: nothing reaches
+  ``confirm`` votes at one place, so nothing changes.
+
+A person corrects a change by its id (``correct``): another tile, or no tile at all.
+
+>>> from okey import Tile
+>>> from vision.table import TableTile
+>>> def frame(*tiles):
+...     return [TableTile(k, Tile.parse(t), (x, 100, x + 40, 156), 0.9)
+...             for k, (t, x) in enumerate(tiles)]
+>>> tracker = TableTracker(image_size=(640, 480))
+>>> for k in range(3):
+...     changes = tracker.update(k, frame(("R5", 100), ("K7", 400)))
+>>> [(c.kind, str(c.tile), c.frame) for c in changes]
+[('added', 'R5', 2), ('added', 'K7', 2)]
+>>> [str(t) for t in tracker.seen]
+['R5', 'K7']
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from okey import Tile
+from vision.table import TableTile, without_indicator
+
+REACH = 0.45  # a reading belongs to a place within this share of a tile's long side
+# the table's sides as the camera sees them (near: the picture's bottom), and its middle (the
+# face-down stacks and the indicator)
+SIDES = ("near", "right", "far", "left", "middle")
+MIDDLE = 0.12  # within this share of the picture's size from its centre: the middle
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change to the table's record."""
+
+    id: int
+    frame: int
+    kind: str  # "added", "taken", "returned", "corrected", "removed"
+    tile: Tile | None
+    place: int
+    pile: str  # the side of the table the place lies on (``SIDES``)
+    of: int | None = None  # the change a correction, removal or return is about
+    was: Tile | None = None  # a correction's former tile
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "frame": self.frame,
+            "kind": self.kind,
+            "tile": None if self.tile is None else str(self.tile),
+            "place": self.place,
+            "pile": self.pile,
+            "of": self.of,
+            "was": None if self.was is None else str(self.was),
+        }
+
+
+@dataclass
+class _Place:
+    id: int
+    centre: np.ndarray
+    size: float
+    votes: deque[Tile | None]
+    stack: list[tuple[Tile, int]] = field(default_factory=list)  # (tile, its "added" change)
+    empty_for: int = 0
+    taken: tuple[Tile, int] | None = None  # the last take from here: its tile and change
+
+
+class TableTracker:
+    """The seen tiles of one table over a stream of frames (one tracker per camera)."""
+
+    def __init__(
+        self,
+        *,
+        image_size: tuple[int, int],
+        confirm: int = 3,
+        window: int = 5,
+        gone: int = 8,
+        indicator: Tile | None = None,
+    ) -> None:
+        if not 1 <= confirm <= window:
+            raise ValueError(f"confirm must be 1..window ({window}), got {confirm}")
+        self.image_size = image_size
+        self.confirm = confirm
+        self.window = window
+        self.gone = gone
+        self.indicator = indicator
+        self.changes: list[Change] = []
+        self._places: list[_Place] = []
+        self._counted: dict[int, Tile] = {}  # "added" change id -> the tile it counts
+        self._frame = -1
+        self._place_ids = -1
+
+    # ------------------------------------------------------------------ what it knows
+
+    @property
+    def seen(self) -> list[Tile]:
+        """Every tile that has lain face up, in the order it was added (corrections applied)."""
+        return list(self._counted.values())
+
+    def seen_for_advice(self) -> list[Tile]:
+        """``seen`` less one copy of the indicator (the adviser counts the indicator itself)."""
+        return without_indicator(self.seen, self.indicator)
+
+    @property
+    def taken(self) -> list[Change]:
+        """The takes from the piles that stand (not returned)."""
+        returned = {c.of for c in self.changes if c.kind == "returned"}
+        return [c for c in self.changes if c.kind == "taken" and c.id not in returned]
+
+    def on_table(self) -> list[tuple[int, Tile, tuple[float, float]]]:
+        """The top tile of every place now: (place, tile, centre)."""
+        return [
+            (p.id, p.stack[-1][0], (float(p.centre[0]), float(p.centre[1])))
+            for p in self._places
+            if p.stack
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "frame": self._frame,
+            "seen": [str(t) for t in self.seen],
+            "indicator": None if self.indicator is None else str(self.indicator),
+            "taken": [c.to_dict() for c in self.taken],
+            "changes": [c.to_dict() for c in self.changes],
+            "on_table": [
+                {"place": p, "tile": str(t), "centre": [round(x, 1), round(y, 1)]}
+                for p, t, (x, y) in self.on_table()
+            ],
+        }
+
+    # ------------------------------------------------------------------ frames
+
+    def update(self, frame: int, tiles: Sequence[TableTile]) -> list[Change]:
+        """Take one frame's face-up tiles; returns the changes it made."""
+        if frame <= self._frame:
+            raise ValueError(f"frame {frame} comes after frame {self._frame}")
+        self._frame = frame
+        before = len(self.changes)
+        matched = self._match(tiles)
+        for place in list(self._places):
+            reading = matched.get(place.id)
+            place.votes.append(None if reading is None else reading.tile)
+            if reading is not None and place.stack and reading.tile == place.stack[-1][0]:
+                place.centre = 0.8 * place.centre + 0.2 * np.asarray(reading.centre)
+            self._decide(place)
+        # a place that never showed one tile long enough is forgotten (a hand, a misread)
+        self._places = [
+            p for p in self._places if p.stack or p.taken or any(v is not None for v in p.votes)
+        ]
+        return self.changes[before:]
+
+    def _match(self, tiles: Sequence[TableTile]) -> dict[int, TableTile]:
+        """Each place's reading this frame (nearest first); readings far from every place open
+        new places."""
+        pairs = []
+        for k, t in enumerate(tiles):
+            for p in self._places:
+                d = math.dist(t.centre, p.centre)
+                if d <= REACH * max(p.size, t.size):
+                    pairs.append((d, k, p.id))
+        pairs.sort()
+        used_tiles: set[int] = set()
+        out: dict[int, TableTile] = {}
+        for _, k, pid in pairs:
+            if k in used_tiles or pid in out:
+                continue
+            used_tiles.add(k)
+            out[pid] = tiles[k]
+        for k, t in enumerate(tiles):
+            if k not in used_tiles:
+                place = _Place(
+                    id=self._next_place_id(),
+                    centre=np.asarray(t.centre, float),
+                    size=t.size,
+                    votes=deque([None] * (self.window - 1), maxlen=self.window),
+                )
+                self._places.append(place)
+                out[place.id] = t
+        return out
+
+    def _next_place_id(self) -> int:
+        self._place_ids += 1
+        return self._place_ids
+
+    def _decide(self, place: _Place) -> None:
+        counts = Counter(v for v in place.votes if v is not None)
+        place.empty_for = place.empty_for + 1 if place.votes[-1] is None else 0
+        if counts:
+            tile, n = counts.most_common(1)[0]
+            if n >= self.confirm:
+                self._confirmed(place, tile)
+                return
+        if place.stack and place.empty_for >= self.gone:
+            top, _ = place.stack.pop()
+            change = self._record("taken", top, place)
+            place.taken = (top, change.id)
+
+    def _confirmed(self, place: _Place, tile: Tile) -> None:
+        stack = place.stack
+        if stack and stack[-1][0] == tile:
+            return
+        if len(stack) >= 2 and stack[-2][0] == tile:
+            top, _ = stack.pop()
+            change = self._record("taken", top, place)
+            place.taken = (top, change.id)
+            return
+        if place.taken is not None and place.taken[0] == tile:
+            # the tile taken from here is back: it was only hidden, never taken
+            _, take = place.taken
+            place.taken = None
+            added = next(c.of for c in self.changes if c.id == take)
+            stack.append((tile, added if added is not None else take))
+            self._record("returned", tile, place, of=take)
+            return
+        change = self._record("added", tile, place)
+        stack.append((tile, change.id))
+        self._counted[change.id] = tile
+
+    def _record(self, kind: str, tile: Tile | None, place: _Place, **extra: Any) -> Change:
+        if kind == "taken":
+            # a take remembers which "added" change it took, so a return restores that one
+            extra.setdefault("of", self._added_change_of(place, tile))
+        change = Change(
+            id=len(self.changes),
+            frame=self._frame,
+            kind=kind,
+            tile=tile,
+            place=place.id,
+            pile=self.side(place.centre),
+            **extra,
+        )
+        self.changes.append(change)
+        return change
+
+    def _added_change_of(self, place: _Place, tile: Tile | None) -> int | None:
+        for c in reversed(self.changes):
+            if c.kind == "added" and c.place == place.id and c.tile == tile:
+                return c.id
+        return None
+
+    def side(self, centre: Sequence[float] | np.ndarray) -> str:
+        """The side of the table a point lies towards, from the picture's centre."""
+        w, h = self.image_size
+        dx, dy = (float(centre[0]) - w / 2) / w, (float(centre[1]) - h / 2) / h
+        if max(abs(dx), abs(dy)) <= MIDDLE:
+            return "middle"
+        if abs(dy) >= abs(dx):
+            return "near" if dy > 0 else "far"
+        return "right" if dx > 0 else "left"
+
+    # ------------------------------------------------------------------ corrections
+
+    def correct(self, change_id: int, tile: Tile | None) -> Change:
+        """A person's correction of an ``added`` change: the tile was ``tile`` (None: there was
+        no tile).  Returns the correction's own change."""
+        target = next((c for c in self.changes if c.id == change_id), None)
+        if target is None:
+            raise KeyError(f"no change {change_id}")
+        if target.kind != "added":
+            raise ValueError(
+                f"change {change_id} is {target.kind!r}: only an added tile is corrected"
+            )
+        if change_id not in self._counted:
+            raise ValueError(f"change {change_id} was already removed")
+        was = self._counted[change_id]
+        place = next((p for p in self._places if p.id == target.place), None)
+        if tile is None:
+            del self._counted[change_id]
+            if place is not None:
+                place.stack = [(t, c) for t, c in place.stack if c != change_id]
+            kind = "removed"
+        else:
+            self._counted[change_id] = tile
+            if place is not None:
+                place.stack = [(tile if c == change_id else t, c) for t, c in place.stack]
+            kind = "corrected"
+        change = Change(
+            id=len(self.changes),
+            frame=self._frame,
+            kind=kind,
+            tile=tile,
+            place=target.place,
+            pile=target.pile,
+            of=change_id,
+            was=was,
+        )
+        self.changes.append(change)
+        return change
