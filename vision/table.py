@@ -25,6 +25,7 @@ import dataclasses
 import math
 import time
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,7 @@ from vision.adapt import hulls
 from vision.colour import balance, cast_strength
 from vision.crops import upright_rect
 from vision.decode import decode
+from vision.errors import NothingFoundError
 from vision.types import Box, Recognition, TileReading
 
 MELD_ANGLE = 20.0  # degrees two tiles of one row may differ in their turn
@@ -47,7 +49,7 @@ MELD_MIN = 3  # tiles in a row that make a meld
 MIN_CONFIDENCE = 0.3  # a reading below this (a tile mostly covered, a hand) is not seen
 
 
-class NoTableTilesError(ValueError):
+class NoTableTilesError(NothingFoundError):
     """A table photo with no tile lying face up that could be read."""
 
 
@@ -281,8 +283,10 @@ class TableReader:
         *,
         indicator: Tile | None = None,
         rules: Rules | None = None,
+        require_tiles: bool = True,
     ) -> TableScan:
-        """The face-up tiles of a table photo (``NoTableTilesError`` when there are none)."""
+        """The face-up tiles of a table photo (``NoTableTilesError`` when there are none and
+        ``require_tiles``; a video frame may show none)."""
         from vision.pipeline import as_bgr
 
         image_bgr = as_bgr(image_bgr)
@@ -293,7 +297,7 @@ class TableReader:
         scan = assemble(recognition, turned, indicator=indicator, rules=rules)
         scan.timings_ms = {**recognition.timings_ms, "table": (time.perf_counter() - t1) * 1000}
         scan.timings_ms["total"] = (time.perf_counter() - t0) * 1000
-        if not scan.tiles:
+        if require_tiles and not scan.tiles:
             raise NoTableTilesError("no tile lying face up found in the image")
         return scan
 
@@ -380,3 +384,35 @@ def _on_the_stacks(tiles: list[TableTile], recognition: Recognition) -> TableTil
         if any(math.dist(t.centre, b.centre) <= reach for b in backs):
             near.append(t)
     return near[0] if len(near) == 1 else None
+
+
+def draw_table(image_bgr: np.ndarray, scan: TableScan, lines: Sequence[str] = ()) -> np.ndarray:
+    """The photo with each seen tile outlined and named (melds in one colour each, the
+    indicator in magenta), and ``lines`` (a header: the seen tiles, the waits' copies left) in a
+    dark band above it, so nothing on the table is hidden."""
+    import cv2
+
+    out = image_bgr.copy()
+    palette = [(60, 200, 60), (255, 160, 40), (40, 200, 255), (200, 80, 255), (80, 255, 200)]
+    for t in scan.tiles:
+        if t.role == "indicator":
+            colour = (255, 0, 255)
+        elif t.meld is not None:
+            colour = palette[t.meld % len(palette)]
+        else:
+            colour = (230, 230, 230)
+        if t.quad is not None:
+            pts = np.int32(np.round(np.asarray(t.quad)))
+            cv2.polylines(out, [pts], True, colour, 2, cv2.LINE_AA)
+        else:
+            x1, y1, x2, y2 = (int(round(v)) for v in t.box)
+            cv2.rectangle(out, (x1, y1), (x2, y2), colour, 2)
+        x, y = int(t.box[0]), max(12, int(t.box[1]) - 4)
+        cv2.putText(out, str(t.tile), (x, y), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 0, 0), 3)
+        cv2.putText(out, str(t.tile), (x, y), cv2.FONT_HERSHEY_SIMPLEX, 0.5, colour, 1)
+    if not lines:
+        return out
+    band = np.full((20 * len(lines) + 8, out.shape[1], 3), 24, np.uint8)
+    for i, text in enumerate(lines):
+        cv2.putText(band, text, (8, 20 * i + 19), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (240, 240, 240), 1)
+    return np.vstack([band, out])
