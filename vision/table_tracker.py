@@ -45,6 +45,8 @@ from okey import Tile
 from vision.table import TableTile, without_indicator
 
 REACH = 0.45  # a reading belongs to a place within this share of a tile's long side
+POSE_SHIFT = 0.15  # a tile uncovered again lies within this share of a tile's long side
+POSE_TURN = 10.0  # and within this many degrees of the turn it lay at
 # the table's sides as the camera sees them (near: the picture's bottom), and its middle (the
 # face-down stacks and the indicator)
 SIDES = ("near", "right", "far", "left", "middle")
@@ -77,15 +79,28 @@ class Change:
         }
 
 
+Pose = tuple[float, float, float]  # a reading's centre (x, y) and the turn of its long side
+
+
+@dataclass
+class _Laid:
+    """A tile on a place's stack: the ``added`` change that counts it and where it lay."""
+
+    tile: Tile
+    change: int
+    pose: Pose | None
+
+
 @dataclass
 class _Place:
     id: int
     centre: np.ndarray
     size: float
     votes: deque[Tile | None]
-    stack: list[tuple[Tile, int]] = field(default_factory=list)  # (tile, its "added" change)
+    poses: deque[Pose | None]
+    stack: list[_Laid] = field(default_factory=list)  # bottom to top
     empty_for: int = 0
-    taken: tuple[Tile, int] | None = None  # the last take from here: its tile and change
+    taken: tuple[_Laid, int] | None = None  # the last take from here: its tile and change
 
 
 class TableTracker:
@@ -133,7 +148,7 @@ class TableTracker:
     def on_table(self) -> list[tuple[int, Tile, tuple[float, float]]]:
         """The top tile of every place now: (place, tile, centre)."""
         return [
-            (p.id, p.stack[-1][0], (float(p.centre[0]), float(p.centre[1])))
+            (p.id, p.stack[-1].tile, (float(p.centre[0]), float(p.centre[1])))
             for p in self._places
             if p.stack
         ]
@@ -163,7 +178,8 @@ class TableTracker:
         for place in list(self._places):
             reading = matched.get(place.id)
             place.votes.append(None if reading is None else reading.tile)
-            if reading is not None and place.stack and reading.tile == place.stack[-1][0]:
+            place.poses.append(None if reading is None else pose_of(reading))
+            if reading is not None and place.stack and reading.tile == place.stack[-1].tile:
                 place.centre = 0.8 * place.centre + 0.2 * np.asarray(reading.centre)
             self._decide(place)
         # a place that never showed one tile long enough is forgotten (a hand, a misread)
@@ -196,6 +212,7 @@ class TableTracker:
                     centre=np.asarray(t.centre, float),
                     size=t.size,
                     votes=deque([None] * (self.window - 1), maxlen=self.window),
+                    poses=deque([None] * (self.window - 1), maxlen=self.window),
                 )
                 self._places.append(place)
                 out[place.id] = t
@@ -214,35 +231,33 @@ class TableTracker:
                 self._confirmed(place, tile)
                 return
         if place.stack and place.empty_for >= self.gone:
-            top, _ = place.stack.pop()
-            change = self._record("taken", top, place)
-            place.taken = (top, change.id)
+            self._take(place)
+
+    def _take(self, place: _Place) -> None:
+        top = place.stack.pop()
+        change = self._record("taken", top.tile, place, of=top.change)
+        place.taken = (top, change.id)
 
     def _confirmed(self, place: _Place, tile: Tile) -> None:
         stack = place.stack
-        if stack and stack[-1][0] == tile:
+        if stack and stack[-1].tile == tile:
             return
-        if len(stack) >= 2 and stack[-2][0] == tile:
-            top, _ = stack.pop()
-            change = self._record("taken", top, place)
-            place.taken = (top, change.id)
+        pose = _median_pose([p for v, p in zip(place.votes, place.poses, strict=True) if v == tile])
+        if len(stack) >= 2 and stack[-2].tile == tile and _same_pose(stack[-2].pose, pose, place):
+            self._take(place)  # the tile below the top shows again where it lay
             return
-        if place.taken is not None and place.taken[0] == tile:
+        if place.taken is not None and place.taken[0].tile == tile:
             # the tile taken from here is back: it was only hidden, never taken
-            _, take = place.taken
+            laid, take = place.taken
             place.taken = None
-            added = next(c.of for c in self.changes if c.id == take)
-            stack.append((tile, added if added is not None else take))
+            stack.append(laid)
             self._record("returned", tile, place, of=take)
             return
         change = self._record("added", tile, place)
-        stack.append((tile, change.id))
+        stack.append(_Laid(tile, change.id, pose))
         self._counted[change.id] = tile
 
     def _record(self, kind: str, tile: Tile | None, place: _Place, **extra: Any) -> Change:
-        if kind == "taken":
-            # a take remembers which "added" change it took, so a return restores that one
-            extra.setdefault("of", self._added_change_of(place, tile))
         change = Change(
             id=len(self.changes),
             frame=self._frame,
@@ -254,12 +269,6 @@ class TableTracker:
         )
         self.changes.append(change)
         return change
-
-    def _added_change_of(self, place: _Place, tile: Tile | None) -> int | None:
-        for c in reversed(self.changes):
-            if c.kind == "added" and c.place == place.id and c.tile == tile:
-                return c.id
-        return None
 
     def side(self, centre: Sequence[float] | np.ndarray) -> str:
         """The side of the table a point lies towards, from the picture's centre."""
@@ -290,12 +299,14 @@ class TableTracker:
         if tile is None:
             del self._counted[change_id]
             if place is not None:
-                place.stack = [(t, c) for t, c in place.stack if c != change_id]
+                place.stack = [laid for laid in place.stack if laid.change != change_id]
             kind = "removed"
         else:
             self._counted[change_id] = tile
             if place is not None:
-                place.stack = [(tile if c == change_id else t, c) for t, c in place.stack]
+                for laid in place.stack:
+                    if laid.change == change_id:
+                        laid.tile = tile
             kind = "corrected"
         change = Change(
             id=len(self.changes),
@@ -309,3 +320,29 @@ class TableTracker:
         )
         self.changes.append(change)
         return change
+
+
+def pose_of(tile: TableTile) -> Pose:
+    """A reading's centre and the turn of its long side (degrees, 0-180; 0 without an outline)."""
+    x, y = tile.centre
+    if tile.quad is None:
+        return (x, y, 0.0)
+    q = np.asarray(tile.quad)
+    side = q[1] - q[0] if np.hypot(*(q[1] - q[0])) >= np.hypot(*(q[3] - q[0])) else q[3] - q[0]
+    return (x, y, float(np.degrees(np.arctan2(side[1], side[0])) % 180.0))
+
+
+def _median_pose(poses: list[Pose | None]) -> Pose | None:
+    known = [p for p in poses if p is not None]
+    if not known:
+        return None
+    return tuple(float(v) for v in np.median(np.asarray(known), axis=0))  # type: ignore[return-value]
+
+
+def _same_pose(a: Pose | None, b: Pose | None, place: _Place) -> bool:
+    """Whether a tile lies where and as another lay (within ``POSE_SHIFT`` and ``POSE_TURN``): a
+    tile uncovered again, not a second copy of it put on the pile."""
+    if a is None or b is None:
+        return True
+    turn = abs(a[2] - b[2]) % 180.0
+    return math.dist(a[:2], b[:2]) <= POSE_SHIFT * place.size and min(turn, 180 - turn) <= POSE_TURN

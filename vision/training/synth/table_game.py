@@ -153,7 +153,7 @@ def _laid(
 def render_table_game(
     seed: int,
     turns: int = 12,
-    frames_per_turn: int = 8,
+    frames_per_turn: int = 10,
     size: tuple[int, int] = (640, 480),
     pool_name: str = "train",
 ) -> tuple[list[np.ndarray], list[dict]]:
