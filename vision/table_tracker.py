@@ -8,7 +8,10 @@ and each place keeps its last ``window`` votes (the tile read there, or nothing)
 - a tile read at one place in ``confirm`` of the last ``window`` frames counts: on an empty new
   place it is *added* to ``seen``; read where the tile below the top was, the top was *taken*
   (recorded with the pile it came from, ``seen`` unchanged: the tile is known, now in a hand);
-  read on top of another tile, a new tile was put on a pile and is *added*;
+  read on top of another tile in ``confirm`` frames in a row, a new tile was put on a pile and
+  is *added* (a pile's top read now one way, now another stays what it was);
+- a reading a little off its place (a hand over part of the tile) whose tile is the top of a
+  place within a tile's length is that place's;
 - a place where nothing is read for ``gone`` frames in a row lost its last tile: *taken*;
   the same tile read there again afterwards was only hidden (a hand lingering), and the take is
   *returned*;
@@ -45,6 +48,7 @@ from okey import Tile
 from vision.table import TableTile, without_indicator
 
 REACH = 0.45  # a reading belongs to a place within this share of a tile's long side
+SHIFTED = 1.0  # or within this share, when the place's top tile is the tile read
 POSE_SHIFT = 0.15  # a tile uncovered again lies within this share of a tile's long side
 POSE_TURN = 10.0  # and within this many degrees of the turn it lay at
 # the table's sides as the camera sees them (near: the picture's bottom), and its middle (the
@@ -206,7 +210,21 @@ class TableTracker:
             used_tiles.add(k)
             out[pid] = tiles[k]
         for k, t in enumerate(tiles):
-            if k not in used_tiles:
+            if k in used_tiles:
+                continue
+            # a box shifted off its place (a hand over part of the tile, the frame's edge) still
+            # belongs to a free place nearby whose top is the tile read
+            near = [
+                p
+                for p in self._places
+                if p.id not in out
+                and p.stack
+                and p.stack[-1].tile == t.tile
+                and math.dist(t.centre, p.centre) <= SHIFTED * max(p.size, t.size)
+            ]
+            if near:
+                out[min(near, key=lambda p: math.dist(t.centre, p.centre)).id] = t
+            else:
                 place = _Place(
                     id=self._next_place_id(),
                     centre=np.asarray(t.centre, float),
@@ -241,6 +259,11 @@ class TableTracker:
     def _confirmed(self, place: _Place, tile: Tile) -> None:
         stack = place.stack
         if stack and stack[-1].tile == tile:
+            return
+        recent = list(place.votes)[-self.confirm :]
+        if stack and any(v != tile for v in recent):
+            # a pile's top changes only on ``confirm`` readings in a row: a top tile read now
+            # one way, now another (turned, half under a hand) stays what it was
             return
         pose = _median_pose([p for v, p in zip(place.votes, place.poses, strict=True) if v == tile])
         if len(stack) >= 2 and stack[-2].tile == tile and _same_pose(stack[-2].pose, pose, place):
