@@ -49,6 +49,7 @@ from vision.table import TableTile, without_indicator
 
 REACH = 0.45  # a reading belongs to a place within this share of a tile's long side
 SHIFTED = 1.0  # or within this share, when the place's top tile is the tile read
+WHOLE = (0.7, 2.0)  # a reading's size against the frame's median tile for it to count
 POSE_SHIFT = 0.15  # a tile uncovered again lies within this share of a tile's long side
 POSE_TURN = 10.0  # and within this many degrees of the turn it lay at
 # the table's sides as the camera sees them (near: the picture's bottom), and its middle (the
@@ -178,13 +179,15 @@ class TableTracker:
             raise ValueError(f"frame {frame} comes after frame {self._frame}")
         self._frame = frame
         before = len(self.changes)
-        matched = self._match(tiles)
+        matched = self._match(whole_tiles(tiles))
         for place in list(self._places):
             reading = matched.get(place.id)
             place.votes.append(None if reading is None else reading.tile)
             place.poses.append(None if reading is None else pose_of(reading))
             if reading is not None and place.stack and reading.tile == place.stack[-1].tile:
                 place.centre = 0.8 * place.centre + 0.2 * np.asarray(reading.centre)
+                top = place.stack[-1]
+                top.pose = _blend(top.pose, pose_of(reading))
             self._decide(place)
         # a place that never showed one tile long enough is forgotten (a hand, a misread)
         self._places = [
@@ -250,6 +253,7 @@ class TableTracker:
                 return
         if place.stack and place.empty_for >= self.gone:
             self._take(place)
+            place.empty_for = 0  # the tile below, if any, is taken only after as long again
 
     def _take(self, place: _Place) -> None:
         top = place.stack.pop()
@@ -276,9 +280,33 @@ class TableTracker:
             stack.append(laid)
             self._record("returned", tile, place, of=take)
             return
+        if self._same_tile_nearby(place, tile):
+            return
         change = self._record("added", tile, place)
         stack.append(_Laid(tile, change.id, pose))
         self._counted[change.id] = tile
+
+    def _same_tile_nearby(self, place: _Place, tile: Tile) -> bool:
+        """Whether ``tile``, confirmed at ``place``, is a tile already counted at a place within a
+        tile's length (its box seen shifted: half under a hand, at the frame's edge): a new place
+        is then dropped, and a place holding only that tile is folded into this pile."""
+        for other in self._places:
+            if (
+                other is place
+                or not other.stack
+                or other.stack[-1].tile != tile
+                or math.dist(other.centre, place.centre) > SHIFTED * max(other.size, place.size)
+            ):
+                continue
+            if not place.stack:
+                place.votes.clear()
+                place.votes.extend([None] * self.window)
+                return True
+            if len(other.stack) == 1:
+                place.stack.append(other.stack.pop())
+                self._places.remove(other)
+                return True
+        return False
 
     def _record(self, kind: str, tile: Tile | None, place: _Place, **extra: Any) -> Change:
         change = Change(
@@ -345,6 +373,23 @@ class TableTracker:
         return change
 
 
+def whole_tiles(tiles: Sequence[TableTile]) -> list[TableTile]:
+    """The readings of tiles seen whole: a box much smaller than the frame's usual tile (a tile
+    half under a hand or another tile) or much larger (two tiles, or a hand, in one box) reads
+    what it shows, not the tile, and counts as nothing seen.
+
+    >>> from okey import Tile
+    >>> tiles = [TableTile(k, Tile(k), (10 * k, 0, 10 * k + w, w), 0.9)
+    ...          for k, w in enumerate([56, 56, 56, 12])]
+    >>> len(whole_tiles(tiles))
+    3
+    """
+    if len(tiles) < 3:
+        return list(tiles)
+    usual = float(np.median([t.size for t in tiles]))
+    return [t for t in tiles if WHOLE[0] * usual <= t.size <= WHOLE[1] * usual]
+
+
 def pose_of(tile: TableTile) -> Pose:
     """A reading's centre and the turn of its long side (degrees, 0-180; 0 without an outline)."""
     x, y = tile.centre
@@ -353,6 +398,18 @@ def pose_of(tile: TableTile) -> Pose:
     q = np.asarray(tile.quad)
     side = q[1] - q[0] if np.hypot(*(q[1] - q[0])) >= np.hypot(*(q[3] - q[0])) else q[3] - q[0]
     return (x, y, float(np.degrees(np.arctan2(side[1], side[0])) % 180.0))
+
+
+def _blend(old: Pose | None, new: Pose, rate: float = 0.3) -> Pose:
+    """A top tile's pose refreshed by a new reading of it (the turn blended across 0/180)."""
+    if old is None:
+        return new
+    turn = (new[2] - old[2] + 90.0) % 180.0 - 90.0
+    return (
+        old[0] + rate * (new[0] - old[0]),
+        old[1] + rate * (new[1] - old[1]),
+        (old[2] + rate * turn) % 180.0,
+    )
 
 
 def _median_pose(poses: list[Pose | None]) -> Pose | None:

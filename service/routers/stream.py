@@ -40,7 +40,7 @@ from service.limits import SeenTiles
 from service.routers.engine import rules_of, tile_of, tiles_of
 from service.routers.overlay import CLOSE_IDLE, CLOSE_POLICY, TABLE_PATTERN, links
 from service.routers.profiles import load_profile
-from service.routers.table import seen_of, table_camera_part
+from service.routers.table import fit_seen, seen_of, table_camera_part
 from service.rules_model import RulesSpec
 from service.runner import PipelineRunner
 from service.settings import Settings
@@ -144,10 +144,20 @@ def read_frame(
             smoothed,
             indicator=settings.indicator,
             rules=settings.rules,
-            seen=list(settings.seen) + list(table_seen or ()),
+            seen=settings.seen,
             declare=settings.declare,
             corrections=dict(session.corrections) or None,
         )
+        extra = fit_seen(list(table_seen or ()), result.hand, settings.seen)
+        if extra:  # advised again with the table's seen tiles the rack leaves room for
+            result = pipeline.read(
+                smoothed,
+                indicator=settings.indicator,
+                rules=settings.rules,
+                seen=[*settings.seen, *extra],
+                declare=settings.declare,
+                corrections=dict(session.corrections) or None,
+            )
     except NothingFoundError as exc:
         # An empty frame (the camera turned away, a hand over the rack) is a state, not an error.
         return {**empty_state(settings, str(exc)), "image_size": [width, height]}

@@ -20,6 +20,7 @@ import asyncio
 import contextlib
 import json
 import time
+from collections import Counter
 from functools import partial
 from typing import Annotated, Any, Literal
 
@@ -331,3 +332,23 @@ async def table_camera_part(tables: TableStore, table: str | None) -> dict[str, 
 def seen_of(part: dict[str, Any] | None) -> list[Tile]:
     """The tiles a table camera's record gives the adviser (the indicator's copy left out)."""
     return [Tile.parse(t) for t in (part or {}).get("seen_for_advice", [])]
+
+
+def fit_seen(seen: list[Tile], hand: list[Tile], also: list[Tile] = ()) -> list[Tile]:
+    """``seen`` less the copies that the hand and ``also`` (the seen tiles typed) leave no room
+    for (a set has two of each tile): the rack as read wins over the table's record, which a
+    person may still have to correct.
+
+    >>> r5 = Tile.parse("R5")
+    >>> [str(t) for t in fit_seen([r5, r5, Tile.parse("K1")], [r5])]
+    ['R5', 'K1']
+    """
+    room = Counter({Tile(i): 2 for i in range(53)})
+    room.subtract(hand)
+    room.subtract(also)
+    out = []
+    for tile in seen:
+        if room[tile] > 0:
+            room[tile] -= 1
+            out.append(tile)
+    return out
