@@ -255,3 +255,31 @@ def test_scan_scene_table_refuses_rack_only_options(capsys: pytest.CaptureFixtur
     assert "--declare" in capsys.readouterr().err
     assert main(["scan", "--scene", "table", "--seen", "R5", str(TABLE_PHOTO)]) == 2
     assert "reads the seen tiles itself" in capsys.readouterr().err
+
+
+@needs_model
+def test_live_scene_table_prints_each_change_with_its_frame(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    video = tmp_path / "game.mp4"
+    assert (
+        main(["synth", "--video", str(video), "--scene", "table", "--frames", "30", "--seed", "41"])
+        == 0
+    )
+    truth = json.loads(video.with_suffix(".json").read_text())["frames"]
+    capsys.readouterr()
+    out_video = tmp_path / "drawn.webm"
+    code = main(["live", "--scene", "table", "--video", str(video), "--out", str(out_video)])
+    out = capsys.readouterr().out
+    assert code == 0 and out_video.stat().st_size > 0
+    lines = out.splitlines()
+    assert any(line.endswith("+ R10 (near)") for line in lines)
+    taken = truth[-1]["taken"]
+    assert len(taken) == 2
+    for take in taken:
+        assert any(f"taken {take['tile']} from the {take['pile']} pile" in line for line in lines)
+    seen = " ".join(str(t) for t in sorted(Tile.parse(t) for t in truth[-1]["seen"]))
+    assert (
+        lines[-1].startswith("30 frames")
+        and f"seen ({len(truth[-1]['seen'])}): {seen};" in lines[-1]
+    )
