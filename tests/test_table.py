@@ -126,7 +126,8 @@ def test_a_new_tile_on_a_pile_adds_one() -> None:
 def test_a_pile_whose_top_tile_is_taken() -> None:
     tracker = TableTracker(image_size=SIZE)
     feed(tracker, 0, [[lying("R5", 100, 240)]] * 4)
-    feed(tracker, 4, [[lying("B9", 106, 244, turn=14)]] * 4)
+    feed(tracker, 4, [[]])  # the hand that puts B9 down
+    feed(tracker, 5, [[lying("B9", 106, 244, turn=14)]] * 3)
     feed(tracker, 8, [[]] * 2)
     changes = feed(tracker, 10, [[lying("R5", 101, 240)]] * 4)  # R5 shows again where it lay
     assert kinds(changes) == [("taken", "B9")]
@@ -138,10 +139,21 @@ def test_a_pile_whose_top_tile_is_taken() -> None:
 def test_a_second_copy_put_on_the_one_below_is_added_not_a_take() -> None:
     tracker = TableTracker(image_size=SIZE)
     feed(tracker, 0, [[lying("R5", 100, 240)]] * 4)
-    feed(tracker, 4, [[lying("B9", 106, 244, turn=14)]] * 4)
-    changes = feed(tracker, 8, [[lying("R5", 92, 236, turn=-20)]] * 4)  # another R5, thrown on
+    feed(tracker, 4, [[]])
+    feed(tracker, 5, [[lying("B9", 106, 244, turn=14)]] * 3)
+    feed(tracker, 8, [[]])
+    changes = feed(tracker, 9, [[lying("R5", 86, 232, turn=-30)]] * 4)  # another R5, thrown on
     assert kinds(changes) == [("added", "R5")]
     assert sorted(str(t) for t in tracker.seen) == ["B9", "R5", "R5"]
+
+
+def test_a_top_read_another_way_with_nothing_over_it_is_corrected_not_added() -> None:
+    tracker = TableTracker(image_size=SIZE)
+    first = feed(tracker, 0, [[lying("K10", 320, 400)]] * 3)  # a K5 misread while it lay there
+    changes = feed(tracker, 3, [[lying("K5", 320, 400)]] * 3)
+    assert kinds(changes) == [("corrected", "K5")]
+    assert changes[0].of == first[0].id and str(changes[0].was) == "K10"
+    assert [str(t) for t in tracker.seen] == ["K5"]
 
 
 def test_a_pile_emptied_records_the_take_and_a_tile_only_hidden_comes_back() -> None:

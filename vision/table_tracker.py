@@ -8,8 +8,10 @@ and each place keeps its last ``window`` votes (the tile read there, or nothing)
 - a tile read at one place in ``confirm`` of the last ``window`` frames counts: on an empty new
   place it is *added* to ``seen``; read where the tile below the top was, the top was *taken*
   (recorded with the pile it came from, ``seen`` unchanged: the tile is known, now in a hand);
-  read on top of another tile in ``confirm`` frames in a row, a new tile was put on a pile and
-  is *added* (a pile's top read now one way, now another stays what it was);
+  read on top of another tile in ``confirm`` frames in a row after the pile was hidden (a hand
+  puts a tile down), a new tile was put on a pile and is *added*; without the pile hidden in
+  between, the top was misread and is *corrected* (a pile's top read now one way, now another
+  stays what it was);
 - a reading a little off its place (a hand over part of the tile) whose tile is the top of a
   place within a tile's length is that place's;
 - a place where nothing is read for ``gone`` frames in a row lost its last tile: *taken*;
@@ -50,8 +52,8 @@ from vision.table import TableTile, without_indicator
 REACH = 0.45  # a reading belongs to a place within this share of a tile's long side
 SHIFTED = 1.0  # or within this share, when the place's top tile is the tile read
 WHOLE = (0.7, 2.0)  # a reading's size against the frame's median tile for it to count
-POSE_SHIFT = 0.15  # a tile uncovered again lies within this share of a tile's long side
-POSE_TURN = 10.0  # and within this many degrees of the turn it lay at
+POSE_SHIFT = 0.2  # a tile uncovered again lies within this share of a tile's long side
+POSE_TURN = 20.0  # and within this many degrees of the turn it lay at
 # the table's sides as the camera sees them (near: the picture's bottom), and its middle (the
 # face-down stacks and the indicator)
 SIDES = ("near", "right", "far", "left", "middle")
@@ -104,6 +106,7 @@ class _Place:
     votes: deque[Tile | None]
     poses: deque[Pose | None]
     stack: list[_Laid] = field(default_factory=list)  # bottom to top
+    hidden: bool = False  # nothing was read here since the top tile was last read
     empty_for: int = 0
     taken: tuple[_Laid, int] | None = None  # the last take from here: its tile and change
 
@@ -184,10 +187,13 @@ class TableTracker:
             reading = matched.get(place.id)
             place.votes.append(None if reading is None else reading.tile)
             place.poses.append(None if reading is None else pose_of(reading))
+            if reading is None:
+                place.hidden = True
             if reading is not None and place.stack and reading.tile == place.stack[-1].tile:
                 place.centre = 0.8 * place.centre + 0.2 * np.asarray(reading.centre)
                 top = place.stack[-1]
                 top.pose = _blend(top.pose, pose_of(reading))
+                place.hidden = False
             self._decide(place)
         # a place that never showed one tile long enough is forgotten (a hand, a misread)
         self._places = [
@@ -281,6 +287,15 @@ class TableTracker:
             self._record("returned", tile, place, of=take)
             return
         if self._same_tile_nearby(place, tile):
+            return
+        if stack and not place.hidden:
+            # read another way without anything hiding the pile in between: no tile was put on
+            # it (a hand would have hidden it), the top was misread and is read right now
+            top = stack[-1]
+            self._record("corrected", tile, place, of=top.change, was=top.tile)
+            if top.change in self._counted:
+                self._counted[top.change] = tile
+            top.tile = tile
             return
         change = self._record("added", tile, place)
         stack.append(_Laid(tile, change.id, pose))
@@ -421,8 +436,9 @@ def _median_pose(poses: list[Pose | None]) -> Pose | None:
 
 def _same_pose(a: Pose | None, b: Pose | None, place: _Place) -> bool:
     """Whether a tile lies where and as another lay (within ``POSE_SHIFT`` and ``POSE_TURN``): a
-    tile uncovered again, not a second copy of it put on the pile."""
+    tile uncovered again, not a second copy of it put on the pile.  Turns are compared modulo a
+    right angle: the detector's box of a tile may name either side the long one."""
     if a is None or b is None:
         return True
-    turn = abs(a[2] - b[2]) % 180.0
-    return math.dist(a[:2], b[:2]) <= POSE_SHIFT * place.size and min(turn, 180 - turn) <= POSE_TURN
+    turn = abs(a[2] - b[2]) % 90.0
+    return math.dist(a[:2], b[:2]) <= POSE_SHIFT * place.size and min(turn, 90 - turn) <= POSE_TURN

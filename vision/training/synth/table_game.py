@@ -13,7 +13,8 @@ shakes a little.
 Per frame the truth is a dict: ``frame``, ``turn``, ``settled`` (the turn's last frame),
 ``seen`` (every tile that has lain face up, the indicator's included, as sorted notation),
 ``indicator``, ``taken`` (each take so far: ``turn``, ``tile``, ``pile``), ``hands`` (hands in
-the picture), ``passing`` (a hand passing over the table, changing nothing) and the renderer's own ``tiles`` (sidecar entries: boxes, roles).
+the picture), ``passing`` (a hand passing over the table, changing nothing) and the
+renderer's own ``tiles`` (sidecar entries: boxes, roles).
 
 >>> frames, truth = render_table_game(seed=1, turns=2, frames_per_turn=2, size=(320, 240))
 >>> len(frames), frames[0].shape, truth[-1]["turn"], truth[-1]["settled"]
