@@ -40,6 +40,17 @@ def run_table_scan(args: argparse.Namespace, indicator: Tile | None, rules: Rule
     several = len(photos) > 1 or len(args.photos) > 1 or Path(args.photos[0]).is_dir()
     if args.annotate and several and Path(args.annotate).suffix:
         raise InputError(f"--annotate {args.annotate}: with several photos, give a folder")
+    if (
+        args.annotate
+        and not several
+        and Path(args.annotate).suffix.lower()
+        not in (
+            ".png",
+            ".jpg",
+            ".jpeg",
+        )
+    ):
+        raise InputError(f"--annotate {args.annotate}: write a .png or .jpg file")
     reader = TableReader.default(args.backend, profile=args.profile)
     worst = EXIT_OK
     for path in photos:

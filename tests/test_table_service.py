@@ -11,6 +11,7 @@ import cv2
 import httpx
 import pytest
 from conftest_service import OWNER_HEADERS, LiveServer, live_server, require_model
+from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from service.settings import Settings
@@ -23,7 +24,7 @@ TURNS, PER_TURN = 3, 10
 @pytest.fixture(scope="module")
 def server() -> Iterator[LiveServer]:
     require_model()
-    with live_server(Settings(max_stream_fps=30)) as live:
+    with live_server(Settings(max_stream_fps=30, max_text_messages_per_second=5)) as live:
         yield live
 
 
@@ -135,3 +136,16 @@ def test_the_rack_stream_of_the_table_keeps_the_table_cameras_record(
     stored = httpx.get(f"{server.url}/api/v1/tables/both-cameras", timeout=30).json()["state"]
     assert stored["source"] == "camera" and stored["hand"]
     assert Counter(stored["table_camera"]["seen"]) == Counter(truth[PER_TURN - 1]["seen"])
+
+
+def test_a_flood_of_text_messages_closes_the_table_camera(server: LiveServer) -> None:
+    new_table(server, "flooded")
+    with connect(f"{server.ws_url}/api/v1/tables/flooded/camera") as ws:
+        json.loads(ws.recv(timeout=30))
+        codes = []
+        with pytest.raises(ConnectionClosed):
+            for _ in range(40):
+                ws.send(json.dumps({"type": "settings", "token": "not-a-token"}))
+            while True:
+                codes.append(json.loads(ws.recv(timeout=30))["code"])
+    assert codes[0] == "wrong_token" and codes[-1] == "too_many_messages"

@@ -33,7 +33,7 @@ from service.deps import get_runner, get_settings, get_tables
 from service.errors import ApiError
 from service.images import decode_image
 from service.routers.engine import rules_of, tile_of
-from service.routers.overlay import CLOSE_IDLE, TABLE_PATTERN
+from service.routers.overlay import CLOSE_IDLE, CLOSE_POLICY, TABLE_PATTERN
 from service.rules_model import RulesSpec
 from service.runner import PipelineRunner
 from service.settings import Settings
@@ -191,6 +191,10 @@ async def _receive(
     websocket: WebSocket, camera: _Camera, slot: FrameSlot, tables: TableStore, server: Settings
 ) -> None:
     last = time.monotonic()
+    # text messages are rationed as the rack stream's (a token bucket): a flood of small
+    # messages would cost the worker's CPU
+    rate = server.max_text_messages_per_second
+    allowance, stamp = 2 * rate, last
     while True:
         idle = last + server.stream_idle_seconds - time.monotonic()
         try:
@@ -211,6 +215,16 @@ async def _receive(
                 last = time.monotonic()
                 slot.put(message["bytes"])
             elif message.get("text") is not None:
+                now = time.monotonic()
+                allowance, stamp = min(2 * rate, allowance + (now - stamp) * rate), now
+                if allowance < 1:
+                    await _send_error(
+                        websocket,
+                        ApiError(429, "too_many_messages", f"more than {rate:g} a second"),
+                    )
+                    await websocket.close(code=CLOSE_POLICY, reason="too_many_messages")
+                    return
+                allowance -= 1
                 await _text(websocket, camera, message["text"], tables, server)
         except ApiError as exc:
             await _send_error(websocket, exc)
