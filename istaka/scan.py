@@ -47,6 +47,7 @@ def register(subparsers: Any) -> None:
         help='image files (JPEG, PNG, ...), folders of them, or quoted globs ("shots/*.jpg")',
     )
     _game_options(scan)
+    _scene_option(scan)
     correction_options(scan)
     scan.add_argument(
         "--declare",
@@ -80,6 +81,7 @@ def register(subparsers: Any) -> None:
     )
     live.add_argument("--max-frames", type=int, default=0, help="stop after N frames (0: no limit)")
     _game_options(live)
+    _scene_option(live)
     live.set_defaults(func=run_live)
 
 
@@ -89,6 +91,16 @@ def _game_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rules", choices=["classic", "okey101"], default="classic")
     parser.add_argument("--seen", default="", help='tiles seen elsewhere, e.g. "K3 Y7"')
     parser.add_argument("--backend", choices=["onnx", "torch"], help="recogniser engine")
+
+
+def _scene_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--scene",
+        choices=["rack", "table"],
+        default="rack",
+        help="rack: a player's rack (default); table: the tiles lying face up on the table "
+        "(indicator, discard piles, melds) read as the game's seen tiles",
+    )
 
 
 def _parse_game(args: argparse.Namespace) -> tuple[Tile | None, Rules, list[Tile]]:
@@ -102,6 +114,10 @@ def run_scan(args: argparse.Namespace) -> int:
     from vision.pipeline import Pipeline
 
     indicator, rules, seen = _parse_game(args)
+    if args.scene == "table":
+        from istaka.table import run_table_scan
+
+        return run_table_scan(args, indicator, rules)
     photos = photo_paths(args.photos)
     several = len(photos) > 1 or len(args.photos) > 1 or Path(args.photos[0]).is_dir()
     if args.annotate:
@@ -301,6 +317,10 @@ def run_live(args: argparse.Namespace) -> int:
     from vision.smoothing import HandTracker
 
     indicator, rules, seen = _parse_game(args)
+    if args.scene == "table":
+        from istaka.table import run_table_live
+
+        return run_table_live(args, indicator, rules)
     if args.out and Path(args.out).suffix.lower() not in VIDEO_CODECS:
         raise InputError(f"--out {args.out}: write a {', '.join(VIDEO_CODECS)} file")
     window = not args.out and _has_display()

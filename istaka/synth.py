@@ -6,6 +6,7 @@ Examples::
     istaka synth --n 200 --seed 9001 --out datasets/synth_eval --style-pool heldout --quality 85
     istaka synth --preview docs/img/synth_preview.png
     istaka synth --video rack.y4m --frames 90 --seed 3
+    istaka synth --video game.mp4 --scene table --frames 240 --seed 3   # a table game
 """
 
 from __future__ import annotations
@@ -40,7 +41,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--preview", type=Path, metavar="OUT.png", help="write a contact sheet with boxes"
     )
     what.add_argument(
-        "--video", type=Path, metavar="OUT.mp4|OUT.y4m", help="write a video of one rack"
+        "--video",
+        type=Path,
+        metavar="OUT.mp4|OUT.y4m",
+        help="write a video of one rack (--scene table: a game filmed from above)",
     )
     p.add_argument("--n", type=int, default=100, help="number of images (default 100)")
     p.add_argument("--seed", type=int, default=0, help="run seed; image i uses (seed, i)")
@@ -144,7 +148,16 @@ def _video(args: argparse.Namespace) -> int:
         raise InputError(f"--frames must be at least 1, got {args.frames}")
     if args.size[0] % 2 or args.size[1] % 2:
         raise InputError(f"--size must be even for a video, got {args.size[0]}x{args.size[1]}")
-    frames, truths = render_video(args.seed, args.frames, size=args.size, pool_name=args.style_pool)
+    if args.scene == "table":  # a game filmed from above, ten frames a turn (docs/table.md)
+        from vision.training.synth.table_game import render_table_game
+
+        turns = -(-args.frames // 10)
+        frames, truths = render_table_game(args.seed, turns, 10, args.size, args.style_pool)
+        frames, truths = frames[: args.frames], truths[: args.frames]
+    else:
+        frames, truths = render_video(
+            args.seed, args.frames, size=args.size, pool_name=args.style_pool
+        )
     write_video(args.video, frames, args.fps)
     sidecar = args.video.with_suffix(".json")
     import json

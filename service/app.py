@@ -19,7 +19,7 @@ from fastapi.staticfiles import StaticFiles
 
 from okey.startup import load_tables
 from service import errors
-from service.routers import engine, overlay, pages, profiles, scan, stream
+from service.routers import engine, overlay, pages, profiles, scan, stream, table
 from service.runner import PipelineRunner
 from service.security import SecurityMiddleware
 from service.settings import Settings
@@ -101,7 +101,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         settings.body_start_seconds, settings.min_body_bytes_per_second, settings.body_gap_seconds
     )
     app.add_middleware(SlowBodyMiddleware, guard=guard)
-    for module in (engine, scan, stream, overlay, profiles):
+    for module in (engine, scan, stream, table, overlay, profiles):
         app.include_router(module.router, prefix="/api/v1")
     app.include_router(pages.router)
     app.include_router(profiles.pages)

@@ -199,6 +199,22 @@ def probe_stream(server: LiveServer, home: Path) -> None:
     assert not httpx.get(f"{server.url}/api/v1/tables/free-name").json()["state"]
 
 
+def probe_table_camera(server: LiveServer, home: Path) -> None:
+    owned_table(server, "filmed")
+    for table in ("filmed", "unmade"):
+        with connect(f"{server.ws_url}/api/v1/tables/{table}/camera") as ws:
+            assert json.loads(ws.recv(timeout=30))["type"] == "ready"
+            ws.send(png())  # a frame before any token is refused
+            assert json.loads(ws.recv(timeout=30))["code"] == "token_required"
+            for token in (None, "not-a-token"):
+                ws.send(json.dumps({"type": "settings", "token": token}))
+                error = json.loads(ws.recv(timeout=30))
+                assert error["code"] in ("token_required", "wrong_token", "no_such_table")
+            ws.send(json.dumps({"type": "correct", "change": 0, "tile": "R5"}))
+            assert json.loads(ws.recv(timeout=30))["code"] == "token_required"
+    assert version(server, "filmed") == version(server, "unmade") == 0
+
+
 def probe_overlay(server: LiveServer, home: Path) -> None:
     # Reads only: whatever a page sends is not written anywhere.
     owned_table(server, "watched")
@@ -224,6 +240,7 @@ PROBES: dict[tuple[str, str], Callable[[LiveServer, Path], None]] = {
     ("POST", "/api/v1/tables"): probe_create_table,
     ("PUT", "/api/v1/tables/{table}"): probe_put_table,
     ("WS", "/api/v1/stream"): probe_stream,
+    ("WS", "/api/v1/tables/{table}/camera"): probe_table_camera,
     ("WS", "/api/v1/overlay/{table}"): probe_overlay,
     ("POST", "/api/v1/hand"): probe_compute_only("/api/v1/hand", HAND),
     ("POST", "/api/v1/referee"): probe_compute_only(

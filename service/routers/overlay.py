@@ -141,8 +141,12 @@ def _group_texts(group: TileList) -> list[str]:
     return group.split() if isinstance(group, str) else list(group)
 
 
-def state_of_push(push: TablePush) -> dict[str, Any]:
-    """The overlay state of a pushed hand: its rows plus the engine's advice and verdict."""
+def state_of_push(push: TablePush, camera_part: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The overlay state of a pushed hand: its rows plus the engine's advice and verdict; with a
+    table camera's record (``service.routers.table``), its seen tiles counted and the record
+    kept in the state."""
+    from service.routers.table import fit_seen, seen_of
+
     rules = rules_of(push.rules)
     indicator = tile_of(push.indicator, "indicator")
     rows = [
@@ -151,6 +155,7 @@ def state_of_push(push: TablePush) -> dict[str, Any]:
     ]
     tiles = [tile for row in rows for group in row for tile in group]
     seen = tiles_of(_group_texts(push.seen), "seen")
+    seen += fit_seen(seen_of(camera_part), tiles, seen)
     discard = tile_of(push.discard, "discard") if push.discard else None
     analysis = analyse_hand(tiles, indicator, rules, seen)
     verdict = None
@@ -172,6 +177,7 @@ def state_of_push(push: TablePush) -> dict[str, Any]:
         "distance_to_win": analysis["distance_to_win"],
         "verdict": verdict,
         "discard": {"tile": best["discard"]} if best and best["advised"] else None,
+        **({} if camera_part is None else {"table_camera": camera_part}),
     }
 
 
@@ -244,7 +250,11 @@ async def put_table(
         if not await tables.exists(table):
             owner_required(settings, token, f"there is no table {table!r}: creating it")
         await tables.authorize(table, token)  # before the engine's work, and again on publishing
-    state = await run_engine(conn, partial(state_of_push, push))
+    # a table camera's record of this table: its seen tiles count in the advice, and it stays
+    from service.routers.table import table_camera_part
+
+    camera_part = await table_camera_part(tables, table)
+    state = await run_engine(conn, partial(state_of_push, push, camera_part))
     created = await tables.create(table) if owner and not await tables.exists(table) else None
     write = Write(
         expected_version=int(if_match.strip('"')) if if_match else None,

@@ -6,7 +6,7 @@ import base64
 import json
 from dataclasses import dataclass, replace
 from functools import partial
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 import anyio
 from fastapi import APIRouter, Depends, Query, Request
@@ -21,6 +21,7 @@ from service.quota import Quota
 from service.routers import profiles
 from service.routers.engine import rules_of, tile_of, tiles_of
 from service.routers.overlay import TABLE_PATTERN
+from service.routers.table import TableScanOut, scan_table
 from service.rules_model import RulesOverrides
 from service.runner import PipelineRunner
 from service.settings import Settings
@@ -110,8 +111,8 @@ async def keep_credential(
 
 @router.post(
     "/scan",
-    response_model=ScanOut,
-    summary="Read a rack from a photo",
+    response_model=ScanOut | TableScanOut,
+    summary="Read a rack (or, with scene=table, the tiles face up on a table) from a photo",
     openapi_extra=_IMAGE_BODY,
     responses={code: ERRORS[code] for code in (400, 401, 403, 408, 413, 415, 422, 429, 503, 507)},
 )
@@ -146,13 +147,29 @@ async def scan(
         str | None,
         Query(pattern=TABLE_PATTERN, description="keep=true with this table's token"),
     ] = None,
-) -> ScanOut:
+    scene: Annotated[
+        Literal["rack", "table"],
+        Query(
+            description="rack: a player's rack; table: the tiles lying face up on the table"
+            " (indicator, discard piles, melds) as the game's seen tiles (TableScanOut)"
+        ),
+    ] = "rack",
+) -> ScanOut | TableScanOut:
     """Send the photo as the multipart field ``image`` or as the raw body (JPEG or PNG).  The
     format is read from the bytes, not from the file name or the content type."""
     game_rules = parse_rules_query(rules)
     indicator_tile = tile_of(indicator, "indicator") if indicator else None
     seen_tiles = tiles_of(seen.split(), "seen")
     fixes = parse_corrections(corrections)
+    if scene == "table":
+        if keep or fixes or declare or seen_tiles:
+            raise ApiError(
+                422,
+                "invalid_request",
+                "scene=table: keep, corrections, declare and seen are for a rack (a table's"
+                " camera corrects its own record)",
+            )
+        return await _scan_table(request, settings, runner, indicator_tile, game_rules, profile)
     keeping = None
     if keep:
         token = await keep_credential(request, settings, tables, table)
@@ -187,6 +204,27 @@ async def scan(
         result,
         annotated_jpeg=base64.b64encode(drawn).decode() if drawn else None,
     )
+
+
+async def _scan_table(
+    request: Request,
+    settings: Settings,
+    runner: PipelineRunner,
+    indicator: Any,
+    rules: Any,
+    profile: str | None,
+) -> TableScanOut:
+    data = await read_image_bytes(request, settings.max_upload_bytes)
+    check_image(data, max_pixels=settings.max_pixels)
+    _, (width, height) = image_size(data)
+    reader = profiles.load_profile(profile) if profile else None
+    async with runner.admit(width * height):
+        image = await anyio.to_thread.run_sync(
+            partial(decode_image, data, max_pixels=settings.max_pixels)
+        )
+        runner.require()
+        answer = await runner.run(partial(scan_table, image, indicator, rules, reader))
+    return TableScanOut.model_validate(answer)
 
 
 def _scan(

@@ -40,6 +40,7 @@ from service.limits import SeenTiles
 from service.routers.engine import add_take_or_draw, rules_of, tile_of, tiles_of
 from service.routers.overlay import CLOSE_IDLE, CLOSE_POLICY, TABLE_PATTERN, links
 from service.routers.profiles import load_profile
+from service.routers.table import fit_seen, seen_of, table_camera_part
 from service.rules_model import RulesSpec
 from service.runner import PipelineRunner
 from service.settings import Settings
@@ -118,10 +119,16 @@ def apply_message(session: StreamSession, text: str, max_corrections: int = 64) 
 
 
 def read_frame(
-    pipeline: Any, *, session: StreamSession, frame: bytes, max_pixels: int
+    pipeline: Any,
+    *,
+    session: StreamSession,
+    frame: bytes,
+    max_pixels: int,
+    table_seen: list[Any] | None = None,
 ) -> dict[str, Any]:
     """One frame (JPEG/PNG bytes) through the pipeline with this stream's tracker and corrections.
-    Runs on the worker's inference thread, decoding included, so the event loop never decodes."""
+    Runs on the worker's inference thread, decoding included, so the event loop never decodes.
+    ``table_seen``: the tiles the table's camera saw face up, added to the settings' ``seen``."""
     from vision.pipeline import NothingFoundError
     from vision.smoothing import HandTracker
 
@@ -143,6 +150,16 @@ def read_frame(
             declare=settings.declare,
             corrections=dict(session.corrections) or None,
         )
+        extra = fit_seen(list(table_seen or ()), result.hand, settings.seen)
+        if extra:  # advised again with the table's seen tiles the rack leaves room for
+            result = pipeline.read(
+                smoothed,
+                indicator=settings.indicator,
+                rules=settings.rules,
+                seen=[*settings.seen, *extra],
+                declare=settings.declare,
+                corrections=dict(session.corrections) or None,
+            )
     except NothingFoundError as exc:
         # An empty frame (the camera turned away, a hand over the rack) is a state, not an error.
         return {**empty_state(settings, str(exc)), "image_size": [width, height]}
@@ -286,12 +303,19 @@ async def _process(
             await asyncio.sleep(delay)
         frame = await slot.take()
         last = time.monotonic()
+        # a table camera's record of the same table: its seen tiles count in the advice, and
+        # the states published here carry it on
+        camera_part = await table_camera_part(tables, session.settings.table)
         try:
             pixels = min(settings.max_pixels, settings.max_frame_pixels)
-            result = await runner.call(
-                partial(read_frame, session=session, frame=frame, max_pixels=pixels),
-                shed=False,
+            read = partial(
+                read_frame,
+                session=session,
+                frame=frame,
+                max_pixels=pixels,
+                table_seen=seen_of(camera_part),
             )
+            result = await runner.call(read, shed=False)
         except ApiError as exc:  # a frame that is no JPEG/PNG, or too many pixels
             await _send_error(websocket, exc)
             continue
@@ -319,7 +343,8 @@ async def _process(
         if table:
             write = Write(as_server_owner=is_owner(settings, token))
             try:
-                await tables.publish(table, {"source": "camera", **state}, token, write)
+                carried = {} if camera_part is None else {"table_camera": camera_part}
+                await tables.publish(table, {"source": "camera", **state, **carried}, token, write)
             except ApiError as exc:  # the store is away, or the table was evicted
                 await _send_error(websocket, exc)
 

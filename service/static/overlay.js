@@ -1,10 +1,11 @@
 // The broadcast overlay: shows the latest state of one table and reconnects by itself.
 // Options (the address's query): table, scale (0.5-4), corner (tl tr bl br), theme (panel clear),
-// parts (rack,indicator,advice,verdict).  No correction marks: the audience sees the reading.
+// parts (rack,indicator,advice,verdict,seen).  No correction marks: the audience sees the reading.
+// "seen": the tiles the table's camera saw face up, and the copies left of the tiles the hand waits for.
 "use strict";
 
 (() => {
-  const PARTS = ["rack", "indicator", "advice", "verdict"];
+  const PARTS = ["rack", "indicator", "advice", "verdict", "seen"];
   const params = new URLSearchParams(location.search);
   const table = params.get("table");
   const PING_MS = 20000; // the server closes an overlay socket silent for ws_silent_seconds (60 s)
@@ -41,7 +42,7 @@
     hand.replaceChildren();
     if (!state) {
       $("waiting").textContent = `Waiting for table “${table}”: no reading yet.`;
-      for (const id of ["advice", "verdict", "indicator-source"]) $(id).textContent = "";
+      for (const id of ["advice", "verdict", "indicator-source", "seen", "waits"]) $(id).textContent = "";
       $("indicator-tile").replaceChildren(tileOrDash(null));
       $("okey-tile").replaceChildren(tileOrDash(null));
       return;
@@ -61,6 +62,10 @@
     $("advice").textContent = Istaka.adviceText(state.advice, state);
     $("verdict").textContent = Istaka.verdictText(state.verdict, state);
     $("verdict").className = "line part-verdict " + Istaka.verdictClass(state.verdict);
+    const camera = state.table_camera;
+    $("seen").textContent = camera ? `Seen on the table (${camera.seen.length}): ${camera.seen.join(" ") || "none yet"}` : "";
+    const waits = state.advice && state.advice.kind === "waits" ? state.advice.waits || [] : [];
+    $("waits").textContent = waits.length ? "Copies left: " + waits.map((w) => `${w.tile} ×${w.unseen}`).join(", ") : "";
   }
 
   // The table no longer exists (the store lost it, or it was evicted): say so rather than show a

@@ -1,0 +1,202 @@
+"""The table camera's figures (issue 35): real table photos read as tables, rendered games
+followed turn by turn, and the time a table frame takes.
+
+- **Real photos** (``datasets/real_val``: 108 photos of Rummikub tiles lying on tables, 36
+  source photos x 3 copies, never trained on): each photo read as a table scene
+  (``vision.table.TableReader``, the whole-photo path), its seen tiles matched to the labelled
+  tiles (IoU >= 0.5).  *recall* = labelled tiles matched; *identity* = matched tiles read right;
+  *extra* = seen tiles on no labelled tile.  The source photos are split in two halves by name
+  (``--split tune``: the even ones, ``report``: the odd ones, ``all``); the table stage's
+  settings were chosen on the tune half only.
+- **Rendered games** (``vision.training.synth.table_game``): a camera on a stand films a game
+  (discards on four piles, takes from the piles, melds, the playing hand over the pile, hands
+  passing, the light drifting).  Every frame goes through the reader and
+  ``vision.table_tracker.TableTracker``; at each turn's last frame the tracker's seen multiset
+  is compared with the truth.  *exact turns*; *false tiles* = tiles the tracker counts that the
+  truth does not, at each game's end, per 100 turns; *missed* the same the other way; *takes*:
+  truth takes recorded with the right tile and pile.  Seeds: ``--split tune`` games 100..,
+  ``report`` games 2000.. (the style pool ``heldout`` by default: sets the models never saw).
+- **Speed**: milliseconds per frame (``TableReader.read`` + ``TableTracker.update``) on the
+  rendered frames, median and p95, and the frames per second the median gives.
+
+    .venv/bin/python benchmarks/table.py                         # report split, 5 games x 24 turns
+    .venv/bin/python benchmarks/table.py --split tune --games 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.benchstats import quantile  # noqa: E402
+from okey import Tile  # noqa: E402
+from vision.table import TableReader  # noqa: E402
+from vision.table_tracker import TableTracker  # noqa: E402
+from vision.types import iou  # noqa: E402
+
+REAL = ROOT / "datasets" / "real_val"
+GAME_SEEDS = {"tune": 100, "report": 2000}
+
+
+def _labels(path: Path, size: tuple[int, int]) -> list[tuple[Tile, tuple[float, ...]]]:
+    w, h = size
+    out = []
+    for line in path.read_text().splitlines():
+        c, cx, cy, bw, bh = line.split()
+        x, y, bw_, bh_ = float(cx) * w, float(cy) * h, float(bw) * w, float(bh) * h
+        out.append((Tile(int(c)), (x - bw_ / 2, y - bh_ / 2, x + bw_ / 2, y + bh_ / 2)))
+    return out
+
+
+def _source(name: str) -> str:
+    return name.split("_jpeg")[0]
+
+
+def in_split(names: list[str], split: str) -> list[str]:
+    """The photos of a split: source photos sorted by name, even ones ``tune``, odd ``report``."""
+    sources = sorted({_source(n) for n in names})
+    half = {s for k, s in enumerate(sources) if (k % 2 == 0) == (split == "tune")}
+    return [n for n in names if split == "all" or _source(n) in half]
+
+
+def real_photos(reader: TableReader, split: str) -> dict[str, float]:
+    names = in_split(sorted(p.name for p in (REAL / "images").glob("*.jpg")), split)
+    labelled = matched = right = extra = 0
+    exact = 0
+    times = []
+    for name in names:
+        image = cv2.imread(str(REAL / "images" / name))
+        h, w = image.shape[:2]
+        truth = _labels(REAL / "labels" / f"{Path(name).stem}.txt", (w, h))
+        t0 = time.perf_counter()
+        scan = reader.read(image, require_tiles=False)
+        times.append((time.perf_counter() - t0) * 1000)
+        used: set[int] = set()
+        photo_right = 0
+        for tile, box in truth:
+            best, best_iou = None, 0.5
+            for t in scan.tiles:
+                if t.id in used:
+                    continue
+                overlap = iou(box, t.box)
+                if overlap >= best_iou:
+                    best, best_iou = t, overlap
+            if best is not None:
+                used.add(best.id)
+                matched += 1
+                right += best.tile == tile
+                photo_right += best.tile == tile
+        labelled += len(truth)
+        extra += len(scan.tiles) - len(used)
+        exact += photo_right == len(truth) and len(scan.tiles) == len(truth)
+    return {
+        "photos": len(names),
+        "labelled": labelled,
+        "matched": matched,
+        "right": right,
+        "extra": extra,
+        "exact": exact,
+        "median_ms": quantile(times, 0.5),
+        "p95_ms": quantile(times, 0.95),
+    }
+
+
+def games(
+    reader: TableReader, split: str, n_games: int, turns: int, per_turn: int, pool: str
+) -> dict[str, float]:
+    from vision.training.synth.table_game import render_table_game
+
+    totals: Counter[str] = Counter()
+    times: list[float] = []
+    for g in range(n_games):
+        seed = GAME_SEEDS[split] + g
+        frames, truth = render_table_game(seed, turns, per_turn, pool_name=pool)
+        h, w = frames[0].shape[:2]
+        tracker = TableTracker(image_size=(w, h))
+        for k, (frame, want) in enumerate(zip(frames, truth, strict=True)):
+            t0 = time.perf_counter()
+            scan = reader.read(frame, require_tiles=False)
+            tracker.update(k, scan.tiles)
+            times.append((time.perf_counter() - t0) * 1000)
+            if not want["settled"]:
+                continue
+            got = Counter(str(t) for t in tracker.seen)
+            totals["turns"] += 1
+            totals["exact"] += got == Counter(want["seen"])
+        final = truth[-1]
+        got, wanted = Counter(str(t) for t in tracker.seen), Counter(final["seen"])
+        totals["false"] += sum((got - wanted).values())
+        totals["missed"] += sum((wanted - got).values())
+        totals["seen"] += sum(wanted.values())
+        recorded = Counter((str(c.tile), c.pile) for c in tracker.taken)
+        true_takes = Counter((t["tile"], t["pile"]) for t in final["taken"])
+        totals["takes"] += sum(true_takes.values())
+        totals["takes_right"] += sum((true_takes & recorded).values())
+        totals["takes_false"] += sum((recorded - true_takes).values())
+        print(
+            f"  game {seed}: {turns} turns, exact so far {totals['exact']}/{totals['turns']},"
+            f" false {sum((got - wanted).values())}, missed {sum((wanted - got).values())}",
+            flush=True,
+        )
+    return {
+        **totals,
+        "median_ms": quantile(times, 0.5),
+        "p95_ms": quantile(times, 0.95),
+        "frames": len(times),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--split", choices=["tune", "report", "all"], default="report")
+    parser.add_argument("--games", type=int, default=5)
+    parser.add_argument("--turns", type=int, default=24)
+    parser.add_argument("--frames-per-turn", type=int, default=10)
+    parser.add_argument("--pool", default="heldout", help="the renderer's style pool")
+    parser.add_argument("--no-real", action="store_true", help="skip the real photos")
+    args = parser.parse_args(argv)
+    reader = TableReader.default()
+    reader.read(np.full((480, 640, 3), 128, np.uint8), require_tiles=False)  # warm up
+    if not args.no_real:
+        split = args.split
+        r = real_photos(reader, split)
+        print(f"real table photos ({split} half): {r['photos']} photos, {r['labelled']} tiles")
+        print(
+            f"  recall {100 * r['matched'] / max(r['labelled'], 1):.2f} % ({r['matched']}/"
+            f"{r['labelled']}), identity {100 * r['right'] / max(r['matched'], 1):.2f} % "
+            f"({r['right']}/{r['matched']}), extra {r['extra']}, exact photos {r['exact']}/"
+            f"{r['photos']}; {r['median_ms']:.1f} ms median, p95 {r['p95_ms']:.1f} ms"
+        )
+    if args.games and args.split != "all":
+        g = games(reader, args.split, args.games, args.turns, args.frames_per_turn, args.pool)
+        turns = max(g["turns"], 1)
+        print(
+            f"rendered games ({args.split} seeds, pool {args.pool}): {args.games} games x "
+            f"{args.turns} turns x {args.frames_per_turn} frames"
+        )
+        print(
+            f"  seen exact after {100 * g['exact'] / turns:.1f} % of turns ({g['exact']}/{turns});"
+            f" false tiles {100 * g['false'] / turns:.2f} per 100 turns ({g['false']}),"
+            f" missed {g['missed']} of {g['seen']}; takes recorded right {g['takes_right']}/"
+            f"{g['takes']}, false takes {g['takes_false']}"
+        )
+        print(
+            f"  per frame (read + track, 640x480): {g['median_ms']:.1f} ms median, p95 "
+            f"{g['p95_ms']:.1f} ms -> {1000 / g['median_ms']:.1f} frames per second"
+            f" ({g['frames']} frames)"
+        )
+    print(f"load average: {' '.join(f'{v:.1f}' for v in __import__('os').getloadavg())}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,297 @@
+"""The table camera (issue 35): a table photo read as a table, and a game followed over frames.
+
+The tracker's tests feed it readings directly (a tile at a place, a hand hiding it, a reading of
+skin); the photo and video tests run the shipped recogniser on a real table photo and on a
+rendered game whose true seen tiles are known at every frame.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+
+from istaka.cli import main
+from okey import Tile
+from vision.table import TableTile, touching_rows, without_indicator
+from vision.table_tracker import TableTracker
+from vision.types import iou
+
+REPO = Path(__file__).resolve().parent.parent
+REAL = REPO / "datasets" / "real_val"
+TABLE_PHOTO = REAL / "images" / "rummy-1_jpeg.rf.2de625e2a6b05f9e45480a1ea365a1c9.jpg"
+SIZE = (640, 480)
+
+
+def shipped_model() -> bool:
+    from vision.recognizer import MANIFEST, RecognizerSpec
+
+    try:
+        spec = RecognizerSpec.load(MANIFEST)
+    except FileNotFoundError:
+        return False
+    weights = [spec.detector] + ([spec.classifier] if spec.classifier else [])
+    return all(w.with_suffix(f".{spec.default_backend}").is_file() for w in weights)
+
+
+needs_model = pytest.mark.skipif(not shipped_model(), reason="shipped weights not in models/")
+
+
+def lying(tile: str, x: float, y: float, turn: float = 0.0, k: int = 0) -> TableTile:
+    """A tile 40 x 56 px lying at (x, y), turned ``turn`` degrees."""
+    import cv2 as _cv2
+
+    corners = _cv2.boxPoints(((x, y), (40.0, 56.0), turn))
+    quad = tuple((float(a), float(b)) for a, b in corners)
+    xs, ys = corners[:, 0], corners[:, 1]
+    box = (float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max()))
+    return TableTile(k, Tile.parse(tile), box, 0.9, quad)
+
+
+def feed(tracker: TableTracker, start: int, frames: list[list[TableTile]]) -> list:
+    changes = []
+    for k, tiles in enumerate(frames, start):
+        changes += tracker.update(k, tiles)
+    return changes
+
+
+def kinds(changes: list) -> list[tuple[str, str | None]]:
+    return [(c.kind, None if c.tile is None else str(c.tile)) for c in changes]
+
+
+# ---------------------------------------------------------------- melds
+
+
+def test_rows_of_touching_tiles_are_melds_at_any_turn() -> None:
+    a = np.radians(60)
+    across = np.array([np.cos(a), np.sin(a)]) * 41
+    turned_row = [[300 + k * across[0], 300 + k * across[1], 40, 56, 60] for k in range(4)]
+    column = [[100, 100 + 57 * k, 40, 56, 0] for k in range(3)]  # end to end: not a row
+    apart = [[500 + 70 * k, 60, 40, 56, 0] for k in range(3)]  # a tile's width apart
+    rects = np.float32(turned_row + column + apart)
+    assert touching_rows(rects) == [[0, 1, 2, 3]]
+
+
+def test_the_adviser_counts_the_indicator_once() -> None:
+    seen = [Tile.parse(t) for t in ("R5", "K1", "R5")]
+    assert [str(t) for t in without_indicator(seen, Tile.parse("R5"))] == ["K1", "R5"]
+    assert len(without_indicator(seen, None)) == 3
+
+
+# ---------------------------------------------------------------- the tracker
+
+
+def test_a_tile_counts_once_read_at_one_place_in_confirm_frames() -> None:
+    tracker = TableTracker(image_size=SIZE, confirm=3, window=5)
+    assert feed(tracker, 0, [[lying("R5", 320, 400)]] * 2) == []
+    assert tracker.seen == []
+    changes = feed(tracker, 2, [[lying("R5", 321, 401)]])
+    assert kinds(changes) == [("added", "R5")]
+    assert changes[0].frame == 2 and changes[0].pile == "near"
+    assert feed(tracker, 3, [[lying("R5", 320, 400)]] * 10) == []
+    assert [str(t) for t in tracker.seen] == ["R5"]
+
+
+def test_a_hand_passing_adds_nothing() -> None:
+    tracker = TableTracker(image_size=SIZE)
+    steady = [lying("R5", 320, 400), lying("K7", 560, 240, turn=90)]
+    feed(tracker, 0, [steady] * 5)
+    # the hand hides K7 and is read as odd tiles where no tile lies, never twice alike
+    passing = [
+        [steady[0], lying("B2", 450, 260)],
+        [steady[0], lying("Y9", 470, 250), lying("K1", 520, 230)],
+        [lying("FJ", 330, 395)],
+        [steady[0], lying("R12", 540, 240)],
+    ]
+    assert feed(tracker, 5, passing) == []
+    assert feed(tracker, 9, [steady] * 6) == []
+    assert sorted(str(t) for t in tracker.seen) == ["K7", "R5"]
+    assert tracker.taken == []
+
+
+def test_a_new_tile_on_a_pile_adds_one() -> None:
+    tracker = TableTracker(image_size=SIZE)
+    feed(tracker, 0, [[lying("R5", 320, 60)]] * 4)
+    feed(tracker, 4, [[]] * 2)  # the hand over the pile
+    changes = feed(tracker, 6, [[lying("B9", 326, 57, turn=14)]] * 4)
+    assert kinds(changes) == [("added", "B9")]
+    assert changes[0].pile == "far"
+    assert sorted(str(t) for t in tracker.seen) == ["B9", "R5"]
+
+
+def test_a_pile_whose_top_tile_is_taken() -> None:
+    tracker = TableTracker(image_size=SIZE)
+    feed(tracker, 0, [[lying("R5", 100, 240)]] * 4)
+    feed(tracker, 4, [[]])  # the hand that puts B9 down
+    feed(tracker, 5, [[lying("B9", 106, 244, turn=14)]] * 3)
+    feed(tracker, 8, [[]] * 2)
+    changes = feed(tracker, 10, [[lying("R5", 101, 240)]] * 4)  # R5 shows again where it lay
+    assert kinds(changes) == [("taken", "B9")]
+    assert changes[0].pile == "left" and changes[0].frame == 12
+    assert sorted(str(t) for t in tracker.seen) == ["B9", "R5"]  # B9 was seen: now in a hand
+    assert [(str(c.tile), c.pile) for c in tracker.taken] == [("B9", "left")]
+
+
+def test_a_second_copy_put_on_the_one_below_is_added_not_a_take() -> None:
+    tracker = TableTracker(image_size=SIZE)
+    feed(tracker, 0, [[lying("R5", 100, 240)]] * 4)
+    feed(tracker, 4, [[]])
+    feed(tracker, 5, [[lying("B9", 106, 244, turn=14)]] * 3)
+    feed(tracker, 8, [[]])
+    changes = feed(tracker, 9, [[lying("R5", 86, 232, turn=-30)]] * 4)  # another R5, thrown on
+    assert kinds(changes) == [("added", "R5")]
+    assert sorted(str(t) for t in tracker.seen) == ["B9", "R5", "R5"]
+
+
+def test_a_top_read_another_way_with_nothing_over_it_is_corrected_not_added() -> None:
+    tracker = TableTracker(image_size=SIZE)
+    first = feed(tracker, 0, [[lying("K10", 320, 400)]] * 3)  # a K5 misread while it lay there
+    changes = feed(tracker, 3, [[lying("K5", 320, 400)]] * 3)
+    assert kinds(changes) == [("corrected", "K5")]
+    assert changes[0].of == first[0].id and str(changes[0].was) == "K10"
+    assert [str(t) for t in tracker.seen] == ["K5"]
+
+
+def test_a_pile_emptied_records_the_take_and_a_tile_only_hidden_comes_back() -> None:
+    tracker = TableTracker(image_size=SIZE, gone=8)
+    feed(tracker, 0, [[lying("K3", 600, 240)]] * 4)
+    changes = feed(tracker, 4, [[]] * 8)
+    assert kinds(changes) == [("taken", "K3")] and changes[0].frame == 11
+    assert [str(c.tile) for c in tracker.taken] == ["K3"]
+    changes = feed(tracker, 12, [[lying("K3", 600, 240)]] * 3)  # a hand had lingered over it
+    assert kinds(changes) == [("returned", "K3")]
+    assert tracker.taken == []
+    assert [str(t) for t in tracker.seen] == ["K3"]
+
+
+def test_a_person_corrects_or_removes_a_change() -> None:
+    tracker = TableTracker(image_size=SIZE)
+    changes = feed(tracker, 0, [[lying("R8", 320, 400), lying("Y1", 100, 100)]] * 3)
+    r8 = next(c for c in changes if str(c.tile) == "R8")
+    fix = tracker.correct(r8.id, Tile.parse("R6"))
+    assert (fix.kind, str(fix.was), str(fix.tile), fix.of) == ("corrected", "R8", "R6", r8.id)
+    assert sorted(str(t) for t in tracker.seen) == ["R6", "Y1"]
+    y1 = next(c for c in changes if str(c.tile) == "Y1")
+    assert tracker.correct(y1.id, None).kind == "removed"
+    assert [str(t) for t in tracker.seen] == ["R6"]
+    with pytest.raises(KeyError):
+        tracker.correct(999, None)
+    with pytest.raises(ValueError, match="already removed"):
+        tracker.correct(y1.id, None)
+    with pytest.raises(ValueError, match="only an added tile"):
+        tracker.correct(fix.id, None)
+    data = json.loads(json.dumps(tracker.to_dict()))
+    assert data["seen"] == ["R6"] and [c["kind"] for c in data["changes"]][-2:] == [
+        "corrected",
+        "removed",
+    ]
+
+
+def test_frames_must_come_in_order() -> None:
+    tracker = TableTracker(image_size=SIZE)
+    tracker.update(4, [])
+    with pytest.raises(ValueError, match="comes after"):
+        tracker.update(4, [])
+    with pytest.raises(ValueError, match="confirm"):
+        TableTracker(image_size=SIZE, confirm=6, window=5)
+
+
+# ---------------------------------------------------------------- photos and the command
+
+
+def _labels(image: np.ndarray) -> list[tuple[str, tuple[float, ...]]]:
+    h, w = image.shape[:2]
+    out = []
+    for line in (REAL / "labels" / f"{TABLE_PHOTO.stem}.txt").read_text().splitlines():
+        c, cx, cy, bw, bh = (float(v) for v in line.split())
+        box = ((cx - bw / 2) * w, (cy - bh / 2) * h, (cx + bw / 2) * w, (cy + bh / 2) * h)
+        out.append((str(Tile(int(c))), box))
+    return out
+
+
+@needs_model
+def test_scan_scene_table_json_gives_every_face_up_tile_with_its_box(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out_png = tmp_path / "table.png"
+    code = main(
+        ["scan", "--scene", "table", str(TABLE_PHOTO), "--json", "--annotate", str(out_png)]
+    )
+    data = json.loads(capsys.readouterr().out)
+    assert code == 0 and data["scene"] == "table"
+    truth = _labels(cv2.imread(str(TABLE_PHOTO)))
+    assert Counter(t["tile"] for t in data["seen"]) == Counter(t for t, _ in truth)
+    for tile, box in truth:  # each labelled tile found where it lies, read right
+        assert any(s["tile"] == tile and iou(box, tuple(s["box"])) >= 0.5 for s in data["seen"])
+    # the photo's six rows of three touching tiles are its melds
+    assert sorted(sorted(m) for m in data["melds"]) == sorted(
+        [
+            ["R3", "R4", "R5"],
+            ["R7", "R8", "R9"],
+            ["Y1", "Y2", "Y3"],
+            ["B1", "B2", "B3"],
+            ["B4", "K4", "Y4"],
+            ["B13", "K13", "Y13"],
+        ]
+    )
+    assert all(len(s["quad"]) == 4 for s in data["seen"])
+    assert data["indicator"] is None and any("indicator" in w for w in data["warnings"])
+    assert cv2.imread(str(out_png)) is not None
+
+
+@needs_model
+def test_scan_scene_table_names_a_typed_indicator(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(["scan", "--scene", "table", str(TABLE_PHOTO), "--indicator", "K13"])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "Indicator K13 (typed), okey K1" in out
+    assert "meld 1: [" in out and "Seen: R3 R4 R5" in out
+
+
+@needs_model
+def test_scan_scene_table_of_a_blank_photo_exits_3(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    blank = tmp_path / "blank.png"
+    cv2.imwrite(str(blank), np.full((480, 640, 3), 90, np.uint8))
+    assert main(["scan", "--scene", "table", str(blank)]) == 3
+    assert "no tile lying face up" in capsys.readouterr().err
+
+
+def test_scan_scene_table_refuses_rack_only_options(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["scan", "--scene", "table", "--declare", str(TABLE_PHOTO)]) == 2
+    assert "--declare" in capsys.readouterr().err
+    assert main(["scan", "--scene", "table", "--seen", "R5", str(TABLE_PHOTO)]) == 2
+    assert "reads the seen tiles itself" in capsys.readouterr().err
+
+
+@needs_model
+def test_live_scene_table_prints_each_change_with_its_frame(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    video = tmp_path / "game.mp4"
+    assert (
+        main(["synth", "--video", str(video), "--scene", "table", "--frames", "30", "--seed", "41"])
+        == 0
+    )
+    truth = json.loads(video.with_suffix(".json").read_text())["frames"]
+    capsys.readouterr()
+    out_video = tmp_path / "drawn.webm"
+    code = main(["live", "--scene", "table", "--video", str(video), "--out", str(out_video)])
+    out = capsys.readouterr().out
+    assert code == 0 and out_video.stat().st_size > 0
+    lines = out.splitlines()
+    assert any(line.endswith("+ R10 (near)") for line in lines)
+    taken = truth[-1]["taken"]
+    assert len(taken) == 2
+    for take in taken:
+        assert any(f"taken {take['tile']} from the {take['pile']} pile" in line for line in lines)
+    seen = " ".join(str(t) for t in sorted(Tile.parse(t) for t in truth[-1]["seen"]))
+    assert (
+        lines[-1].startswith("30 frames")
+        and f"seen ({len(truth[-1]['seen'])}): {seen};" in lines[-1]
+    )

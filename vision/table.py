@@ -1,0 +1,418 @@
+"""A table scene read as a table: every tile lying face up (the indicator, the discard piles, 101's
+opened melds) becomes a ``seen`` tile, with its box and its turned outline.
+
+Tiles on a table lie at any angle, so a table photo is never read tier by tier: the whole-photo
+path of the recogniser reads it (its oriented-box detector finds the turned tiles; each is
+stood up and read from its own crop).  A recogniser built with ``tiers: true`` is used here as a
+copy with the tier stage off (``dataclasses.replace(spec, tiers=False)``), sharing its networks.
+
+Melds are rows of tiles lying side by side: two tiles belong to one row when they lie the same
+way (within ``MELD_ANGLE`` degrees), their centres are about a tile's width apart across their
+long sides (``MELD_STEP``) and hardly offset along them (``MELD_OFFSET``); a row of three tiles
+or more is a meld.
+
+>>> import numpy as np
+>>> rects = np.float32([[100, 100, 40, 56, 0], [141, 101, 40, 56, 2], [182, 100, 40, 56, -1],
+...                     [300, 300, 40, 56, 45]])
+>>> touching_rows(rects)
+[[0, 1, 2]]
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from okey import Rules, Tile
+from vision.adapt import hulls
+from vision.colour import balance, cast_strength
+from vision.crops import upright_rect
+from vision.decode import decode
+from vision.errors import NothingFoundError
+from vision.types import Box, Recognition, TileReading
+
+MELD_ANGLE = 20.0  # degrees two tiles of one row may differ in their turn
+MELD_STEP = (
+    0.7,
+    1.45,
+)  # centre to centre across the long sides, in tile widths (touching .. a gap)
+MELD_OFFSET = 0.35  # centre offset along the long sides, in tile heights
+MELD_MIN = 3  # tiles in a row that make a meld
+MIN_CONFIDENCE = 0.3  # a reading below this (a tile mostly covered, a hand) is not seen
+
+
+class NoTableTilesError(NothingFoundError):
+    """A table photo with no tile lying face up that could be read."""
+
+
+@dataclass(frozen=True)
+class TableTile:
+    """A tile lying face up on the table."""
+
+    id: int  # position in the photo's reading (a video: the tracker's place)
+    tile: Tile
+    box: Box
+    confidence: float
+    quad: tuple[tuple[float, float], ...] | None = None  # turned outline, when known
+    role: str = "table"  # "indicator", "meld" or "table"
+    meld: int | None = None  # index into ``TableScan.melds``
+
+    @property
+    def centre(self) -> tuple[float, float]:
+        return ((self.box[0] + self.box[2]) / 2, (self.box[1] + self.box[3]) / 2)
+
+    @property
+    def size(self) -> float:
+        """The tile's long side in pixels (its turned box's, else its box's diagonal share)."""
+        if self.quad is not None:
+            q = np.asarray(self.quad)
+            return float(max(np.hypot(*(q[1] - q[0])), np.hypot(*(q[3] - q[0]))))
+        return float(max(self.box[2] - self.box[0], self.box[3] - self.box[1]))
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "id": self.id,
+            "tile": str(self.tile),
+            "box": [round(float(v), 1) for v in self.box],
+            "confidence": round(self.confidence, 3),
+            "role": self.role,
+        }
+        if self.quad is not None:
+            out["quad"] = [[round(float(x), 1), round(float(y), 1)] for x, y in self.quad]
+        if self.meld is not None:
+            out["meld"] = self.meld
+        return out
+
+
+@dataclass
+class TableScan:
+    """What a table photo shows face up."""
+
+    tiles: list[TableTile]
+    melds: list[list[int]]  # tile ids of each row of touching tiles, along the row
+    rules: Rules
+    indicator: Tile | None
+    indicator_source: str | None  # "typed", "pile" (the tile on the face-down stacks) or None
+    image_size: tuple[int, int]
+    unreadable: list[dict[str, Any]] = field(default_factory=list)
+    timings_ms: dict[str, float] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def seen(self) -> list[Tile]:
+        """Every face-up tile, the indicator's included."""
+        return [t.tile for t in self.tiles]
+
+    def seen_for_advice(self) -> list[Tile]:
+        """The ``seen`` tiles the adviser counts: the indicator is counted by the adviser
+        itself, so its one copy is left out."""
+        return without_indicator(self.seen, self.indicator)
+
+    def to_dict(self) -> dict[str, Any]:
+        by_id = {t.id: t for t in self.tiles}
+        return {
+            "scene": "table",
+            "rules": self.rules.name,
+            "seen": [t.to_dict() for t in self.tiles],
+            "seen_tiles": [str(t) for t in sorted(self.seen)],
+            "melds": [[str(by_id[i].tile) for i in meld] for meld in self.melds],
+            "indicator": None if self.indicator is None else str(self.indicator),
+            "indicator_source": self.indicator_source,
+            "unreadable": self.unreadable,
+            "warnings": self.warnings,
+            "image_size": list(self.image_size),
+            "timings_ms": {k: round(v, 1) for k, v in self.timings_ms.items()},
+        }
+
+
+def without_indicator(seen: list[Tile], indicator: Tile | None) -> list[Tile]:
+    """``seen`` less one copy of the indicator.
+
+    >>> [str(t) for t in without_indicator([Tile.parse("R5"), Tile.parse("R5")], Tile.parse("R5"))]
+    ['R5']
+    """
+    out = list(seen)
+    if indicator is not None and indicator in out:
+        out.remove(indicator)
+    return out
+
+
+def whole_photo_reader(recognizer: Any) -> Any:
+    """``recognizer`` with the tier stage off (the same networks, a spec with ``tiers=False``);
+    a profiled recogniser keeps its profile around the copy."""
+    inner = getattr(recognizer, "recognizer", None)
+    if inner is not None and hasattr(recognizer, "profile"):
+        wrapped = copy.copy(recognizer)
+        wrapped.recognizer = whole_photo_reader(inner)
+        return wrapped
+    if not getattr(recognizer.spec, "tiers", False):
+        return recognizer
+    plain = copy.copy(recognizer)
+    plain.spec = dataclasses.replace(recognizer.spec, tiers=False)
+    return plain
+
+
+def read_turned(recognizer: Any, image_bgr: np.ndarray) -> tuple[Recognition, np.ndarray | None]:
+    """The whole-photo path's reading of a photo and each tile's turned box ``(cx, cy, w, h,
+    degrees)`` (None for an upright-box detector, or through a profile).
+
+    The steps are the recogniser's own (its first look, a strong colour cast found again in the
+    balanced photo, its second looks, ``_read_photo``); they are called here so that the turned
+    boxes, which ``Recognition`` does not carry on this path, stay with the tiles."""
+    inner = getattr(recognizer, "recognizer", None)
+    if inner is not None and hasattr(recognizer, "profile"):
+        recognition, turned = read_turned(inner, image_bgr)
+        return recognizer.profile.apply(image_bgr, recognition), turned
+    spec = recognizer.spec
+    if spec.detector_task != "obb" or recognizer.classifier is None:
+        return whole_photo_reader(recognizer).recognize(image_bgr), None
+    t0 = time.perf_counter()
+    boxes, scores, turned = recognizer._detect(image_bgr)
+    gains = recognizer._gains(image_bgr, boxes)
+    if gains is not None:
+        strong = cast_strength(gains) > spec.rebalance_above
+        if strong or spec.read_balanced:
+            balanced = balance(image_bgr, gains)
+            if strong:
+                boxes, scores, turned = recognizer._detect(balanced)
+            if spec.read_balanced:
+                image_bgr = balanced
+        else:
+            gains = None
+    h, w = image_bgr.shape[:2]
+    looks: tuple[str, ...] = ()
+    if spec.second_look_small > 0 or spec.second_look_large > 0 or spec.second_look_turned:
+        det_scale = min(spec.detector_imgsz / h, spec.detector_imgsz / w)
+        scores, turned, views = recognizer._second_look(image_bgr, scores, turned, det_scale)
+        looks = tuple(v.reason for v in views)
+        if views:
+            boxes = hulls(turned, (w, h))
+    t1 = time.perf_counter()
+    det_conf = scores.max(axis=1) if len(scores) else np.zeros(0, np.float32)
+    tiles, up, index = recognizer._read_photo(image_bgr, boxes, scores, turned, det_conf)
+    t2 = time.perf_counter()
+    timings = {"detect": (t1 - t0) * 1000, "classify": (t2 - t1) * 1000, "total": (t2 - t0) * 1000}
+    recognition = Recognition(
+        tiles=tiles,
+        image_size=(w, h),
+        timings_ms=timings,
+        balanced=None if gains is None else tuple(float(g) for g in gains),
+        second_look=looks + (("up",) if up is not None else ()),
+    )
+    return recognition, turned[index]
+
+
+def quad_of(rect: np.ndarray | tuple[float, ...]) -> tuple[tuple[float, float], ...]:
+    """The four corners of a turned box, in OpenCV's order."""
+    import cv2
+
+    cx, cy, w, h, angle = (float(v) for v in rect)
+    return tuple((float(x), float(y)) for x, y in cv2.boxPoints(((cx, cy), (w, h), angle)))
+
+
+def touching_rows(rects: np.ndarray, minimum: int = MELD_MIN) -> list[list[int]]:
+    """Rows of tiles lying side by side (turned boxes ``(cx, cy, w, h, degrees)``), each along
+    the row, of ``minimum`` tiles or more; the longest first."""
+    n = len(rects)
+    if n < minimum:
+        return []
+    stood = [upright_rect(tuple(float(v) for v in r)) for r in rects]
+    parent = list(range(n))
+
+    def root(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i in range(n):
+        for j in range(i + 1, n):
+            if _side_by_side(stood[i], stood[j]):
+                parent[root(i)] = root(j)
+    rows: dict[int, list[int]] = {}
+    for i in range(n):
+        rows.setdefault(root(i), []).append(i)
+    out = []
+    for members in rows.values():
+        if len(members) < minimum:
+            continue
+        angle = math.radians(float(np.mean([stood[i][4] for i in members])))
+        across = np.array([math.cos(angle), math.sin(angle)])
+        out.append(sorted(members, key=lambda i: float(np.dot(stood[i][:2], across))))
+    return sorted(out, key=lambda m: (-len(m), m[0]))
+
+
+def _side_by_side(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    turn = abs(a[4] - b[4]) % 180.0
+    if min(turn, 180.0 - turn) > MELD_ANGLE:
+        return False
+    width, height = (a[2] + b[2]) / 2, (a[3] + b[3]) / 2
+    angle = math.radians(a[4])
+    across = np.array([math.cos(angle), math.sin(angle)])  # along the short side
+    along = np.array([-math.sin(angle), math.cos(angle)])  # along the long side
+    step = np.array([b[0] - a[0], b[1] - a[1]])
+    gap = abs(float(step @ across)) / max(width, 1e-6)
+    offset = abs(float(step @ along)) / max(height, 1e-6)
+    return MELD_STEP[0] <= gap <= MELD_STEP[1] and offset <= MELD_OFFSET
+
+
+class TableReader:
+    """Reads table photos with a recogniser (loaded once; the tier stage left off)."""
+
+    def __init__(self, recognizer: Any) -> None:
+        self.recognizer = whole_photo_reader(recognizer)
+
+    @classmethod
+    def default(cls, backend: str | None = None, profile: Any = None) -> TableReader:
+        from vision.profiles import with_profile
+        from vision.recognizer import Recognizer
+
+        return cls(with_profile(Recognizer.default(backend), profile))
+
+    def read(
+        self,
+        image_bgr: np.ndarray,
+        *,
+        indicator: Tile | None = None,
+        rules: Rules | None = None,
+        require_tiles: bool = True,
+    ) -> TableScan:
+        """The face-up tiles of a table photo (``NoTableTilesError`` when there are none and
+        ``require_tiles``; a video frame may show none)."""
+        from vision.pipeline import as_bgr
+
+        image_bgr = as_bgr(image_bgr)
+        rules = rules or Rules.classic()
+        t0 = time.perf_counter()
+        recognition, turned = read_turned(self.recognizer, image_bgr)
+        t1 = time.perf_counter()
+        scan = assemble(recognition, turned, indicator=indicator, rules=rules)
+        scan.timings_ms = {**recognition.timings_ms, "table": (time.perf_counter() - t1) * 1000}
+        scan.timings_ms["total"] = (time.perf_counter() - t0) * 1000
+        if require_tiles and not scan.tiles:
+            raise NoTableTilesError("no tile lying face up found in the image")
+        return scan
+
+
+def assemble(
+    recognition: Recognition,
+    turned: np.ndarray | None,
+    *,
+    indicator: Tile | None,
+    rules: Rules,
+) -> TableScan:
+    """A table scan from the recogniser's tiles: unreadable ones set apart, the rest read
+    jointly (at most two copies of a tile, two false jokers), rows of touching tiles as melds,
+    and the indicator's tile named."""
+    readings: list[tuple[int, TileReading]] = []
+    unreadable: list[dict[str, Any]] = []
+    for i, t in enumerate(recognition.tiles):
+        if t.unreadable is not None:
+            unreadable.append({"box": [round(v, 1) for v in t.box], "reason": t.unreadable})
+        elif t.confidence >= MIN_CONFIDENCE:
+            readings.append((i, t))
+    read: list[Tile] = []
+    if readings:
+        probs = np.stack([t.probs for _, t in readings])
+        read = decode(probs, on_rack=[False] * len(readings), rules=rules).tiles
+    tiles = [
+        TableTile(
+            id=k,
+            tile=tile,
+            box=t.box,
+            confidence=float(t.probs[tile.index] * t.detection_confidence),
+            quad=None if turned is None else quad_of(turned[i]),
+        )
+        for k, ((i, t), tile) in enumerate(zip(readings, read, strict=True))
+    ]
+    melds: list[list[int]] = []
+    if turned is not None and tiles:
+        melds = touching_rows(np.stack([turned[i] for i, _ in readings]))
+    for m, meld in enumerate(melds):
+        for k in meld:
+            tiles[k] = dataclasses.replace(tiles[k], role="meld", meld=m)
+    source = None
+    warnings = []
+    if indicator is not None:
+        source = "typed"
+        mine = [t for t in tiles if t.tile == indicator and t.meld is None]
+        if mine:
+            best = max(mine, key=lambda t: t.confidence)
+            tiles[best.id] = dataclasses.replace(best, role="indicator")
+    else:
+        found = _on_the_stacks(tiles, recognition)
+        if found is not None:
+            tiles[found.id] = dataclasses.replace(found, role="indicator")
+            indicator, source = found.tile, "pile"
+        else:
+            warnings.append("no indicator: type it (--indicator) to name its tile")
+    counts = Counter(t.tile for t in tiles)
+    extra = sorted(str(t) for t, n in counts.items() if n > 2)
+    if extra:
+        warnings.append("more than two copies read of " + ", ".join(extra))
+    return TableScan(
+        tiles=tiles,
+        melds=melds,
+        rules=rules,
+        indicator=indicator,
+        indicator_source=source,
+        image_size=recognition.image_size,
+        unreadable=unreadable,
+        warnings=warnings,
+    )
+
+
+def _on_the_stacks(tiles: list[TableTile], recognition: Recognition) -> TableTile | None:
+    """The one face-up tile lying on or beside the face-down stacks (tiles the recogniser marks
+    ``unreadable == "face down"``), not in a meld; None when the photo shows no such tile."""
+    backs = [t for t in recognition.tiles if t.unreadable == "face down"]
+    if not backs:
+        return None
+    near = []
+    for t in tiles:
+        if t.meld is not None:
+            continue
+        reach = 1.6 * t.size
+        if any(math.dist(t.centre, b.centre) <= reach for b in backs):
+            near.append(t)
+    return near[0] if len(near) == 1 else None
+
+
+def draw_table(image_bgr: np.ndarray, scan: TableScan, lines: Sequence[str] = ()) -> np.ndarray:
+    """The photo with each seen tile outlined and named (melds in one colour each, the
+    indicator in magenta), and ``lines`` (a header: the seen tiles, the waits' copies left) in a
+    dark band above it, so nothing on the table is hidden."""
+    import cv2
+
+    out = image_bgr.copy()
+    palette = [(60, 200, 60), (255, 160, 40), (40, 200, 255), (200, 80, 255), (80, 255, 200)]
+    for t in scan.tiles:
+        if t.role == "indicator":
+            colour = (255, 0, 255)
+        elif t.meld is not None:
+            colour = palette[t.meld % len(palette)]
+        else:
+            colour = (230, 230, 230)
+        if t.quad is not None:
+            pts = np.int32(np.round(np.asarray(t.quad)))
+            cv2.polylines(out, [pts], True, colour, 2, cv2.LINE_AA)
+        else:
+            x1, y1, x2, y2 = (int(round(v)) for v in t.box)
+            cv2.rectangle(out, (x1, y1), (x2, y2), colour, 2)
+        x, y = int(t.box[0]), max(12, int(t.box[1]) - 4)
+        cv2.putText(out, str(t.tile), (x, y), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (0, 0, 0), 3)
+        cv2.putText(out, str(t.tile), (x, y), cv2.FONT_HERSHEY_SIMPLEX, 0.5, colour, 1)
+    if not lines:
+        return out
+    band = np.full((20 * len(lines) + 8, out.shape[1], 3), 24, np.uint8)
+    for i, text in enumerate(lines):
+        cv2.putText(band, text, (8, 20 * i + 19), cv2.FONT_HERSHEY_SIMPLEX, 0.5, (240, 240, 240), 1)
+    return np.vstack([band, out])

@@ -1,0 +1,444 @@
+"""A game followed over a table camera's frames: the tiles that have lain face up (``seen``), the
+tiles taken from the discard piles, and every change with the frame it came from.
+
+A *place* is where tiles lie (a discard pile, the indicator, a meld's tile).  Each frame's
+readings are matched to the places by their centres (within ``REACH`` of a tile's long side),
+and each place keeps its last ``window`` votes (the tile read there, or nothing):
+
+- a tile read at one place in ``confirm`` of the last ``window`` frames counts: on an empty new
+  place it is *added* to ``seen``; read where the tile below the top was, the top was *taken*
+  (recorded with the pile it came from, ``seen`` unchanged: the tile is known, now in a hand);
+  read on top of another tile in ``confirm`` frames in a row after the pile was hidden (a hand
+  puts a tile down), a new tile was put on a pile and is *added*; without the pile hidden in
+  between, the top was misread and is *corrected* (a pile's top read now one way, now another
+  stays what it was);
+- a reading a little off its place (a hand over part of the tile) whose tile is the top of a
+  place within a tile's length is that place's;
+- a place where nothing is read for ``gone`` frames in a row lost its last tile: *taken*;
+  the same tile read there again afterwards was only hidden (a hand lingering), and the take is
+  *returned*;
+- a hand passing over the table hides tiles or shows skin for a few frames: nothing reaches
+  ``confirm`` votes at one place, so nothing changes.
+
+A person corrects a change by its id (``correct``): another tile, or no tile at all.
+
+>>> from okey import Tile
+>>> from vision.table import TableTile
+>>> def frame(*tiles):
+...     return [TableTile(k, Tile.parse(t), (x, 100, x + 40, 156), 0.9)
+...             for k, (t, x) in enumerate(tiles)]
+>>> tracker = TableTracker(image_size=(640, 480))
+>>> for k in range(3):
+...     changes = tracker.update(k, frame(("R5", 100), ("K7", 400)))
+>>> [(c.kind, str(c.tile), c.frame) for c in changes]
+[('added', 'R5', 2), ('added', 'K7', 2)]
+>>> [str(t) for t in tracker.seen]
+['R5', 'K7']
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from okey import Tile
+from vision.table import TableTile, without_indicator
+
+REACH = 0.45  # a reading belongs to a place within this share of a tile's long side
+SHIFTED = 1.0  # or within this share, when the place's top tile is the tile read
+WHOLE = (0.7, 2.0)  # a reading's size against the frame's median tile for it to count
+POSE_SHIFT = 0.2  # a tile uncovered again lies within this share of a tile's long side
+POSE_TURN = 20.0  # and within this many degrees of the turn it lay at
+# the table's sides as the camera sees them (near: the picture's bottom), and its middle (the
+# face-down stacks and the indicator)
+SIDES = ("near", "right", "far", "left", "middle")
+MIDDLE = 0.12  # within this share of the picture's size from its centre: the middle
+
+
+@dataclass(frozen=True)
+class Change:
+    """One change to the table's record."""
+
+    id: int
+    frame: int
+    kind: str  # "added", "taken", "returned", "corrected", "removed"
+    tile: Tile | None
+    place: int
+    pile: str  # the side of the table the place lies on (``SIDES``)
+    of: int | None = None  # the change a correction, removal or return is about
+    was: Tile | None = None  # a correction's former tile
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "frame": self.frame,
+            "kind": self.kind,
+            "tile": None if self.tile is None else str(self.tile),
+            "place": self.place,
+            "pile": self.pile,
+            "of": self.of,
+            "was": None if self.was is None else str(self.was),
+        }
+
+
+Pose = tuple[float, float, float]  # a reading's centre (x, y) and the turn of its long side
+
+
+@dataclass
+class _Laid:
+    """A tile on a place's stack: the ``added`` change that counts it and where it lay."""
+
+    tile: Tile
+    change: int
+    pose: Pose | None
+
+
+@dataclass
+class _Place:
+    id: int
+    centre: np.ndarray
+    size: float
+    votes: deque[Tile | None]
+    poses: deque[Pose | None]
+    stack: list[_Laid] = field(default_factory=list)  # bottom to top
+    hidden: bool = False  # nothing was read here since the top tile was last read
+    empty_for: int = 0
+    taken: tuple[_Laid, int] | None = None  # the last take from here: its tile and change
+
+
+class TableTracker:
+    """The seen tiles of one table over a stream of frames (one tracker per camera)."""
+
+    def __init__(
+        self,
+        *,
+        image_size: tuple[int, int],
+        confirm: int = 3,
+        window: int = 5,
+        gone: int = 8,
+        indicator: Tile | None = None,
+    ) -> None:
+        if not 1 <= confirm <= window:
+            raise ValueError(f"confirm must be 1..window ({window}), got {confirm}")
+        self.image_size = image_size
+        self.confirm = confirm
+        self.window = window
+        self.gone = gone
+        self.indicator = indicator
+        self.changes: list[Change] = []
+        self._places: list[_Place] = []
+        self._counted: dict[int, Tile] = {}  # "added" change id -> the tile it counts
+        self._frame = -1
+        self._place_ids = -1
+
+    # ------------------------------------------------------------------ what it knows
+
+    @property
+    def seen(self) -> list[Tile]:
+        """Every tile that has lain face up, in the order it was added (corrections applied)."""
+        return list(self._counted.values())
+
+    def seen_for_advice(self) -> list[Tile]:
+        """``seen`` less one copy of the indicator (the adviser counts the indicator itself)."""
+        return without_indicator(self.seen, self.indicator)
+
+    @property
+    def taken(self) -> list[Change]:
+        """The takes from the piles that stand (not returned)."""
+        returned = {c.of for c in self.changes if c.kind == "returned"}
+        return [c for c in self.changes if c.kind == "taken" and c.id not in returned]
+
+    def on_table(self) -> list[tuple[int, Tile, tuple[float, float]]]:
+        """The top tile of every place now: (place, tile, centre)."""
+        return [
+            (p.id, p.stack[-1].tile, (float(p.centre[0]), float(p.centre[1])))
+            for p in self._places
+            if p.stack
+        ]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "frame": self._frame,
+            "seen": [str(t) for t in self.seen],
+            "indicator": None if self.indicator is None else str(self.indicator),
+            "taken": [c.to_dict() for c in self.taken],
+            "changes": [c.to_dict() for c in self.changes],
+            "on_table": [
+                {"place": p, "tile": str(t), "centre": [round(x, 1), round(y, 1)]}
+                for p, t, (x, y) in self.on_table()
+            ],
+        }
+
+    # ------------------------------------------------------------------ frames
+
+    def update(self, frame: int, tiles: Sequence[TableTile]) -> list[Change]:
+        """Take one frame's face-up tiles; returns the changes it made."""
+        if frame <= self._frame:
+            raise ValueError(f"frame {frame} comes after frame {self._frame}")
+        self._frame = frame
+        before = len(self.changes)
+        matched = self._match(whole_tiles(tiles))
+        for place in list(self._places):
+            reading = matched.get(place.id)
+            place.votes.append(None if reading is None else reading.tile)
+            place.poses.append(None if reading is None else pose_of(reading))
+            if reading is None:
+                place.hidden = True
+            if reading is not None and place.stack and reading.tile == place.stack[-1].tile:
+                place.centre = 0.8 * place.centre + 0.2 * np.asarray(reading.centre)
+                top = place.stack[-1]
+                top.pose = _blend(top.pose, pose_of(reading))
+                place.hidden = False
+            self._decide(place)
+        # a place that never showed one tile long enough is forgotten (a hand, a misread)
+        self._places = [
+            p for p in self._places if p.stack or p.taken or any(v is not None for v in p.votes)
+        ]
+        return self.changes[before:]
+
+    def _match(self, tiles: Sequence[TableTile]) -> dict[int, TableTile]:
+        """Each place's reading this frame (nearest first); readings far from every place open
+        new places."""
+        pairs = []
+        for k, t in enumerate(tiles):
+            for p in self._places:
+                d = math.dist(t.centre, p.centre)
+                if d <= REACH * max(p.size, t.size):
+                    pairs.append((d, k, p.id))
+        pairs.sort()
+        used_tiles: set[int] = set()
+        out: dict[int, TableTile] = {}
+        for _, k, pid in pairs:
+            if k in used_tiles or pid in out:
+                continue
+            used_tiles.add(k)
+            out[pid] = tiles[k]
+        for k, t in enumerate(tiles):
+            if k in used_tiles:
+                continue
+            # a box shifted off its place (a hand over part of the tile, the frame's edge) still
+            # belongs to a free place nearby whose top is the tile read
+            near = [
+                p
+                for p in self._places
+                if p.id not in out
+                and p.stack
+                and p.stack[-1].tile == t.tile
+                and math.dist(t.centre, p.centre) <= SHIFTED * max(p.size, t.size)
+            ]
+            if near:
+                out[min(near, key=lambda p: math.dist(t.centre, p.centre)).id] = t
+            else:
+                place = _Place(
+                    id=self._next_place_id(),
+                    centre=np.asarray(t.centre, float),
+                    size=t.size,
+                    votes=deque([None] * (self.window - 1), maxlen=self.window),
+                    poses=deque([None] * (self.window - 1), maxlen=self.window),
+                )
+                self._places.append(place)
+                out[place.id] = t
+        return out
+
+    def _next_place_id(self) -> int:
+        self._place_ids += 1
+        return self._place_ids
+
+    def _decide(self, place: _Place) -> None:
+        counts = Counter(v for v in place.votes if v is not None)
+        place.empty_for = place.empty_for + 1 if place.votes[-1] is None else 0
+        if counts:
+            tile, n = counts.most_common(1)[0]
+            if n >= self.confirm:
+                self._confirmed(place, tile)
+                return
+        if place.stack and place.empty_for >= self.gone:
+            self._take(place)
+            place.empty_for = 0  # the tile below, if any, is taken only after as long again
+
+    def _take(self, place: _Place) -> None:
+        top = place.stack.pop()
+        change = self._record("taken", top.tile, place, of=top.change)
+        place.taken = (top, change.id)
+
+    def _confirmed(self, place: _Place, tile: Tile) -> None:
+        stack = place.stack
+        if stack and stack[-1].tile == tile:
+            return
+        recent = list(place.votes)[-self.confirm :]
+        if stack and any(v != tile for v in recent):
+            # a pile's top changes only on ``confirm`` readings in a row: a top tile read now
+            # one way, now another (turned, half under a hand) stays what it was
+            return
+        pose = _median_pose([p for v, p in zip(place.votes, place.poses, strict=True) if v == tile])
+        if len(stack) >= 2 and stack[-2].tile == tile and _same_pose(stack[-2].pose, pose, place):
+            self._take(place)  # the tile below the top shows again where it lay
+            return
+        if place.taken is not None and place.taken[0].tile == tile:
+            # the tile taken from here is back: it was only hidden, never taken
+            laid, take = place.taken
+            place.taken = None
+            stack.append(laid)
+            self._record("returned", tile, place, of=take)
+            return
+        if self._same_tile_nearby(place, tile):
+            return
+        if stack and not place.hidden:
+            # read another way without anything hiding the pile in between: no tile was put on
+            # it (a hand would have hidden it), the top was misread and is read right now
+            top = stack[-1]
+            self._record("corrected", tile, place, of=top.change, was=top.tile)
+            if top.change in self._counted:
+                self._counted[top.change] = tile
+            top.tile = tile
+            return
+        change = self._record("added", tile, place)
+        stack.append(_Laid(tile, change.id, pose))
+        self._counted[change.id] = tile
+
+    def _same_tile_nearby(self, place: _Place, tile: Tile) -> bool:
+        """Whether ``tile``, confirmed at ``place``, is a tile already counted at a place within a
+        tile's length (its box seen shifted: half under a hand, at the frame's edge): a new place
+        is then dropped, and a place holding only that tile is folded into this pile."""
+        for other in self._places:
+            if (
+                other is place
+                or not other.stack
+                or other.stack[-1].tile != tile
+                or math.dist(other.centre, place.centre) > SHIFTED * max(other.size, place.size)
+            ):
+                continue
+            if not place.stack:
+                place.votes.clear()
+                place.votes.extend([None] * self.window)
+                return True
+            if len(other.stack) == 1:
+                place.stack.append(other.stack.pop())
+                self._places.remove(other)
+                return True
+        return False
+
+    def _record(self, kind: str, tile: Tile | None, place: _Place, **extra: Any) -> Change:
+        change = Change(
+            id=len(self.changes),
+            frame=self._frame,
+            kind=kind,
+            tile=tile,
+            place=place.id,
+            pile=self.side(place.centre),
+            **extra,
+        )
+        self.changes.append(change)
+        return change
+
+    def side(self, centre: Sequence[float] | np.ndarray) -> str:
+        """The side of the table a point lies towards, from the picture's centre."""
+        w, h = self.image_size
+        dx, dy = (float(centre[0]) - w / 2) / w, (float(centre[1]) - h / 2) / h
+        if max(abs(dx), abs(dy)) <= MIDDLE:
+            return "middle"
+        if abs(dy) >= abs(dx):
+            return "near" if dy > 0 else "far"
+        return "right" if dx > 0 else "left"
+
+    # ------------------------------------------------------------------ corrections
+
+    def correct(self, change_id: int, tile: Tile | None) -> Change:
+        """A person's correction of an ``added`` change: the tile was ``tile`` (None: there was
+        no tile).  Returns the correction's own change."""
+        target = next((c for c in self.changes if c.id == change_id), None)
+        if target is None:
+            raise KeyError(f"no change {change_id}")
+        if target.kind != "added":
+            raise ValueError(
+                f"change {change_id} is {target.kind!r}: only an added tile is corrected"
+            )
+        if change_id not in self._counted:
+            raise ValueError(f"change {change_id} was already removed")
+        was = self._counted[change_id]
+        place = next((p for p in self._places if p.id == target.place), None)
+        if tile is None:
+            del self._counted[change_id]
+            if place is not None:
+                place.stack = [laid for laid in place.stack if laid.change != change_id]
+            kind = "removed"
+        else:
+            self._counted[change_id] = tile
+            if place is not None:
+                for laid in place.stack:
+                    if laid.change == change_id:
+                        laid.tile = tile
+            kind = "corrected"
+        change = Change(
+            id=len(self.changes),
+            frame=self._frame,
+            kind=kind,
+            tile=tile,
+            place=target.place,
+            pile=target.pile,
+            of=change_id,
+            was=was,
+        )
+        self.changes.append(change)
+        return change
+
+
+def whole_tiles(tiles: Sequence[TableTile]) -> list[TableTile]:
+    """The readings of tiles seen whole: a box much smaller than the frame's usual tile (a tile
+    half under a hand or another tile) or much larger (two tiles, or a hand, in one box) reads
+    what it shows, not the tile, and counts as nothing seen.
+
+    >>> from okey import Tile
+    >>> tiles = [TableTile(k, Tile(k), (10 * k, 0, 10 * k + w, w), 0.9)
+    ...          for k, w in enumerate([56, 56, 56, 12])]
+    >>> len(whole_tiles(tiles))
+    3
+    """
+    if len(tiles) < 3:
+        return list(tiles)
+    usual = float(np.median([t.size for t in tiles]))
+    return [t for t in tiles if WHOLE[0] * usual <= t.size <= WHOLE[1] * usual]
+
+
+def pose_of(tile: TableTile) -> Pose:
+    """A reading's centre and the turn of its long side (degrees, 0-180; 0 without an outline)."""
+    x, y = tile.centre
+    if tile.quad is None:
+        return (x, y, 0.0)
+    q = np.asarray(tile.quad)
+    side = q[1] - q[0] if np.hypot(*(q[1] - q[0])) >= np.hypot(*(q[3] - q[0])) else q[3] - q[0]
+    return (x, y, float(np.degrees(np.arctan2(side[1], side[0])) % 180.0))
+
+
+def _blend(old: Pose | None, new: Pose, rate: float = 0.3) -> Pose:
+    """A top tile's pose refreshed by a new reading of it (the turn blended across 0/180)."""
+    if old is None:
+        return new
+    turn = (new[2] - old[2] + 90.0) % 180.0 - 90.0
+    return (
+        old[0] + rate * (new[0] - old[0]),
+        old[1] + rate * (new[1] - old[1]),
+        (old[2] + rate * turn) % 180.0,
+    )
+
+
+def _median_pose(poses: list[Pose | None]) -> Pose | None:
+    known = [p for p in poses if p is not None]
+    if not known:
+        return None
+    return tuple(float(v) for v in np.median(np.asarray(known), axis=0))  # type: ignore[return-value]
+
+
+def _same_pose(a: Pose | None, b: Pose | None, place: _Place) -> bool:
+    """Whether a tile lies where and as another lay (within ``POSE_SHIFT`` and ``POSE_TURN``): a
+    tile uncovered again, not a second copy of it put on the pile.  Turns are compared modulo a
+    right angle: the detector's box of a tile may name either side the long one."""
+    if a is None or b is None:
+        return True
+    turn = abs(a[2] - b[2]) % 90.0
+    return math.dist(a[:2], b[:2]) <= POSE_SHIFT * place.size and min(turn, 90 - turn) <= POSE_TURN
