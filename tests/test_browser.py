@@ -227,7 +227,7 @@ def test_api_docs_render_with_the_network_off() -> None:
         page.navigate(f"{server.url}/docs")
         page.wait_for("document.querySelectorAll('.swagger-ui .opblock').length > 5", 60)
         page.navigate(f"{server.url}/redoc")
-        page.wait_for("document.body.innerText.includes('Read a rack from a photo')", 60)
+        page.wait_for("document.body.innerText.includes('Read a rack (or, with scene=table')", 60)
         asked = {
             urlsplit(event["params"]["request"]["url"]).hostname
             for event in page.events
