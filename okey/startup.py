@@ -2,9 +2,10 @@
 
 ``load_tables`` loads the precomputed line table (``okey.line_table``, about 30-40 ms) and fills
 the engine's search structures with one call of each kind, so no request pays for them; then
-``gc.freeze()`` moves every object alive at that moment (the tables, the imported modules) into
-the collector's permanent generation: a full collection never walks them again, so its pauses
-stay short in a process that runs for days (``benchmarks/engine.py --gc-pauses``).
+``gc.freeze()`` moves every object alive at that moment (the tables, the imported modules, the
+engine's caches, each tracked first) into the collector's permanent generation: a full
+collection never walks them again, so its pauses stay short in a process that runs for days
+(``benchmarks/engine.py --gc-pauses``).
 
 >>> load_tables(freeze=False)
 """
