@@ -20,8 +20,9 @@ docs/engine.md):
 
 ``--adversarial`` times ``advise``'s first call on hands the line table does not serve (one
 colour, two colours, many pairs, both okeys; 0 to 40 seen tiles), each hand new to the process
-after a warm-up on random deals.  ``--take-or-draw`` times ``okey.take_or_draw`` on random deals
-(14 tiles, an offered tile, 0 to 30 seen).  ``--gc-pauses CALLS`` runs ``distance_to_win`` on
+after ``load_tables()`` and a warm-up on random deals.  ``--take-or-draw`` times
+``okey.take_or_draw`` on random deals (14 tiles, an offered tile, 0 to 30 seen).
+``--gc-pauses CALLS`` runs ``distance_to_win`` on
 random deals with seen tiles for CALLS calls in two fresh processes that import the service
 first (as a worker does), without and with ``okey.load_tables()``'s ``gc.freeze()``, and prints
 each call's p50 / p99 / p99.9 / max and the full collections' pauses:
@@ -262,8 +263,10 @@ def _family_hand(rng: random.Random, family: str) -> tuple[list[Tile], Tile]:
 
 
 def adversarial(seed: int) -> None:
-    """``advise``'s first call on each hand of the adversarial families (warm caches from 200
+    """``advise``'s first call on each hand of the adversarial families (the tables loaded and
+    frozen as the service and the CLI do at start-up, ``load_tables``; warm caches from 200
     random deals first, as a running service has)."""
+    load_tables()
     rng = random.Random(seed)
     classic = Rules.classic()
     for hand, indicator in [deal(rng, 15) for _ in range(200)]:

@@ -38,7 +38,6 @@ from okey.layout import (
     _PRICED,
     GUARDS,
     HIGH,
-    Component,
     _layout_masks,
     at_least_masks,
     bounded_cache,
@@ -48,7 +47,7 @@ from okey.layout import (
 )
 from okey.rules import Rules
 from okey.runs import _FIELD_LOW, _LONE_FACES, LINE_PROFILES, line_key, line_profile, lone_faces
-from okey.sets import SetChoice, number_choices, take_set_keys
+from okey.sets import SET_PARTS, SetChoice, number_choices, take_set_keys
 from okey.solver import NUMBERED_KINDS, faces_and_okeys
 from okey.tiles import FALSE_JOKER_INDEX, Tile
 
@@ -612,7 +611,7 @@ class SetSearch:
             get(key2 | tail) or line_profile(key2, wrap, size),
             get(key3 | tail) or line_profile(key3, wrap, size),
         ]
-        self.items: list[Component] = []
+        self.items: list[int] = []  # (``SET_PARTS`` indexes)
         self.sets: list[tuple[tuple[int, ...], int]] = []
         self.best = 0
         self.optimal: list[SetChoice] = []
@@ -678,7 +677,9 @@ class SetSearch:
             valid = masks[0]
             # (``layout_kept``: the colours' runs first, whose choices are the most, then the
             # sets; the order changes no total.)
-            table = parts_table((*self.profiles, *self.items), size, valid)
+            table = parts_table(
+                (*self.profiles, *map(SET_PARTS.__getitem__, self.items)), size, valid
+            )
             at_least = at_least_masks(size, self.budget)
             if table & at_least[need]:
                 kept = need

@@ -16,8 +16,10 @@ from okey.distance import (
 )
 from okey.layout import (
     _BEST_WITH,
+    _SERIALS,
     GUARDS,
     HIGH,
+    SERIAL_BITS,
     Totals,
     kept_adding,
     knapsack_table,
@@ -188,7 +190,7 @@ def sets_kept_without(layouts: list, face: int, kept: int) -> list[SetChoice]:
         if profile is None:
             profile = line_profile(key, layout.wrap, layout.size)
         if (layout.bases[colour] + profile.packed_bound + guard) & HIGH == HIGH and (
-            layout.without(colour).best_with(profile.packed) >= kept
+            layout.without(colour).best_with(profile.packed, profile.serial) >= kept
         ):
             found.append(layout.sets)
     return found
@@ -290,7 +292,7 @@ class Witnesses:
                 profile = LINE_PROFILES.get(key | (wrap << 39) | (size << 40))
                 if profile is None:
                     profile = line_profile(key, wrap, size)
-                return drawn.without(away).best_with(profile.packed) >= target
+                return drawn.without(away).best_with(profile.packed, profile.serial) >= target
         if layout is None or layout.numbers >> number & 1 or lacking is None or lacking == face:
             return kept_with_sets(hand.with_face(face), rules, sets, target) >= target
         # The sets draw as they did (no set at the face's number, and the copies left are the
@@ -307,7 +309,7 @@ class Witnesses:
                 return False  # (the sets hold every copy of the discard)
             key -= 1 << shift
             profile = LINE_PROFILES.get(key | tail) or line_profile(key, wrap, size)
-            return layout.without(colour).best_with(profile.packed) >= target
+            return layout.without(colour).best_with(profile.packed, profile.serial) >= target
         key = layout.keys[away]
         if not (key >> shift) & 3:
             return False
@@ -776,16 +778,13 @@ def _melds_improving(
             profile = cache.get(key | tail)
             if profile is None:
                 profile = line_profile(key, wrap, size)
-            # ``layout.without(colour).best_with(profile.packed)``, their caches read here first.
+            # ``layout.without(colour).best_with(profile.packed, ...)``, the caches read first.
             totals = withouts.get(colour)
             if totals is None:
                 totals = layout.without(colour)
-            packed = profile.packed
-            hit = best_get((id(totals), id(packed)))
-            if hit is not None and hit[0] is totals and hit[1] is packed:
-                kept = hit[2]
-            else:
-                kept = totals.best_with(packed)
+            kept = best_get((totals.serial << SERIAL_BITS) | profile.serial)
+            if kept is None:
+                kept = totals.best_with(profile.packed, profile.serial)
             if kept >= target:
                 found[face] = layout.sets
             else:
@@ -1048,7 +1047,7 @@ def _sets_improve(
                 tried.add(sets)
                 if profile is None:
                     profile = line_profile(key, wrap, size)
-                if layout.without(colour).best_with(profile.packed) >= target:
+                if layout.without(colour).best_with(profile.packed, profile.serial) >= target:
                     return sets
             else:
                 options.append(sets)
@@ -1187,16 +1186,16 @@ def _pair_bound(layout: _Layout, pair: tuple[tuple[int, ...], int], other: int) 
         if len(_COMBINED) >= 1 << 14:
             _COMBINED.clear()
         # (The entry holds both parts, so their ids stay theirs while it lasts.)
-        hit = _COMBINED[key] = (component, runs, combined)
-    # ``layout.without(other).best_with(hit[2])``, their caches read here first.
+        # (A serial of its own names the combined choices in ``Totals.best_with``.)
+        hit = _COMBINED[key] = (component, runs, combined, next(_SERIALS))
+    # ``layout.without(other).best_with(hit[2], hit[3])``, their caches read here first.
     totals = layout._without.get(other)
     if totals is None:
         totals = layout.without(other)
-    packed = hit[2]
-    found = _BEST_WITH.get((id(totals), id(packed)))
-    if found is not None and found[0] is totals and found[1] is packed:
-        return found[2]
-    return totals.best_with(packed)
+    found = _BEST_WITH.get((totals.serial << SERIAL_BITS) | hit[3])
+    if found is not None:
+        return found
+    return totals.best_with(hit[2], hit[3])
 
 
 # The held colours of a set of two, sorted, per pair of colours.

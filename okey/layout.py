@@ -196,32 +196,43 @@ def kept_bound(components: Sequence[Component], size: int) -> int:
 # the layouts of the same sets again (``layout_kept``, ``knapsack_table``).  Keyed on the parts'
 # serials (``Component.serial``), in any order (the table does not depend on the order the parts
 # are added in; the parts are ``interned``, so the same choices are the same component, and a
-# serial is never another component's, so the entry need not hold its parts): per entry the
-# table, its ``Totals`` and its most kept (None where not read yet).
-_KNAPSACKS: dict[tuple[int, ...], list] = {}
+# serial is never another component's, so the entry need not hold its parts).  The table, its
+# most kept and its ``Totals`` (these two where read) are kept apart, so that the first two
+# entries hold ints only (objects the collector never visits); the three are cleared together.
+_KNAPSACKS: dict[tuple[int, ...], int] = {}
+
+
+_KNAPSACK_KEPT: dict[tuple[int, ...], int] = {}
+
+
+_KNAPSACK_TOTALS: dict[tuple[int, ...], Totals] = {}
 
 
 _KNAPSACKS_LIMIT = 1 << 15  # about 1 KB each
 
 
-def _knapsack_of(components: Sequence[Component], size: int, budget: int) -> list:
-    """The cache entry (``_KNAPSACKS``) of these components' knapsack, made where missing."""
+def _knapsack_of(
+    components: Sequence[Component], size: int, budget: int
+) -> tuple[tuple[int, ...], int]:
+    """The key of these components' knapsack in ``_KNAPSACKS`` and its table, made where
+    missing (the table is handed on, not read again: another thread may clear the caches)."""
     key = (*sorted(map(_SERIAL, components)), size, budget)
-    entry = _KNAPSACKS.get(key)
-    if entry is None:
+    table = _KNAPSACKS.get(key)
+    if table is None:
         if len(_KNAPSACKS) >= _KNAPSACKS_LIMIT:
             _KNAPSACKS.clear()
-        table = parts_table(components, size, _layout_masks(size, budget)[0])
-        entry = _KNAPSACKS[key] = [table, None, None]
-    return entry
+            _KNAPSACK_KEPT.clear()
+            _KNAPSACK_TOTALS.clear()
+        table = _KNAPSACKS[key] = parts_table(components, size, _layout_masks(size, budget)[0])
+    return key, table
 
 
 def totals_of(components: Sequence[Component], size: int, budget: int) -> Totals:
     """The ``Totals`` of these components' knapsack (from the per-process cache if there)."""
-    entry = _knapsack_of(components, size, budget)
-    totals = entry[1]
+    key, table = _knapsack_of(components, size, budget)
+    totals = _KNAPSACK_TOTALS.get(key)
     if totals is None:
-        totals = entry[1] = Totals(entry[0], size, budget)
+        totals = _KNAPSACK_TOTALS[key] = Totals(table, size, budget)
     return totals
 
 
@@ -229,28 +240,29 @@ class Totals:
     """A knapsack table (``parts_table``) read for its last step: the most kept once one
     more component is added."""
 
-    __slots__ = ("table", "size", "budget", "valid", "kept_masks")
+    __slots__ = ("table", "size", "budget", "valid", "kept_masks", "serial")
 
     def __init__(self, table: int, size: int, budget: int) -> None:
         """From the knapsack's totals as bits (``parts_table``)."""
         self.table = table
         self.size = size
         self.budget = budget
+        # (Never another's while the process runs, as ``Component.serial``: ``best_with``.)
+        self.serial = next(_SERIALS)
         # (``_layout_masks``, read once.)
         self.valid, self.kept_masks = _layout_masks(size, budget)
 
-    def best_with(self, packed: tuple[tuple[int, int], ...]) -> int:
-        """Most kept once one more component (its packed choices) is added and the slots must
-        fit (remembered per table and choices: the same few hundred choices recur)."""
-        key = (id(self), id(packed))
-        hit = _BEST_WITH.get(key)
-        if hit is not None and hit[0] is self and hit[1] is packed:
-            return hit[2]
-        best = self._best_with(packed)
-        if len(_BEST_WITH) >= _BEST_WITH_LIMIT:
-            _BEST_WITH.clear()
-        # (The entry holds the table and the choices, so their ids stay theirs while it lasts.)
-        _BEST_WITH[key] = (self, packed, best)
+    def best_with(self, packed: tuple[tuple[int, int], ...], serial: int) -> int:
+        """Most kept once one more component (its packed choices, and the serial that names
+        them: ``Component.serial``) is added and the slots must fit (remembered per table and
+        choices: the same few hundred choices recur)."""
+        key = (self.serial << SERIAL_BITS) | serial
+        best = _BEST_WITH.get(key)
+        if best is None:
+            best = self._best_with(packed)
+            if len(_BEST_WITH) >= _BEST_WITH_LIMIT:
+                _BEST_WITH.clear()
+            _BEST_WITH[key] = best
         return best
 
     def _best_with(self, packed: tuple[tuple[int, int], ...]) -> int:
@@ -275,8 +287,13 @@ class Totals:
         return 0
 
 
-# ``Totals.best_with`` by the ids of the table and the choices.
-_BEST_WITH: dict[tuple[int, int], tuple[Totals, tuple[tuple[int, int], ...], int]] = {}
+# ``Totals.best_with`` by the serials of the table and the choices (one int: ints only, so
+# the collector never visits its entries).
+_BEST_WITH: dict[int, int] = {}
+
+
+# Bits of a choices' serial in a ``_BEST_WITH`` key (serials stay far below 2^40).
+SERIAL_BITS = 40
 
 
 _BEST_WITH_LIMIT = 1 << 16
@@ -290,17 +307,17 @@ def layout_kept(components: Sequence[Component], size: int, budget: int) -> int:
     by each of its choices, so every step is a few big-int operations instead of a loop over
     the table's entries times the component's choices.
     """
-    entry = _knapsack_of(components, size, budget)
-    kept = entry[2]
+    key, table = _knapsack_of(components, size, budget)
+    kept = _KNAPSACK_KEPT.get(key)
     if kept is None:
-        kept = entry[2] = kept_of_table(entry[0], size, budget)
+        kept = _KNAPSACK_KEPT[key] = kept_of_table(table, size, budget)
     return kept
 
 
 def knapsack_table(components: Sequence[Component], size: int, budget: int) -> int:
     """The knapsack of these components as bits (``layout_kept`` reads the most kept from
     it; ``kept_adding`` adds one more component to it first)."""
-    return _knapsack_of(components, size, budget)[0]
+    return _knapsack_of(components, size, budget)[1]
 
 
 def kept_adding(table: int, component: Component, size: int, budget: int) -> int:

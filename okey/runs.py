@@ -12,7 +12,17 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from okey.layout import FIELD_CODES, SHIFT, SLOTS_MASK, Component, interned, kept_field_width
+from okey.layout import (
+    FIELD_CODES,
+    SCALE,
+    SHIFT,
+    SLOT_PRICES,
+    SLOTS_MASK,
+    Component,
+    interned,
+    kept_field_width,
+    pack,
+)
 
 if TYPE_CHECKING:
     from okey.line_table import Profiles
@@ -261,10 +271,70 @@ def line_bound(key: int, wrap: bool, size: int) -> int:
     """``line_profile(key, wrap, size).packed_bound``, read from the line's plain key
     (``plain_key``)."""
     plain = key | (((~key >> 1) & _FIELD_LOW) << 2)
-    profile = LINE_PROFILES.get(plain | (wrap << 39) | (size << 40))
-    if profile is None:
-        profile = line_profile(plain, wrap, size)
-    return profile.packed_bound
+    full = plain | (wrap << 39) | (size << 40)
+    profile = LINE_PROFILES.get(full)
+    if profile is not None:
+        return profile.packed_bound
+    bound = _BOUNDS.get(full)
+    if bound is None:
+        profile = _table_profile(full) if full >> 39 == _PLAIN_RULES else None
+        bound = profile.packed_bound if profile is not None else _searched_bound(plain, wrap, size)
+        if len(_BOUNDS) >= _LINE_PROFILES_LIMIT:
+            _BOUNDS.clear()
+        _BOUNDS[full] = bound
+    return bound
+
+
+# ``line_bound`` by ``line_profile`` key of the plain line (ints only), where no profile of it
+# was made.
+_BOUNDS: dict[int, int] = {}
+
+
+def _searched_bound(key: int, wrap: bool, size: int) -> int:
+    """``line_profile(key, wrap, size).packed_bound``, from the run search without the excess.
+
+    A bound term is the most ``SCALE * kept - price * slots`` over the line's choices within
+    ``size`` slots, which never reads the excess: so the search walks the same runs keeping only
+    (slots, kept) (``_slot_bits``, where a copy left or not plays no part, so lines share far
+    more of it) and each cluster's best kept per slot count is added up as in
+    ``_profile_of_key`` (a choice within ``size`` slots draws fewer tiles than ``size``, so the
+    excess limits of the full search drop none of them)."""
+    line, _ = _line_bits(key, wrap)
+    top = 13 if wrap else 12
+    ones = line & 3
+    kept_bits = kept_field_width(size)
+    best = [0] + [-1] * size  # most kept at each slot count, over the splits of the 1s
+    for high in range(ones + 1) if wrap else range(1):
+        split = line - high + (high << 26)
+        total = None  # most kept at each slot count, over the clusters so far
+        for cluster, _, length in _clusters_packed(split, 0, top):
+            own = _most_kept(_slot_bits(cluster, length, size), kept_bits, size)
+            if total is None:
+                total = own
+                continue
+            added = [-1] * (size + 1)
+            for slots, kept in enumerate(total):
+                if kept >= 0:
+                    for more, extra in enumerate(own[: size + 1 - slots]):
+                        if extra >= 0 and kept + extra > added[slots + more]:
+                            added[slots + more] = kept + extra
+            total = added
+        if total is not None:
+            best = [max(a, b) for a, b in zip(best, total, strict=True)]
+    bounds = []
+    for price in SLOT_PRICES:
+        most = 0
+        for slots, kept in enumerate(best):
+            if kept >= 0 and SCALE * kept - price * slots > most:
+                most = SCALE * kept - price * slots
+        bounds.append(most)
+    return pack(bounds)
+
+
+def _most_kept(bits: int, kept_bits: int, size: int) -> list[int]:
+    """Per slot count up to ``size``, the most kept of a ``_slot_bits`` set (-1: none)."""
+    mask = (1 << (1 << kept_bits)) - 1
+    return [((bits >> (s << kept_bits)) & mask).bit_length() - 1 for s in range(size + 1)]
 
 
 # The precomputed profiles of the plain lines (``okey.line_table``), loaded on first use, with
@@ -696,4 +766,80 @@ def _runs_bits(line: int, avail: int, length: int, size: int) -> int:
     if len(memo) >= _RUNS_MEMO_LIMIT:
         memo.clear()
     memo[line | tail] = found
+    return found
+
+
+# ``_slot_bits`` results by line, length and size (ints only).
+_SLOT_MEMO: dict[int, int] = {}
+
+
+def _slot_bits(line: int, length: int, size: int) -> int:
+    """``_runs_bits`` without the excess (every copy taken as left to draw): one bit per
+    (slots, kept) some layout of the line's runs reaches within ``size`` slots, in the fields
+    of ``_run_fields`` (the same walk up the line, the same runs)."""
+    if not line:
+        return 1
+    first = ((line & -line).bit_length() - 1) >> 1
+    if first > MAX_OUTSIDE:
+        cut = first - MAX_OUTSIDE
+        line >>= 2 * cut
+        length -= cut
+        first = MAX_OUTSIDE
+    tail = size << 40
+    key = line | (length << 32) | tail
+    memo = _SLOT_MEMO
+    cached = memo.get(key)
+    if cached is not None:
+        return cached
+    kept_bits = kept_field_width(size)
+    valid = (1 << ((size + 1) << kept_bits)) - 1
+    top = length - 1
+    rest = line - (1 << (2 * first))
+    found = _slot_bits(rest, length, size)
+    leads = first if first < MAX_OUTSIDE else MAX_OUTSIDE
+    pads_of = _PADS.get(size)
+    if pads_of is None:
+        pads_of = _PADS[size] = {}
+    left = rest
+    kept, end = 1, first
+    while True:
+        reach = end - first + 1
+        above = left >> (2 * end + 2)
+        if above:
+            after = end + 1 + (((above & -above).bit_length() - 1) >> 1)
+            gap = after - end - 1
+        else:
+            after = top + 1
+            gap = top - end
+        room = min(gap, MAX_OUTSIDE, LONGEST_RUN - reach)
+        # (``_pads`` with no tile missing: slot shifts only, each once.)
+        situation = (reach << 20) | (leads << 17) | (room << 14)
+        pads = pads_of.get(situation)
+        if pads is None:
+            pads = pads_of[situation] = _pads(reach, leads, room, 0, 0, size)
+        if pads:
+            if not left:
+                sub = 1
+            else:
+                # ``_slot_bits(left, ...)``, its memo read here first.
+                low = ((left & -left).bit_length() - 1) >> 1
+                if low > MAX_OUTSIDE:
+                    cut = low - MAX_OUTSIDE
+                    sub = memo.get((left >> (2 * cut)) | ((length - cut) << 32) | tail)
+                else:
+                    sub = memo.get(left | (length << 32) | tail)
+                if sub is None:
+                    sub = _slot_bits(left, length, size)
+            base = sub << (kept + (reach << kept_bits))
+            for shift in pads:
+                found |= base << shift
+        if after > top or gap > MAX_OUTSIDE or after - first >= LONGEST_RUN:
+            break
+        left -= 1 << (2 * after)
+        kept += 1
+        end = after
+    found &= valid
+    if len(memo) >= _RUNS_MEMO_LIMIT:
+        memo.clear()
+    memo[key] = found
     return found

@@ -39,8 +39,26 @@ _NO_LONE = [0] * 13
 
 # One choice of sets at a number as the set search reads it (``number_choices``): its bound
 # gains (packed), per colour it touches the change to that colour's line key, its set
-# components, and its sets as (held colours, number).
-Choice = tuple[int, tuple[tuple[int, int], ...], tuple[Component, ...], SetChoice]
+# components (as ``SET_PARTS`` indexes), and its sets as (held colours, number).  Ints and
+# tuples of them only: the collector untracks such tuples, so the caches of choices that fill
+# while a process runs (``distance._NUMBER_CHOICES``) add nothing to its full collections.
+Choice = tuple[int, tuple[tuple[int, int], ...], tuple[int, ...], SetChoice]
+
+
+# The set components of the choices (``set_part``): a few dozen distinct ones.
+SET_PARTS: list[Component] = []
+
+
+_SET_PART_INDEX: dict[tuple[Entry, ...], int] = {}
+
+
+def set_part(component: Component) -> int:
+    """The index of a set component in ``SET_PARTS`` (one per choices, added where new)."""
+    index = _SET_PART_INDEX.get(component.entries)
+    if index is None:
+        index = _SET_PART_INDEX[component.entries] = len(SET_PARTS)
+        SET_PARTS.append(component)
+    return index
 
 
 @bounded_cache(1 << 14)
@@ -77,13 +95,14 @@ _NUMBERED: list[dict] = [{} for _ in range(13)]
 @bounded_cache(1 << 12)
 def _number_template(
     counts: tuple[int, ...], avail: tuple[int, ...], singles: int
-) -> tuple[tuple[tuple[int, tuple[tuple[int, int], ...], tuple[Component, ...], tuple], ...], int]:
+) -> tuple[tuple[tuple[int, tuple[tuple[int, int], ...], tuple[int, ...], tuple], ...], int]:
     """``number_choices`` at any number: per choice of sets at one number (held ``counts`` and
     drawable ``avail`` per colour; the ones taking the most faces first, as they tend to find
     the best layout early) its packed bound gains, per colour whose line key it changes
     (colour, what it takes off the number's field: faces taken, plus 4 where the last copy
-    left is drawn), its set components and its sets' held colours; and the most any choice
-    adds to the bound.  (What the copies left do not change is read from ``_choice_shapes``.)"""
+    left is drawn), its set components (``SET_PARTS`` indexes) and its sets' held colours;
+    and the most any choice adds to the bound.  (What the copies left do not change is read
+    from ``_choice_shapes``.)"""
     shapes, best = _choice_shapes(counts, singles)
     template = []
     for sets, taken, gains in shapes:
@@ -93,7 +112,7 @@ def _number_template(
             component, drawn_colours = set_component(colours, tuple(here))
             for c in drawn_colours:
                 here[c] -= 1
-            items.append(component)
+            items.append(set_part(component))
         deltas = []
         for c in range(4):
             # (Faces taken, plus 4 where a set drew the last copy left; a colour whose copy a

@@ -4,6 +4,8 @@
   same run profile (so the table is read, and profiles are cached, under that key);
 - ``runs.mirror_key``: with a 1 played high, a line read backwards (numbers 2 to 13 as 15 - n)
   has the same run profile (so the table holds one of the two, ``okey.line_table``);
+- ``runs.line_bound``: a plain line's bound terms from the search without the excess
+  (``runs._searched_bound``) are those of the line's profile;
 - ``HandState.columns`` as ``HandState.checked``, ``less`` and ``with_face`` keep it is the hand
   counted again from its faces and copies left.
 
@@ -18,7 +20,15 @@ from hypothesis import strategies as st
 
 from okey import FULL_SET, Rules
 from okey.distance import HandState
-from okey.runs import _profile_of_key, line_profile, mirror_key, relevant_key
+from okey.runs import (
+    _profile_of_key,
+    _searched_bound,
+    line_bound,
+    line_profile,
+    mirror_key,
+    plain_key,
+    relevant_key,
+)
 
 THOROUGH = os.environ.get("ISTAKA_THOROUGH") == "1"
 CLASSIC = Rules.classic()
@@ -159,3 +169,30 @@ def test_pair_counts_read_from_the_line_keys_are_the_counts(seed, seen_count, si
     tiles, indicator, seen = random_deal(seed, size, seen_count)
     hand = HandState.of(tiles, indicator, seen)
     assert pair_counts_of_keys(hand.line_keys()) == pair_counts(hand.faces, hand.avail)
+
+
+# Dense lines (10 to 16 faces are what the table lacks), a third copy now and then (a face
+# drawn onto a number held twice).
+DENSE = st.lists(st.sampled_from([0, 1, 1, 2, 2, 2, 3]), min_size=13, max_size=13)
+
+
+@SETTINGS
+@given(st.one_of(COUNTS, DENSE), LEFT, st.booleans(), st.sampled_from([14, 15, 21]))
+def test_a_lines_bound_without_the_excess_is_its_profiles(counts, left, wrap, size):
+    key = key_of(counts, left)
+    expected = _profile_of_key(plain_key(key), wrap, size).packed_bound
+    assert _searched_bound(plain_key(key), wrap, size) == expected
+    assert line_bound(key, wrap, size) == expected
+
+
+def test_bounds_without_the_excess_on_seeded_random_lines():
+    """Lines of 0 to 16 faces, two copies of a number at most (the one-colour hands)."""
+    rnd = random.Random(34)
+    for _ in range(10_000 if THOROUGH else 600):
+        counts = [0] * 13
+        for _ in range(rnd.randrange(17)):
+            spare = [p for p in range(13) if counts[p] < 2]
+            counts[rnd.choice(spare)] += 1
+        key = plain_key(key_of(counts, [False] * 13))
+        wrap, size = rnd.random() < 0.8, rnd.choice([14, 21])
+        assert _searched_bound(key, wrap, size) == _profile_of_key(key, wrap, size).packed_bound
