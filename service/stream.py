@@ -11,6 +11,7 @@ alone: the latest-frame slot and the per-connection session (settings, tracker, 
 from __future__ import annotations
 
 import asyncio
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -70,3 +71,44 @@ class StreamSession:
     tracker: Any = None  # vision.smoothing.HandTracker, created on the inference thread
     corrections: dict[int, Tile] = field(default_factory=dict)
     frames_read: int = 0
+
+
+class TextRation:
+    """A socket's text messages rationed (a token bucket): ``rate`` a second, bursts of twice
+    that.  A player sends a few a second at most; a flood would cost the worker's CPU however
+    small each message is.
+
+    >>> ration = TextRation(1.0, now=0.0)
+    >>> [ration.take(now=0.0) for _ in range(3)]
+    [True, True, False]
+    >>> ration.take(now=1.0)
+    True
+    """
+
+    def __init__(self, rate: float, now: float | None = None) -> None:
+        self.rate = rate
+        self._allowance = 2 * rate
+        self._stamp = time.monotonic() if now is None else now
+
+    def take(self, now: float | None = None) -> bool:
+        """Whether one more message may be read now (and count it)."""
+        now = time.monotonic() if now is None else now
+        self._allowance = min(2 * self.rate, self._allowance + (now - self._stamp) * self.rate)
+        self._stamp = now
+        if self._allowance < 1:
+            return False
+        self._allowance -= 1
+        return True
+
+
+async def next_message(websocket: Any, deadline: float, idle_code: int) -> dict | None:
+    """A socket's next message, or None when it closed, or stayed silent until ``deadline``
+    (``time.monotonic()``; then it is closed with ``idle_code``, reason "idle_timeout")."""
+    try:
+        message = await asyncio.wait_for(
+            websocket.receive(), timeout=max(deadline - time.monotonic(), 0)
+        )
+    except TimeoutError:
+        await websocket.close(code=idle_code, reason="idle_timeout")
+        return None
+    return None if message["type"] == "websocket.disconnect" else message

@@ -45,7 +45,7 @@ from service.rules_model import RulesSpec
 from service.runner import PipelineRunner
 from service.settings import Settings
 from service.store import TableStore, Write
-from service.stream import FrameSlot, StreamSession, StreamSettings
+from service.stream import FrameSlot, StreamSession, StreamSettings, TextRation, next_message
 
 router = APIRouter(tags=["stream"])
 log = logging.getLogger("istaka.service.stream")
@@ -199,18 +199,11 @@ async def _receive(
     tables: TableStore,
 ) -> None:
     last_frame = time.monotonic()
-    # Text messages are rationed (a token bucket): a player sends a few a second at most, and a
-    # flood of them would cost the worker's CPU however small each is.
-    rate = settings.max_text_messages_per_second
-    allowance, stamp = 2 * rate, last_frame
+    ration = TextRation(settings.max_text_messages_per_second)
     while True:
-        idle = last_frame + settings.stream_idle_seconds - time.monotonic()
-        try:
-            message = await asyncio.wait_for(websocket.receive(), timeout=max(idle, 0))
-        except TimeoutError:
-            await websocket.close(code=CLOSE_IDLE, reason="idle_timeout")
-            return
-        if message["type"] == "websocket.disconnect":
+        deadline = last_frame + settings.stream_idle_seconds
+        message = await next_message(websocket, deadline, CLOSE_IDLE)
+        if message is None:
             return
         if message.get("bytes") is not None:
             frame = message["bytes"]
@@ -221,20 +214,14 @@ async def _receive(
             last_frame = time.monotonic()
             slot.put(frame)
         elif message.get("text") is not None:
-            now = time.monotonic()
-            allowance, stamp = min(2 * rate, allowance + (now - stamp) * rate), now
-            if allowance < 1:
+            if not ration.take():
+                limit = f"more than {ration.rate:g} text messages a second"
                 await _send_error(
                     websocket,
-                    ApiError(
-                        429,
-                        "too_many_messages",
-                        f"more than {rate:g} text messages a second (max_text_messages_per_second)",
-                    ),
+                    ApiError(429, "too_many_messages", f"{limit} (max_text_messages_per_second)"),
                 )
                 await websocket.close(code=CLOSE_POLICY, reason="too_many_messages")
                 return
-            allowance -= 1
             text = message["text"]
             try:
                 if len(text) > settings.max_text_message_bytes:

@@ -38,7 +38,7 @@ from service.rules_model import RulesSpec
 from service.runner import PipelineRunner
 from service.settings import Settings
 from service.store import TableStore, Write
-from service.stream import FrameSlot
+from service.stream import FrameSlot, TextRation, next_message
 
 router = APIRouter(tags=["table camera"])
 _GONE = (WebSocketDisconnect, ConnectionError)
@@ -191,18 +191,10 @@ async def _receive(
     websocket: WebSocket, camera: _Camera, slot: FrameSlot, tables: TableStore, server: Settings
 ) -> None:
     last = time.monotonic()
-    # text messages are rationed as the rack stream's (a token bucket): a flood of small
-    # messages would cost the worker's CPU
-    rate = server.max_text_messages_per_second
-    allowance, stamp = 2 * rate, last
+    ration = TextRation(server.max_text_messages_per_second)
     while True:
-        idle = last + server.stream_idle_seconds - time.monotonic()
-        try:
-            message = await asyncio.wait_for(websocket.receive(), timeout=max(idle, 0))
-        except TimeoutError:
-            await websocket.close(code=CLOSE_IDLE, reason="idle_timeout")
-            return
-        if message["type"] == "websocket.disconnect":
+        message = await next_message(websocket, last + server.stream_idle_seconds, CLOSE_IDLE)
+        if message is None:
             return
         try:
             if message.get("bytes") is not None:
@@ -215,16 +207,11 @@ async def _receive(
                 last = time.monotonic()
                 slot.put(message["bytes"])
             elif message.get("text") is not None:
-                now = time.monotonic()
-                allowance, stamp = min(2 * rate, allowance + (now - stamp) * rate), now
-                if allowance < 1:
-                    await _send_error(
-                        websocket,
-                        ApiError(429, "too_many_messages", f"more than {rate:g} a second"),
-                    )
+                if not ration.take():
+                    limit = f"more than {ration.rate:g} a second"
+                    await _send_error(websocket, ApiError(429, "too_many_messages", limit))
                     await websocket.close(code=CLOSE_POLICY, reason="too_many_messages")
                     return
-                allowance -= 1
                 await _text(websocket, camera, message["text"], tables, server)
         except ApiError as exc:
             await _send_error(websocket, exc)
