@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -112,3 +113,17 @@ async def next_message(websocket: Any, deadline: float, idle_code: int) -> dict 
         await websocket.close(code=idle_code, reason="idle_timeout")
         return None
     return None if message["type"] == "websocket.disconnect" else message
+
+
+async def paced(slot: FrameSlot, interval: float) -> AsyncIterator[bytes]:
+    """The slot's frames, at most one every ``interval`` seconds: the frame-rate cap waits out
+    the interval, then takes whatever frame is newest by then."""
+    last = 0.0
+    while True:
+        await slot.wait()
+        delay = last + interval - time.monotonic()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        frame = await slot.take()
+        last = time.monotonic()
+        yield frame

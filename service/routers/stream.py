@@ -45,7 +45,14 @@ from service.rules_model import RulesSpec
 from service.runner import PipelineRunner
 from service.settings import Settings
 from service.store import TableStore, Write
-from service.stream import FrameSlot, StreamSession, StreamSettings, TextRation, next_message
+from service.stream import (
+    FrameSlot,
+    StreamSession,
+    StreamSettings,
+    TextRation,
+    next_message,
+    paced,
+)
 
 router = APIRouter(tags=["stream"])
 log = logging.getLogger("istaka.service.stream")
@@ -281,15 +288,7 @@ async def _process(
     runner: PipelineRunner,
     tables: TableStore,
 ) -> None:
-    last = 0.0
-    while True:
-        await slot.wait()
-        # The frame-rate cap: wait out the interval, then read whatever frame is newest by then.
-        delay = last + settings.min_frame_interval - time.monotonic()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        frame = await slot.take()
-        last = time.monotonic()
+    async for frame in paced(slot, settings.min_frame_interval):
         # a table camera's record of the same table: its seen tiles count in the advice, and
         # the states published here carry it on
         camera_part = await table_camera_part(tables, session.settings.table)

@@ -38,7 +38,7 @@ from service.rules_model import RulesSpec
 from service.runner import PipelineRunner
 from service.settings import Settings
 from service.store import TableStore, Write
-from service.stream import FrameSlot, TextRation, next_message
+from service.stream import FrameSlot, TextRation, next_message, paced
 
 router = APIRouter(tags=["table camera"])
 _GONE = (WebSocketDisconnect, ConnectionError)
@@ -254,14 +254,7 @@ async def _process(
     tables: TableStore,
     server: Settings,
 ) -> None:
-    last = 0.0
-    while True:
-        await slot.wait()
-        delay = last + server.min_frame_interval - time.monotonic()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        frame = await slot.take()
-        last = time.monotonic()
+    async for frame in paced(slot, server.min_frame_interval):
         pixels = min(server.max_pixels, server.max_frame_pixels)
         try:
             state = await runner.call(partial(read_table_frame, camera, frame, pixels), shed=False)
