@@ -310,7 +310,6 @@ def _tile_text(placed: Any) -> str:
 
 
 def run_live(args: argparse.Namespace) -> int:
-    import cv2
 
     from vision.draw import annotate
     from vision.pipeline import NothingFoundError, Pipeline
@@ -352,13 +351,9 @@ def run_live(args: argparse.Namespace) -> int:
             if hand != last_hand:
                 last_hand = hand
                 print(f"frame {frames}: {_live_line(result)}", flush=True)
-            if args.out:
-                writer = writer or _open_writer(args.out, drawn.shape, capture)
-                writer.write(drawn)
-            else:
-                cv2.imshow("istaka live", drawn)
-                if cv2.waitKey(1) & 0xFF in (27, ord("q")):
-                    break
+            writer, stop = show_frame(drawn, args.out, writer, capture, "istaka live")
+            if stop:
+                break
     finally:
         capture.release()
         if writer is not None:
@@ -394,6 +389,21 @@ def _open_source(args: argparse.Namespace) -> Any:
     if not capture.isOpened():
         raise InputError(f"cannot open {what}")
     return capture
+
+
+def show_frame(
+    drawn: Any, out: str | None, writer: Any, capture: Any, title: str
+) -> tuple[Any, bool]:
+    """A drawn frame written to ``out`` (the writer opened on the first frame) or shown in a
+    window titled ``title``; the writer, and whether the viewer asked to stop (Esc or q)."""
+    import cv2
+
+    if out:
+        writer = writer or _open_writer(out, drawn.shape, capture)
+        writer.write(drawn)
+        return writer, False
+    cv2.imshow(title, drawn)
+    return writer, cv2.waitKey(1) & 0xFF in (27, ord("q"))
 
 
 def _open_writer(path: str, shape: tuple[int, ...], capture: Any) -> Any:

@@ -116,9 +116,8 @@ def _named(tile: Any) -> str:
 
 
 def run_table_live(args: argparse.Namespace, indicator: Tile | None, rules: Rules) -> int:
-    import cv2
 
-    from istaka.scan import _has_display, _open_source, _open_writer
+    from istaka.scan import _has_display, _open_source, show_frame
     from vision.table import TableReader, draw_table
     from vision.table_tracker import TableTracker
 
@@ -148,13 +147,9 @@ def run_table_live(args: argparse.Namespace, indicator: Tile | None, rules: Rule
             elapsed = time.perf_counter() - start
             fps = 1 / elapsed if fps is None else 0.9 * fps + 0.1 / max(elapsed, 1e-6)
             frames += 1
-            if args.out:
-                writer = writer or _open_writer(args.out, drawn.shape, capture)
-                writer.write(drawn)
-            else:
-                cv2.imshow("istaka live (table)", drawn)
-                if cv2.waitKey(1) & 0xFF in (27, ord("q")):
-                    break
+            writer, stop = show_frame(drawn, args.out, writer, capture, "istaka live (table)")
+            if stop:
+                break
     finally:
         capture.release()
         if writer is not None:
