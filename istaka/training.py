@@ -121,7 +121,8 @@ def _export(args: argparse.Namespace) -> int:
     from vision.training.train import export_onnx
 
     spec = RecognizerSpec.load(args.manifest or MANIFEST)
-    print(export_onnx(spec.detector.with_suffix(".pt"), spec.detector_imgsz, dynamic=False))
+    # the detector takes any input size (the tier stage packs strips into canvases cut to fit)
+    print(export_onnx(spec.detector.with_suffix(".pt"), spec.detector_imgsz, dynamic=True))
     if spec.classifier is not None:
         print(export_onnx(spec.classifier.with_suffix(".pt"), spec.classifier_imgsz, dynamic=True))
     return 0

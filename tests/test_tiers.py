@@ -20,6 +20,7 @@ from vision.tiers import (
     find_tiers,
     gap_slots,
     is_rack,
+    on_its_side,
     project,
     strip_for,
     top_lines,
@@ -73,6 +74,47 @@ def test_tiers_turn_with_the_rack() -> None:
     for tier in lines:
         span = np.ptp(tier.quad[:, 1])
         assert span == pytest.approx(9 * W, rel=0.15)
+
+
+def test_a_rack_on_its_side_is_told_by_where_its_tiles_lie_not_by_their_boxes() -> None:
+    """A stand turned a quarter round, its boxes at the scattered angles the detector gives
+    sideways tiles: its tiles' centres run up the photo, so it is on its side; the same stand
+    upright, or a pile of tiles no longer one way than the other, is not."""
+    rng = np.random.default_rng(3)
+    boxes = stand(tiers=2)
+    side = boxes.copy()
+    side[:, 0], side[:, 1] = 600 - boxes[:, 1], boxes[:, 0]
+    side[:, 4] = rng.uniform(0, 90, len(side))
+    assert on_its_side(side)
+    assert not on_its_side(boxes)
+    pile = np.float32([[x, y, W, H, 0] for x in (100, 140, 180) for y in (100, 150, 200)])
+    assert not on_its_side(pile)
+
+
+def test_a_quarter_turned_reading_comes_back_to_the_photos_pixels() -> None:
+    """What is read in the photo turned a quarter clockwise (``cv2.rotate``) is mapped back to
+    where it lies in the photo: a tile's box and outline, a tier's outline, the image size."""
+    import cv2
+
+    from okey import Tile
+    from vision.recognizer import quarter_back
+    from vision.types import Recognition, TierView, TileReading
+
+    photo = np.zeros((120, 200), np.uint8)
+    photo[30:50, 140:155] = 255  # a "tile": x 140-155, y 30-50 (pixel edges)
+    side = cv2.rotate(photo, cv2.ROTATE_90_CLOCKWISE)
+    ys, xs = np.nonzero(side)
+    box = (float(xs.min()), float(ys.min()), float(xs.max() + 1), float(ys.max() + 1))
+    quad = ((box[0], box[1]), (box[2], box[1]), (box[2], box[3]), (box[0], box[3]))
+    reading = TileReading(box=box, tile=Tile(0), confidence=1.0, probs=np.ones(53), quad=quad)
+    side_view = Recognition(tiles=[reading], image_size=(120, 200), tiers=(TierView(quad, 20.0),))
+    back = quarter_back(side_view, 120, 0.01)
+    assert back.image_size == (200, 120)
+    assert back.tiles[0].box == (140.0, 30.0, 155.0, 50.0)
+    corners = np.float32(back.tiles[0].quad)
+    assert corners.min(axis=0).tolist() == [140, 30] and corners.max(axis=0).tolist() == [155, 50]
+    assert back.tiers[0].quad == back.tiles[0].quad
+    assert "quarter" in back.second_look and back.timings_ms["total"] == pytest.approx(10.0)
 
 
 def test_top_lines_keep_tiers_apart_that_one_long_line_would_join() -> None:
@@ -186,16 +228,16 @@ def test_a_rendered_frontal_three_tier_stand_reads_as_three_rows(pipeline) -> No
 @pytest.mark.slow
 def test_a_rendered_oblique_stand_reads_as_a_rack_at_any_turn(pipeline) -> None:
     """Seen 40 degrees from the side, the far tiles half as wide as the near ones: the three
-    rows exactly as they stand, and turned 90 and 180 degrees the same rows, a tile missed at
-    most (the first look finds fewer tiles on a rack on its side).  (Turned 270 degrees the
-    first look's boxes lean too far apart for the rack's frame: read by the whole photo.)"""
+    rows exactly as they stand, and turned 90, 180 and 270 degrees the same rows, a tile missed
+    at most (the first look finds fewer tiles on a rack on its side; turned 270 degrees its
+    boxes lean too far apart for the rack's frame, and the rack is read a quarter turn round)."""
     import cv2
 
     truth = json.loads((DATA / "stand3_oblique.json").read_text())["rows"]
     image = cv2.imread(str(DATA / "stand3_oblique.jpg"))
     assert _rows(pipeline.scan(image)) == truth
     total = sum(len(r) for r in truth)
-    for quarter in (1, 2):
+    for quarter in (1, 2, 3):
         result = pipeline.scan(np.ascontiguousarray(np.rot90(image, quarter)))
         assert result.reading == "tiers"
         got = _rows(result)
@@ -233,3 +275,29 @@ def test_a_real_rack_turned_gives_the_same_hand_as_upright(pipeline, quarter: in
     turned = pipeline.scan(np.ascontiguousarray(np.rot90(image, quarter)))
     assert upright.reading == turned.reading == "tiers"
     assert _rows(turned) == _rows(upright)
+
+
+@pytest.mark.slow
+def test_the_shipped_detector_reads_canvases_cut_to_the_strips_they_hold() -> None:
+    """The shipped ONNX detector takes any input size (``istaka export`` exports it so): the
+    strips' last canvas is cut to the shelves it holds, and the boxes found in it are those of
+    the same strips in the whole square."""
+    import cv2
+
+    from vision.recognizer import Recognizer
+
+    recognizer = Recognizer.default("onnx")
+    assert recognizer.detector.fixed is None
+
+    truth = json.loads((DATA / "stand3_frontal.json").read_text())["quads"]
+    image = cv2.imread(str(DATA / "stand3_frontal.jpg"))
+    tiers = recognizer.recognize(image).tiers
+    strips = [strip_for(k, np.float32(t.quad), image.shape[1::-1]) for k, t in enumerate(tiers)]
+    cut = recognizer._detect_strips(image, strips)
+    recognizer.detector.fixed = (448, 448)  # as a detector exported for one size is run
+    whole = recognizer._detect_strips(image, strips)
+    assert [len(b) for b in cut] == [len(b) for b in whole]
+    for a, b in zip(cut, whole, strict=True):
+        a, b = a[np.argsort(a[:, 0])], b[np.argsort(b[:, 0])]
+        assert np.abs(a[:, :4] - b[:, :4]).max() < 6.0  # strip pixels: a tile is 34 wide
+    assert sum(map(len, cut)) >= 0.5 * sum(map(len, truth))

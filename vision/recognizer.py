@@ -61,8 +61,10 @@ from vision.tiers import (
     gap_slots,
     in_band,
     is_rack,
+    on_its_side,
     project,
     rack_up,
+    shelf_pack,
     standing_tiles,
     strip_for,
 )
@@ -79,8 +81,10 @@ REPLACED = 0.6
 # A tile of a tier at the frame's edge and narrower than this share of its tier's tiles is cut by
 # the frame (flagged, not read).
 CUT_SHORT = 0.8
-# Pixels between the strip pieces packed into one detector square (grey, as the letterbox).
+# Pixels between the strip pieces packed into one detector canvas (grey, as the letterbox), and
+# the stride a canvas's sides are a multiple of.
 MOSAIC_GAP = 8
+STRIDE = 32
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MODELS_DIR = REPO_ROOT / "models"
@@ -262,6 +266,11 @@ def letterbox(image: np.ndarray, size: int) -> tuple[np.ndarray, float, tuple[fl
     return out, scale, (left, top)
 
 
+def _stride_up(pixels: int) -> int:
+    """``pixels`` rounded up to the detector's stride."""
+    return -(-int(pixels) // STRIDE) * STRIDE
+
+
 def to_tensor(images_bgr: list[np.ndarray]) -> np.ndarray:
     """BGR uint8 images of one size -> float32 NCHW RGB in 0..1 (the ultralytics input
     convention), in one OpenCV pass (a third of numpy's stack, flip, scale and transpose)."""
@@ -338,7 +347,12 @@ class _OnnxNet:
         self.session = ort.InferenceSession(
             str(path), sess_options=options, providers=["CPUExecutionProvider"]
         )
-        self.input = self.session.get_inputs()[0].name
+        first = self.session.get_inputs()[0]
+        self.input = first.name
+        # (height, width) when the network was exported for one input size, else None (any
+        # multiple of the stride)
+        hw = first.shape[2:]
+        self.fixed = tuple(hw) if all(isinstance(v, int) for v in hw) else None
 
     def __call__(self, batch: np.ndarray) -> np.ndarray:
         return self.session.run(None, {self.input: batch})[0]
@@ -351,6 +365,7 @@ class _TorchNet:
 
         self.torch = torch
         self.module = YOLO(str(path)).model.float().fuse(verbose=False).eval()
+        self.fixed = None  # any input size, a multiple of the stride
 
     def __call__(self, batch: np.ndarray) -> np.ndarray:
         with self.torch.inference_mode():
@@ -413,19 +428,23 @@ class Recognizer:
         """``detect`` plus, for an oriented-box detector, the turned boxes in input pixels."""
         size = self.spec.detector_imgsz
         padded, scale, (left, top) = letterbox(image_bgr, size)
-        raw = self.detector(to_tensor([padded]))[0]
-        turned = None
-        if self.spec.detector_task == "obb":
-            boxes, scores, turned = decode_obb_detections(raw, self.spec.conf, self.spec.iou)
+        boxes, scores, turned = self._run_detector(padded)
+        if turned is not None:
             turned[:, :2] = (turned[:, :2] - np.float32([left, top])) / scale
             turned[:, 2:4] /= scale
-        else:
-            boxes, scores = decode_detections(raw, self.spec.conf, self.spec.iou)
         boxes = (boxes - np.array([left, top, left, top], np.float32)) / scale
         h, w = image_bgr.shape[:2]
         boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, w)
         boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, h)
         return boxes, scores, turned
+
+    def _run_detector(self, padded: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """The detector on an image already of an input size it takes: boxes, class scores and
+        (oriented-box detector) turned boxes, in that image's pixels."""
+        raw = self.detector(to_tensor([padded]))[0]
+        if self.spec.detector_task == "obb":
+            return decode_obb_detections(raw, self.spec.conf, self.spec.iou)
+        return (*decode_detections(raw, self.spec.conf, self.spec.iou), None)
 
     def classify(
         self, image_bgr: np.ndarray, boxes: np.ndarray, turned: np.ndarray | None = None
@@ -566,6 +585,14 @@ class Recognizer:
         if not isinstance(image_bgr, np.ndarray) or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
             shape = getattr(image_bgr, "shape", None)
             raise ValueError(f"recognize needs a BGR image of shape (h, w, 3), got {shape}")
+        return self._recognize(image_bgr, quarter=True)
+
+    def _recognize(self, image_bgr: np.ndarray, quarter: bool) -> Recognition:
+        """:meth:`recognize`; ``quarter``: a rack on its side may be read a quarter turn round
+        (``vision.tiers.on_its_side``)."""
+        import cv2
+
+        photo = image_bgr
         t0 = time.perf_counter()
         boxes, scores, turned = self._detect(image_bgr)
         gains = self._gains(image_bgr, boxes)
@@ -593,6 +620,13 @@ class Recognizer:
         det_conf = scores.max(axis=1) if len(scores) else np.zeros(0, np.float32)
         if spec.tiers and turned is not None and self.classifier is not None:
             read = self._read_tiers(image_bgr, boxes, scores, turned, det_conf)
+            if read is None and quarter and on_its_side(turned):
+                # a rack on its side: the detector, which learnt tiles standing or lying about
+                # upright, boxes sideways tiles at scattered angles and no rack frame agrees;
+                # the photo turned a quarter round stands them up (which way up: the tier stage)
+                side = self._recognize(cv2.rotate(photo, cv2.ROTATE_90_CLOCKWISE), quarter=False)
+                if side.tiers:
+                    return quarter_back(side, h, time.perf_counter() - t0)
             if read is not None:
                 tiles, tier_views = read
                 t2 = time.perf_counter()
@@ -847,42 +881,50 @@ class Recognizer:
         """The detector's boxes in each strip, ``(m, 5)`` = x1, y1, x2, y2 (strip pixels) and
         score, kept when they are the strip's own tier's tiles (``vision.tiers.in_band``).
 
-        Strips are cut into pieces the detector's width, overlapping by more than a tile, and
-        the pieces are packed one above the other into the detector's square, so that one run
-        reads several tiers at the scale it reads best."""
+        Strips longer than a canvas are cut into pieces overlapping by more than a tile, and the
+        pieces are packed along shelves into as few canvases as hold them
+        (``vision.tiers.shelf_pack``), so that one run reads several tiers at the scale it reads
+        best: the detector's square, cut to the shelves it holds when the detector takes any
+        input size (``istaka export`` exports it so), else whole."""
         import cv2
 
-        size = self.spec.detector_imgsz
-        pieces: list[tuple[int, int, np.ndarray]] = []
+        fixed = getattr(self.detector, "fixed", None)
         images = [strip.warp(pixels) for strip in strips]
+        height, width = fixed or (self.spec.detector_imgsz, self.spec.detector_imgsz)
+        pieces: list[tuple[int, int, np.ndarray]] = []  # strip, x in the strip, pixels
         for k, (strip, warped) in enumerate(zip(strips, images, strict=True)):
             overlap = int(1.5 * strip.tile_width) + 4
             x0 = 0
             while True:
-                pieces.append((k, x0, warped[:size, x0 : x0 + size]))
-                if x0 + size >= warped.shape[1]:
+                pieces.append((k, x0, warped[:height, x0 : x0 + width]))
+                if x0 + width >= warped.shape[1]:
                     break
-                x0 += max(size - overlap, 1)
+                x0 += max(width - overlap, 1)
+        sizes = [(p.shape[1], p.shape[0]) for _, _, p in pieces]
         found: list[list[list[float]]] = [[] for _ in strips]
-        row = min(size, max(p.shape[0] for _, _, p in pieces)) + MOSAIC_GAP
-        per_canvas = max(1, (size + MOSAIC_GAP) // row)
-        for start in range(0, len(pieces), per_canvas):
-            canvas = np.full((size, size, 3), 114, np.uint8)
-            placed = []
-            for j, (k, x0, piece) in enumerate(pieces[start : start + per_canvas]):
-                y0 = j * row
-                canvas[y0 : y0 + piece.shape[0], : piece.shape[1]] = piece
-                placed.append((k, x0, y0, piece.shape[1], piece.shape[0]))
-            boxes, scores, _ = self._detect(canvas)
+        for packed in shelf_pack(sizes, width, height, MOSAIC_GAP):
+            if fixed is None:  # cut to the shelves used
+                used = max(y + pieces[j][2].shape[0] for j, _, y in packed)
+                height_now = min(_stride_up(used), height)
+            else:
+                height_now = height
+            canvas = np.full((height_now, width, 3), 114, np.uint8)
+            for j, x, y in packed:
+                piece = pieces[j][2]
+                canvas[y : y + piece.shape[0], x : x + piece.shape[1]] = piece
+            boxes, scores, _ = self._run_detector(canvas)
             for box, score in zip(boxes, scores.max(axis=1) if len(scores) else [], strict=True):
-                cy = (box[1] + box[3]) / 2
-                for k, x0, y0, pw, ph in placed:
-                    if not y0 <= cy < y0 + ph:
+                cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
+                for j, x, y in packed:
+                    k, x0, piece = pieces[j]
+                    ph, pw = piece.shape[:2]
+                    if not (y <= cy < y + ph and x <= cx < x + pw):
                         continue
-                    width = strips[k].size[0]
-                    if (box[0] < 3 and x0 > 0) or (box[2] > pw - 3 and x0 + pw < width):
+                    more = x0 + pw < strips[k].size[0]  # the strip goes on past the piece
+                    if (box[0] - x < 3 and x0 > 0) or (box[2] - x > pw - 3 and more):
                         break  # cut by the piece's edge: the overlapping piece sees it whole
-                    found[k].append([box[0] + x0, box[1] - y0, box[2] + x0, box[3] - y0, score])
+                    dx, dy = x0 - x, -y
+                    found[k].append([box[0] + dx, box[1] + dy, box[2] + dx, box[3] + dy, score])
                     break
         out = []
         for k, strip in enumerate(strips):
@@ -1057,6 +1099,38 @@ def _upside_down(crops: list[np.ndarray]) -> bool:
     sits low on the face (``vision.adapt.ink_height``, median over the tiles)."""
     heights = [v for v in (ink_height(c) for c in crops) if v is not None]
     return bool(heights) and float(np.median(heights)) > 0.5
+
+
+def quarter_back(side: Recognition, height: int, seconds: float) -> Recognition:
+    """A recognition of a photo ``height`` pixels high turned a quarter clockwise
+    (``cv2.ROTATE_90_CLOCKWISE``), in the photo's own pixels: a point (x', y') of the turned
+    photo is (y', height - x') of the photo.  ``seconds``: the whole time taken."""
+
+    def point(p: tuple[float, float]) -> tuple[float, float]:
+        return (float(p[1]), float(height - p[0]))
+
+    def quad(q):
+        return None if q is None else tuple(point(p) for p in q)
+
+    tiles = [
+        replace(
+            t,
+            box=(t.box[1], height - t.box[2], t.box[3], height - t.box[0]),
+            quad=quad(t.quad),
+        )
+        for t in side.tiles
+    ]
+    tiers = tuple(replace(v, quad=quad(v.quad)) for v in side.tiers)
+    w, h = side.image_size
+    timings = {**side.timings_ms, "total": seconds * 1000}
+    return replace(
+        side,
+        tiles=tiles,
+        image_size=(h, w),
+        timings_ms=timings,
+        second_look=(*side.second_look, "quarter"),
+        tiers=tiers,
+    )
 
 
 def _tier_view(strip: Strip, back: float) -> TierView:

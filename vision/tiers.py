@@ -80,6 +80,9 @@ SIDEWAYS = 1.25
 # ... and its tiers hold at least this many of the first look's tiles (two or three tiles in a
 # line on a table are no evidence of a rack).
 MIN_RACK_TILES = 4
+# Tiles whose centres spread this many times farther along one line than across it, that line
+# nearer up than across the photo, are a rack on its side (read a quarter turn round).
+SIDE_SPREAD = 1.5
 # Tiers of one rack stand one above the other: each tier's top at most this many tile heights
 # below the one above it (a two-row wooden rack: about 1.1-1.4; a stand's tiers: 0.5-0.85).
 MAX_TIER_SPACING = 1.7
@@ -159,8 +162,27 @@ def _shrinks(matrix: np.ndarray, size: tuple[int, int]) -> bool:
 def project(matrix: np.ndarray, points: np.ndarray) -> np.ndarray:
     """Points ``(n, 2)`` through a 3 x 3 homography."""
     pts = np.asarray(points, np.float64).reshape(-1, 2)
-    out = np.c_[pts, np.ones(len(pts))] @ np.asarray(matrix, np.float64).T
+    m = np.asarray(matrix, np.float64)
+    out = pts @ m[:, :2].T + m[:, 2]
     return out[:, :2] / out[:, 2:3]
+
+
+def on_its_side(turned: np.ndarray) -> bool:
+    """Whether the tiles found (turned boxes) lie along a line nearer the photo's up than its
+    across (``SIDE_SPREAD`` times longer than wide), as a rack on its side does.  From the boxes'
+    centres alone: the detector boxes tiles standing sideways at scattered angles.
+
+    >>> column = np.float32([[100, 50 + 40 * k, 30, 40, 0] for k in range(8)])
+    >>> bool(on_its_side(column)), bool(on_its_side(column[:, [1, 0, 2, 3, 4]]))
+    (True, False)
+    """
+    if len(turned) < MIN_RACK_TILES:
+        return False
+    centres = turned[:, :2].astype(np.float64)
+    spread, axes = np.linalg.eigh(np.cov((centres - centres.mean(axis=0)).T))
+    along = axes[:, 1]  # the direction the centres spread along most
+    long_enough = spread[1] >= SIDE_SPREAD**2 * max(float(spread[0]), 1e-9)
+    return bool(long_enough and abs(along[1]) > abs(along[0]))
 
 
 def tile_axes(turned: np.ndarray, up: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -333,14 +355,14 @@ def edge_lines(
     h, w = rise.shape
     cols = np.arange(w)
     slopes = np.tan(np.radians(np.arange(-MAX_EDGE_SLOPE, MAX_EDGE_SLOPE + 0.5, 1.0)))
+    shifts = np.round(slopes[:, None] * (cols - w / 2)[None, :]).astype(np.int64)
+    pad = int(np.abs(shifts).max())
+    # zero rows above and below: a line leaving the image adds nothing there
+    flat = np.pad(rise, ((pad, pad), (0, 0))).ravel()
+    rows = np.arange(h)[:, None] + pad
     profiles = np.zeros((len(slopes), h))
-    for k, m in enumerate(slopes):
-        shift = np.round(m * (cols - w / 2)).astype(int)
-        rows = np.arange(h)[:, None] + shift[None, :]
-        valid = (rows >= 0) & (rows < h)
-        profiles[k] = (
-            np.where(valid, rise[np.clip(rows, 0, h - 1), cols[None, :]], 0).sum(axis=1) / w
-        )
+    for k, shift in enumerate(shifts):
+        profiles[k] = flat[(rows + shift[None, :]) * w + cols[None, :]].sum(axis=1) / w
     best = float(profiles.max())
     if best <= 0:
         return []
@@ -499,25 +521,17 @@ def _end_margin(
     inverse = np.linalg.inv(matrix)
     end = length if sense > 0 else 0.0
     mid = STRIP_TILE / 2
-
-    def scale(x: float) -> float:
-        a, b = project(inverse, np.float64([[x, mid], [x + 1, mid]]))
-        return float(np.hypot(*(b - a)))
-
-    base = scale(end)
+    steps = np.arange(int(END_MARGIN * 4) + 1)  # quarter tiles out from the end; 0: the end
+    xs = end + sense * steps * tile_width / 4
+    at = project(inverse, np.c_[xs, np.full(len(xs), mid)])
+    step = project(inverse, np.c_[xs + 1, np.full(len(xs), mid)])
+    scale = np.hypot(*(step - at).T)  # photo pixels per strip pixel along the strip
     w, h = image_size
-    reach = 0.0
-    steps = int(END_MARGIN * 4)
-    for k in range(1, steps + 1):
-        x = end + sense * k * tile_width / 4
-        s = scale(x)
-        if not (base / MAX_STRETCH <= s <= base * MAX_STRETCH):
-            break
-        px, py = project(inverse, np.float64([[x, mid]]))[0]
-        if not (0 <= px <= w and 0 <= py <= h):
-            break
-        reach = k * tile_width / 4
-    return reach
+    fits = (scale >= scale[0] / MAX_STRETCH) & (scale <= scale[0] * MAX_STRETCH)
+    fits &= (at[:, 0] >= 0) & (at[:, 0] <= w) & (at[:, 1] >= 0) & (at[:, 1] <= h)
+    fits[0] = True
+    reach = int(np.argmin(fits)) - 1 if not fits.all() else len(fits) - 1
+    return reach * tile_width / 4
 
 
 def gap_slots(xs: Sequence[tuple[float, float]], tile_width: float, lo: float, hi: float):
@@ -537,6 +551,34 @@ def gap_slots(xs: Sequence[tuple[float, float]], tile_width: float, lo: float, h
         step = gap / k
         out += [(a + j * step, a + (j + 1) * step) for j in range(k) if lo <= a + j * step < hi]
     return [(float(x1), float(x2)) for x1, x2 in out]
+
+
+def shelf_pack(
+    sizes: Sequence[tuple[int, int]], width: int, max_height: int, gap: int
+) -> list[list[tuple[int, int, int]]]:
+    """Pieces of ``sizes`` (width, height; none wider than ``width``) packed in order into
+    canvases ``width`` wide and at most ``max_height`` high: left to right along shelves as high
+    as the tallest piece, ``gap`` pixels apart.  One list per canvas of (piece, x, y).
+
+    >>> shelf_pack([(200, 77), (200, 77), (300, 77)], 448, 448, 8)
+    [[(0, 0, 0), (1, 208, 0), (2, 0, 85)]]
+    >>> [len(c) for c in shelf_pack([(448, 77)] * 7, 448, 448, 8)]
+    [5, 2]
+    """
+    shelf = max((h for _, h in sizes), default=0) + gap
+    canvases: list[list[tuple[int, int, int]]] = []
+    x = y = 0
+    for k, (w, _) in enumerate(sizes):
+        if w > width:
+            raise ValueError(f"piece {k} is {w} px wide, wider than the canvas ({width})")
+        if canvases and x + w > width:
+            x, y = 0, y + shelf
+        if not canvases or y + shelf - gap > max_height:
+            canvases.append([])
+            x = y = 0
+        canvases[-1].append((k, x, y))
+        x += w + gap
+    return canvases
 
 
 def in_band(box: Sequence[float], strip: Strip) -> bool:

@@ -452,7 +452,7 @@ def ship(weights: Path) -> Path:
 
 
 def export_onnx(weights: Path, imgsz: int, dynamic: bool) -> Path:
-    """Export ``weights`` (.pt) to ONNX beside it; ``dynamic`` batch for the crop classifier.
+    """Export ``weights`` (.pt) to ONNX beside it; ``dynamic``: any batch and input size.
 
     ``simplify=False``: onnxslim is not installed and must not be fetched at run time.
     """
