@@ -33,7 +33,10 @@ tiers: no model here learns tiers).
 enlarged to 4032 x 3024 and saved as JPEG): the file read and decoded, recognised, laid out,
 decoded with the rules and advised (an indicator given), median and p95 seconds.
 
-Renders are cached in ``datasets/build/tiers_check`` (ignored by git).
+``--decide`` reads, instead of the check, renders of other racks in the styles the models trained
+on: the set a reading constant is decided on (the check then reports it, untouched).
+
+Renders are cached in ``datasets/build/tiers_check`` and ``tiers_decide`` (ignored by git).
 """
 
 from __future__ import annotations
@@ -59,6 +62,9 @@ from vision.training.synth.dataset import render_sample  # noqa: E402
 
 CACHE = ROOT / "datasets" / "build" / "tiers_check"
 SEED = 7100
+# ``--decide``: renders of other racks in the training styles, to decide a reading constant on
+DECIDE_CACHE = ROOT / "datasets" / "build" / "tiers_decide"
+DECIDE_SEED = 9100
 KINDS = (
     "tiers2_frontal_far",
     "tiers2_oblique_far",
@@ -91,12 +97,15 @@ class Score:
         self.seconds += other.seconds
 
 
-def rendered(kind: str, index: int) -> tuple[np.ndarray, dict]:
-    folder = CACHE / kind
+def rendered(kind: str, index: int, decide: bool = False) -> tuple[np.ndarray, dict]:
+    """Render ``index`` of ``kind``: of the check (held-out styles), or with ``decide`` of the
+    set a reading constant is decided on (other racks, the training styles), never reported."""
+    folder = (DECIDE_CACHE if decide else CACHE) / kind
     image_path, truth_path = folder / f"{index:03d}.jpg", folder / f"{index:03d}.json"
     if image_path.is_file() and truth_path.is_file():
         return cv2.imread(str(image_path)), json.loads(truth_path.read_text())
-    image, truth = render_sample(SEED + KINDS.index(kind), index, "heldout", SIZE, scene_kind=kind)
+    seed, pool = (DECIDE_SEED, "train") if decide else (SEED, "heldout")
+    image, truth = render_sample(seed + KINDS.index(kind), index, pool, SIZE, scene_kind=kind)
     folder.mkdir(parents=True, exist_ok=True)
     cv2.imwrite(str(image_path), image, [cv2.IMWRITE_JPEG_QUALITY, 92])
     truth_path.write_text(json.dumps(truth, separators=(",", ":")))
@@ -168,11 +177,13 @@ def score_photo(result, truth: dict, matrix: np.ndarray) -> Score:
     return score
 
 
-def run(pipeline: Pipeline, racks: int, turns: tuple[int, ...]) -> dict[tuple[str, int], Score]:
+def run(
+    pipeline: Pipeline, racks: int, turns: tuple[int, ...], decide: bool = False
+) -> dict[tuple[str, int], Score]:
     out: dict[tuple[str, int], Score] = {}
     for kind in KINDS:
         for index in range(racks):
-            image, truth = rendered(kind, index)
+            image, truth = rendered(kind, index, decide)
             for degrees in turns:
                 photo, matrix = turn(image, degrees)
                 t0 = time.perf_counter()
@@ -289,6 +300,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--paths", default="tiers,photo", help="tiers, photo or both (default)")
     parser.add_argument("--phone", type=int, default=0, help="12 MP photos to time end to end")
     parser.add_argument("--real", action="store_true", help="also the real rummy3 rack photos")
+    parser.add_argument(
+        "--decide",
+        action="store_true",
+        help="the renders to decide a constant on (other racks, training styles), not the check",
+    )
     args = parser.parse_args(argv)
     turns = tuple(int(v) for v in args.turns.split(","))
     spec = RecognizerSpec.load()
@@ -297,7 +313,7 @@ def main(argv: list[str] | None = None) -> int:
         recognizer = Recognizer(replace(spec, tiers=path == "tiers"))
         # the tier stage gives rows for any number of tiers; the whole-photo layout is told 3
         pipeline = Pipeline(recognizer, max_rows=3)
-        results[path] = run(pipeline, args.racks, turns)
+        results[path] = run(pipeline, args.racks, turns, args.decide)
     print(table(results))
     if args.real:
         print("\n| real rummy3 photos | path | tiers found | racks exact | tables read as tables |")

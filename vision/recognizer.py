@@ -81,6 +81,10 @@ REPLACED = 0.6
 # A tile of a tier at the frame's edge and narrower than this share of its tier's tiles is cut by
 # the frame (flagged, not read).
 CUT_SHORT = 0.8
+# Which way up a rack stands: the ink's height below the face's middle (0..0.5) counts this many
+# times a mean log-probability of the classifier reading its tiles as cut rather than turned over
+# (decided on renders of other racks than the check's: docs/experiments.md, "Reading decisions").
+INK_WEIGHT = 2.0
 # Pixels between the strip pieces packed into one detector canvas (grey, as the letterbox), and
 # the stride a canvas's sides are a multiple of.
 MOSAIC_GAP = 8
@@ -744,7 +748,7 @@ class Recognizer:
         # the classifier reads a tile turned over nearly as surely as upright); read the other
         # way when they say it stands upside down, its tiers found again from their true tops
         found = self._tier_crops(pixels, turned, up)
-        if found is not None and _upside_down(
+        if found is not None and self._upside_down(
             [c for c, g in zip(found[4], found[3], strict=True) if not g]
         ):
             found = self._tier_crops(pixels, turned, -up) or found
@@ -775,6 +779,22 @@ class Recognizer:
             tiles.append(replace(reading, place=place))
         tiles.sort(key=lambda t: (t.place is None, t.place or (0, t.centre[0], 0)))
         return tiles, tuple(_tier_view(strip, 1.0 / shrink) for strip in strips)
+
+    def _upside_down(self, crops: list[np.ndarray]) -> bool:
+        """Whether a rack's tiles, cut as it was supposed to stand, stand upside down, from
+        two signs weighed together (``INK_WEIGHT``): the classifier reads them less surely as
+        cut than turned over (mean log of each crop's surest identity), and their ink sits low
+        on the face (``vision.adapt.ink_height``, median over the tiles: a numeral over a
+        smaller mark sits high; a numeral alone, in the middle, says little)."""
+        if not crops:
+            return False
+        turned = [np.ascontiguousarray(c[::-1, ::-1]) for c in crops]
+        probs = self.classifier(to_tensor(crops + turned))[:, :NUM_CLASSES]
+        sure = np.log(probs.max(axis=1) / probs.sum(axis=1) + 1e-6)
+        gain = float(sure[: len(crops)].mean() - sure[len(crops) :].mean())
+        heights = [v for v in (ink_height(c) for c in crops) if v is not None]
+        ink = 0.5 - float(np.median(heights)) if heights else 0.0
+        return gain + INK_WEIGHT * ink < 0
 
     def _strip_tiles(
         self,
@@ -1092,13 +1112,6 @@ def _place(
             continue
         return (k, float(at[:, 0].min()), float(at[:, 0].max()))
     return None
-
-
-def _upside_down(crops: list[np.ndarray]) -> bool:
-    """Whether a rack's tiles, cut as it was supposed to stand, stand upside down: their ink
-    sits low on the face (``vision.adapt.ink_height``, median over the tiles)."""
-    heights = [v for v in (ink_height(c) for c in crops) if v is not None]
-    return bool(heights) and float(np.median(heights)) > 0.5
 
 
 def quarter_back(side: Recognition, height: int, seconds: float) -> Recognition:
