@@ -128,11 +128,16 @@ def score_photo(result, truth: dict, matrix: np.ndarray) -> Score:
     """Score one read photo (``ScanResult`` or None when nothing was found) against its truth."""
     tiles = {t["id"]: t for t in truth["tiles"]}
     readable = {i for i, t in tiles.items() if t.get("readable")}
-    outlines = {
-        i: (np.c_[np.float64(t["quad"]), np.ones(4)] @ matrix.T).astype(np.float32)
-        for i, t in tiles.items()
-        if t.get("quad") is not None and t.get("visible", 0) > 0
-    }
+    # a point where a tile shows is that tile's (a tile behind it may reach there, hidden); then
+    # the whole outlines (a box may reach past what shows)
+    outlines = [
+        {
+            i: (np.c_[np.float64(t[key]), np.ones(len(t[key]))] @ matrix.T).astype(np.float32)
+            for i, t in tiles.items()
+            if t.get(key) is not None and t.get("visible", 0) > 0
+        }
+        for key in ("visible_quad", "quad")
+    ]
     true_rows = [[i for i in row if i in readable] for row in truth["rows"]]
     true_rows = [r for r in true_rows if r]
     score = Score(photos=1, tiers=len(true_rows), tiles=len(readable))
@@ -143,9 +148,10 @@ def score_photo(result, truth: dict, matrix: np.ndarray) -> Score:
 
     def under(box) -> int | None:
         cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
-        for i, poly in outlines.items():
-            if cv2.pointPolygonTest(poly, (float(cx), float(cy)), False) >= 0:
-                return i
+        for polygons in outlines:
+            for i, poly in polygons.items():
+                if cv2.pointPolygonTest(poly, (float(cx), float(cy)), False) >= 0:
+                    return i
         return None
 
     for row in rows:

@@ -54,11 +54,13 @@ from vision.adapt import (
 from vision.colour import balance, cast_gains, cast_strength, face_colour
 from vision.crops import CROP_PAD, crop_tile, level_rect, straight_crop, upright_rect
 from vision.tiers import (
+    BAND,
     STRIP_TILE,
     Strip,
     choose_tiers,
     find_tiers,
     gap_slots,
+    hidden_by_front,
     in_band,
     is_rack,
     on_its_side,
@@ -877,15 +879,25 @@ class Recognizer:
         detected = [detected[k] for k in chosen]
         if not is_rack(turned, up, strips, detected):
             return None
+        # a tier whose tiles' feet the tier in front hides is looked at again with only what
+        # shows of it (the detector may box its tiles together with the front tier's); a box
+        # of the first run that stays above the tier in front stands too
+        strips = hidden_by_front(strips)
+        again = [k for k, strip in enumerate(strips) if strip.hidden is not None]
+        if again:
+            redone = self._detect_strips(pixels, [strips[k] for k in again])
+            for k, boxes in zip(again, redone, strict=True):
+                detected[k] = _with_shown(boxes, detected[k], strips[k], self.spec.iou)
         places: list[tuple[int, float, float, float, float, float]] = []  # strip, box, score
         from_gap: list[bool] = []
         for k, (strip, in_strip) in enumerate(zip(strips, detected, strict=True)):
             found = in_strip[np.argsort(in_strip[:, 0])].tolist()
             places += [(k, *b) for b in found]
             from_gap += [False] * len(found)
-            top, bottom = strip.top, strip.top + STRIP_TILE
+            top = strip.top
             spans = [(b[0], b[2]) for b in found]
             for x1, x2 in gap_slots(spans, strip.tile_width, 0, strip.size[0]):
+                bottom = min(top + STRIP_TILE, strip.hidden_at((x1 + x2) / 2))
                 places.append((k, x1, top, x2, bottom, 0.0))
                 from_gap.append(True)
         if not places:
@@ -982,6 +994,24 @@ class Recognizer:
         if face is None:
             return None
         return cast_gains(face, np.float32(self.spec.white_balance))
+
+
+def _with_shown(masked: np.ndarray, first: np.ndarray, strip: Strip, iou: float) -> np.ndarray:
+    """A hidden tier's boxes: those found with the hidden part greyed, and those of the first
+    run (the whole strip) that end above where the tier in front hides it (``BAND`` of a tile
+    below it at most) and overlap none of them by more than ``iou``."""
+    line = strip.hidden_at(strip.size[0] / 2)
+    shown = first[first[:, 3] <= line + BAND * STRIP_TILE] if len(first) else first
+    if len(masked) and len(shown):
+        x1 = np.maximum(shown[:, None, 0], masked[None, :, 0])
+        x2 = np.minimum(shown[:, None, 2], masked[None, :, 2])
+        y1 = np.maximum(shown[:, None, 1], masked[None, :, 1])
+        y2 = np.minimum(shown[:, None, 3], masked[None, :, 3])
+        inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
+        area = lambda b: (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])  # noqa: E731
+        union = area(shown)[:, None] + area(masked)[None, :] - inter
+        shown = shown[(inter / np.maximum(union, 1e-6)).max(axis=1) <= iou]
+    return np.concatenate([masked, shown]).reshape(-1, 5).astype(np.float32)
 
 
 def quad_crop(

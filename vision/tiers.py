@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -109,6 +109,9 @@ FRAME_TOLERANCE = 12.0
 MIN_ELONGATION = 0.1
 # A gap between two of a tier's tiles at least this many tile widths wide is looked at as a slot.
 SLOT_GAP = 0.8
+# Below the line where a tier in front starts to hide a tier's tiles, this share of a tile more
+# of the strip still shows them (the line is drawn along the front tiles' tops).
+HIDDEN_MARGIN = 0.04
 
 
 @dataclass(frozen=True)
@@ -133,15 +136,19 @@ class Strip:
     length: float
     top: float
     tile_width: float  # a tile's width in the strip (pixels)
+    # where the tier in front starts to hide this one's tiles: the line's y at the strip's left
+    # and right ends (strip pixels), or None (:func:`hidden_by_front`)
+    hidden: tuple[float, float] | None = None
 
     @property
     def to_photo(self) -> np.ndarray:
         return np.linalg.inv(self.to_strip)
 
     def warp(self, image: np.ndarray) -> np.ndarray:
+        """The strip's pixels, grey (the detector's letterbox) below :attr:`hidden`."""
         import cv2
 
-        return cv2.warpPerspective(
+        out = cv2.warpPerspective(
             image,
             self.to_strip,
             self.size,
@@ -149,6 +156,18 @@ class Strip:
             borderMode=cv2.BORDER_CONSTANT,
             borderValue=(114, 114, 114),
         )
+        if self.hidden is not None:
+            w, h = self.size
+            (a, b), reach = self.hidden, h + 1
+            cv2.fillPoly(out, [np.int32([[0, a], [w, b], [w, reach], [0, reach]])], (114, 114, 114))
+        return out
+
+    def hidden_at(self, x: float) -> float:
+        """How far down the strip its tier shows at ``x`` (all of the strip where none hides it)."""
+        if self.hidden is None:
+            return float(self.size[1])
+        a, b = self.hidden
+        return a + (b - a) * x / max(self.size[0], 1)
 
 
 def _shrinks(matrix: np.ndarray, size: tuple[int, int]) -> bool:
@@ -579,6 +598,29 @@ def shelf_pack(
         canvases[-1].append((k, x, y))
         x += w + gap
     return canvases
+
+
+def hidden_by_front(strips: list[Strip]) -> list[Strip]:
+    """The tiers (top to bottom) with :attr:`Strip.hidden` set where the next tier down stands
+    in front of the tiles' feet: its top line, mapped into the strip, crosses the strip's tier
+    between ``MIN_HEIGHT`` and the whole of a tile (on a stand of three tiers the middle one
+    shows only its tiles' tops; the detector, shown the tier in front below them, boxes two
+    tiers as one tile).  The line goes ``HIDDEN_MARGIN`` of a tile lower, so a tile keeps its
+    own edge."""
+    out = list(strips)
+    for k in range(len(strips) - 1):
+        strip, front = strips[k], strips[k + 1]
+        ends = np.float64([[front.left, front.top], [front.left + front.length, front.top]])
+        (x0, y0), (x1, y1) = project(strip.to_strip, project(front.to_photo, ends))
+        if abs(x1 - x0) < 1e-6:
+            continue
+        # tiers stand parallel: straightened, the front tier's top runs level across the strip
+        # (where it slants, one of the two lines is off): its height at the tier's middle
+        mid = strip.left + strip.length / 2
+        at = y0 + (y1 - y0) * (mid - x0) / (x1 - x0) + HIDDEN_MARGIN * STRIP_TILE
+        if MIN_HEIGHT * STRIP_TILE <= at - strip.top < STRIP_TILE:
+            out[k] = replace(strip, hidden=(float(at), float(at)))
+    return out
 
 
 def in_band(box: Sequence[float], strip: Strip) -> bool:
