@@ -334,7 +334,7 @@ def _take_or_draw_101(
 ) -> TakeOrDraw:
     """101: a take only where the offered tile can be used this turn (module docstring)."""
     drawn = [*tiles, offered]
-    melds = _as_melds(table, indicator, rules)
+    melds = _as_melds(table, indicator, rules, drawn)
     threshold = opening_threshold(rules)
     use = why = ""
     lay = None
