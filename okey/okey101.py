@@ -427,14 +427,23 @@ def _slots_open(meld: Meld, rules: Rules) -> list[tuple[Literal["start", "end", 
     return out
 
 
-def _as_melds(
+def read_table(
     table: Iterable[Meld | str | Iterable[Tile | str]],
     indicator: Tile,
     rules: Rules,
     hand: Sequence[Tile] = (),
 ) -> list[Meld]:
-    """The table's melds, read; ``ImpossibleHandError`` where they, ``hand`` and the indicator
-    hold more copies of a tile than a set has (two; two false jokers)."""
+    """The melds on the table, each read as it lies (``read_meld``); ``ImpossibleHandError``
+    where they, ``hand`` and the indicator hold more copies of a tile than a set has (two, and
+    two false jokers).
+
+    >>> [str(m) for m in read_table(["K4 K5 K6", "R7 Y7 B7"], Tile.parse("R1"), Rules.okey101())]
+    ['K4 K5 K6', 'R7 Y7 B7']
+    >>> read_table(["K4 K5 K6"], Tile.parse("R1"), Rules.okey101(), parse_tiles("K4 K4"))
+    Traceback (most recent call last):
+    ...
+    okey.errors.ImpossibleHandError: K4 is on the table 1 time(s) and in the hand 2 time(s): ...
+    """
     melds = [m if isinstance(m, Meld) else read_meld(m, indicator, rules) for m in table]
     on_table = Counter(t for meld in melds for t in meld.tiles)
     if on_table:
@@ -472,7 +481,7 @@ def lay_offs(
     """
     hand, indicator, rules, _ = read_hand(tiles, indicator, rules, (), Rules.okey101())
     okey = okey_for(indicator)
-    melds = _as_melds(table, indicator, rules, hand)
+    melds = read_table(table, indicator, rules, hand)
     options: list[LayOff] = []
     if not opened:
         return options
@@ -578,7 +587,7 @@ def advise_discard(
             f"discard advice needs {rules.hand_size} or {rules.max_rack_tiles} tiles, "
             f"got {len(hand)}"
         )
-    melds = _as_melds(table, indicator, rules, hand)
+    melds = read_table(table, indicator, rules, hand)
     okey = okey_for(indicator)
     threshold = opening_threshold(rules, earlier_openings)
     value_search = _search(indicator, rules)
