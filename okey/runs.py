@@ -162,6 +162,10 @@ def line_profile(key: int, wrap: bool, size: int) -> Component:
                 if len(LINE_PROFILES) >= _LINE_PROFILES_LIMIT:
                     LINE_PROFILES.clear()
                 LINE_PROFILES[relevant] = profile
+                # Its bound terms are those of every line with its plain key (``line_bound``).
+                if len(_BOUNDS) >= _LINE_PROFILES_LIMIT:
+                    _BOUNDS.clear()
+                _BOUNDS[plain_key(key) | (full & ~_LINE_BITS)] = profile.packed_bound
         if len(LINE_PROFILES) >= _LINE_PROFILES_LIMIT:
             LINE_PROFILES.clear()
         LINE_PROFILES[full] = profile
