@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from okey.errors import OkeyError
+from okey.errors import ImpossibleHandError, OkeyError
 from okey.hand import check_possible, okey_for
 from okey.inputs import read_hand, read_tile
 from okey.melding import Meld, MeldSearch
@@ -427,10 +427,39 @@ def _slots_open(meld: Meld, rules: Rules) -> list[tuple[Literal["start", "end", 
     return out
 
 
-def _as_melds(
-    table: Iterable[Meld | str | Iterable[Tile | str]], indicator: Tile, rules: Rules
+def read_table(
+    table: Iterable[Meld | str | Iterable[Tile | str]],
+    indicator: Tile,
+    rules: Rules,
+    hand: Sequence[Tile] = (),
 ) -> list[Meld]:
-    return [m if isinstance(m, Meld) else read_meld(m, indicator, rules) for m in table]
+    """The melds on the table, each read as it lies (``read_meld``); ``ImpossibleHandError``
+    where they, ``hand`` and the indicator hold more copies of a tile than a set has (two, and
+    two false jokers).
+
+    >>> [str(m) for m in read_table(["K4 K5 K6", "R7 Y7 B7"], Tile.parse("R1"), Rules.okey101())]
+    ['K4 K5 K6', 'R7 Y7 B7']
+    >>> try:
+    ...     read_table(["K4 K5 K6"], Tile.parse("R1"), Rules.okey101(), parse_tiles("K4 K4"))
+    ... except ImpossibleHandError as exc:
+    ...     print(exc)
+    K4 is on the table 1 time(s) and in the hand 2 time(s): a set has only two
+    """
+    melds = [m if isinstance(m, Meld) else read_meld(m, indicator, rules) for m in table]
+    on_table = Counter(t for meld in melds for t in meld.tiles)
+    if on_table:
+        held = Counter(hand)
+        for tile, n in sorted(on_table.items()):
+            out = held[tile] + (tile == indicator)
+            if n + out > 2:
+                what = "a false joker" if tile.is_false_joker else str(tile)
+                where = [f"on the table {n} time(s)"]
+                if held[tile]:
+                    where.append(f"in the hand {held[tile]} time(s)")
+                if tile == indicator:
+                    where.append("the indicator")
+                raise ImpossibleHandError(f"{what} is {' and '.join(where)}: a set has only two")
+    return melds
 
 
 def lay_offs(
@@ -453,7 +482,7 @@ def lay_offs(
     """
     hand, indicator, rules, _ = read_hand(tiles, indicator, rules, (), Rules.okey101())
     okey = okey_for(indicator)
-    melds = _as_melds(table, indicator, rules)
+    melds = read_table(table, indicator, rules, hand)
     options: list[LayOff] = []
     if not opened:
         return options
@@ -559,7 +588,7 @@ def advise_discard(
             f"discard advice needs {rules.hand_size} or {rules.max_rack_tiles} tiles, "
             f"got {len(hand)}"
         )
-    melds = _as_melds(table, indicator, rules)
+    melds = read_table(table, indicator, rules, hand)
     okey = okey_for(indicator)
     threshold = opening_threshold(rules, earlier_openings)
     value_search = _search(indicator, rules)

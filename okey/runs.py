@@ -29,6 +29,10 @@ if TYPE_CHECKING:
 
 LONGEST_RUN = 13
 
+# The longest run the search lays out (``_runs_bits``, ``_slot_bits``): a longer one is two or
+# more runs of 3 to 5 side by side, with the same slots, kept faces and excess.
+LONGEST_SEARCHED = 5
+
 
 # Most drawn tiles a run needs outside its kept faces: 2 to reach length 3, plus 2 to grow.
 MAX_OUTSIDE = 4
@@ -158,6 +162,10 @@ def line_profile(key: int, wrap: bool, size: int) -> Component:
                 if len(LINE_PROFILES) >= _LINE_PROFILES_LIMIT:
                     LINE_PROFILES.clear()
                 LINE_PROFILES[relevant] = profile
+                # Its bound terms are those of every line with its plain key (``line_bound``).
+                if len(_BOUNDS) >= _LINE_PROFILES_LIMIT:
+                    _BOUNDS.clear()
+                _BOUNDS[plain_key(key) | (full & ~_LINE_BITS)] = profile.packed_bound
         if len(LINE_PROFILES) >= _LINE_PROFILES_LIMIT:
             LINE_PROFILES.clear()
         LINE_PROFILES[full] = profile
@@ -585,7 +593,7 @@ def _pads(
     for trail in range(room + 1):
         trail_excess = (trail_missing & ((1 << trail) - 1)).bit_count()
         run = reach + trail
-        for lead in range(max(0, 3 - run), min(leads, outside - trail, LONGEST_RUN - run) + 1):
+        for lead in range(max(0, 3 - run), min(leads, outside - trail, LONGEST_SEARCHED - run) + 1):
             lead_excess = (lead_missing >> (leads - lead)).bit_count()
             shifts.add(((lead + trail) << kept_bits) + ((lead_excess + trail_excess) << excess_at))
     return tuple(sorted(shifts))
@@ -724,7 +732,7 @@ def _runs_bits(line: int, avail: int, length: int, size: int) -> int:
         else:
             after = top + 1
             gap = top - end
-        room = min(gap, MAX_OUTSIDE, LONGEST_RUN - reach)  # the longest trail
+        room = min(gap, MAX_OUTSIDE, LONGEST_SEARCHED - reach)  # the longest trail
         trail_missing = (missing >> (end + 1)) & ((1 << room) - 1)
         # (Fields: reach up to 13, leads and room up to 4, the missing bits 4 each.)
         situation = (reach << 20) | (leads << 17) | (room << 14) | (lead_missing << 7)
@@ -756,7 +764,7 @@ def _runs_bits(line: int, avail: int, length: int, size: int) -> int:
             for shift in pads:
                 found |= base << shift
         # The run goes on to the next held face across at most MAX_OUTSIDE drawn tiles.
-        if after > top or gap > MAX_OUTSIDE or after - first >= LONGEST_RUN:
+        if after > top or gap > MAX_OUTSIDE or after - first >= LONGEST_SEARCHED:
             break
         excess += ((missing >> (end + 1)) & ((1 << gap) - 1)).bit_count()
         left -= 1 << (2 * after)
@@ -811,7 +819,7 @@ def _slot_bits(line: int, length: int, size: int) -> int:
         else:
             after = top + 1
             gap = top - end
-        room = min(gap, MAX_OUTSIDE, LONGEST_RUN - reach)
+        room = min(gap, MAX_OUTSIDE, LONGEST_SEARCHED - reach)
         # (``_pads`` with no tile missing: slot shifts only, each once.)
         situation = (reach << 20) | (leads << 17) | (room << 14)
         pads = pads_of.get(situation)
@@ -833,7 +841,7 @@ def _slot_bits(line: int, length: int, size: int) -> int:
             base = sub << (kept + (reach << kept_bits))
             for shift in pads:
                 found |= base << shift
-        if after > top or gap > MAX_OUTSIDE or after - first >= LONGEST_RUN:
+        if after > top or gap > MAX_OUTSIDE or after - first >= LONGEST_SEARCHED:
             break
         left -= 1 << (2 * after)
         kept += 1

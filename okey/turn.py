@@ -39,12 +39,12 @@ from okey.okey101 import (
     EXTRA_PENALTY,
     LayOff,
     Meld,
-    _as_melds,
     best_opening,
     best_pairs_opening,
     could_lay_off,
     min_leftover,
     opening_threshold,
+    read_table,
 )
 from okey.rules import Rules
 from okey.solver import check_win
@@ -334,7 +334,7 @@ def _take_or_draw_101(
 ) -> TakeOrDraw:
     """101: a take only where the offered tile can be used this turn (module docstring)."""
     drawn = [*tiles, offered]
-    melds = _as_melds(table, indicator, rules)
+    melds = read_table(table, indicator, rules, drawn)
     threshold = opening_threshold(rules)
     use = why = ""
     lay = None

@@ -43,6 +43,20 @@ class HandRequest(Strict):
                     "seen": "Y13",
                 },
                 {"tiles": "R1 R1 Y2 Y2 B3 B3 K4 K4 R9 R9 Y11 Y11 K13 FJ", "indicator": "K12"},
+                {
+                    "tiles": "R1 R2 R3 Y5 B5 K5 K9 K10 K11 K12 B7 B8 B9 R6 Y13",
+                    "indicator": "R5",
+                    "next_takes": "Y12",
+                    "next_discards": "R8",
+                },
+                {
+                    "tiles": "R10 R11 R12 R13 K13 Y13 B13 K9 K10 K11 Y1 Y2 Y3 B5 B7 K2 K4 R1"
+                    " Y8 B9 K6 K12",
+                    "indicator": "B2",
+                    "rules": "okey101",
+                    "table": ["B8 B7 B6"],
+                    "opened": True,
+                },
             ]
         },
     )
@@ -52,12 +66,37 @@ class HandRequest(Strict):
     rules: RulesSpec = Field(default="classic", description="a preset name or overrides")
     seen: SeenTiles = Field(default="", description="tiles seen elsewhere")
     offered: TileText | None = Field(default=None, max_length=20, description=_OFFERED_DOC)
+    next_takes: SeenTiles = Field(
+        default="",
+        description="classic: the tiles the right-hand player (who may take your discard) took"
+        " this round; a discard that fits them rates risk high, and ranks after its equals",
+    )
+    next_discards: SeenTiles = Field(
+        default="",
+        description="classic: the tiles the right-hand player threw this round (risk low)",
+    )
+    table: list[GroupTiles] = Field(
+        default_factory=list,
+        max_length=MAX_GROUPS,
+        description='101: the melds on the table, each as it lies ["K4 K5 K6", "R7 Y7 B7"]; a'
+        " discard that fits one draws the penalty and is never advised",
+    )
+    opened: bool = Field(default=False, description="101: whether you have opened")
 
     def tile_list(self) -> list[str]:
         return _split(self.tiles)
 
     def seen_list(self) -> list[str]:
         return _split(self.seen)
+
+    def takes_list(self) -> list[str]:
+        return _split(self.next_takes)
+
+    def discards_list(self) -> list[str]:
+        return _split(self.next_discards)
+
+    def table_lists(self) -> list[list[str]]:
+        return [_split(meld) for meld in self.table]
 
 
 class RefereeRequest(Strict):

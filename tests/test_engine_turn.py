@@ -25,6 +25,7 @@ from okey import (
     take_or_draw,
 )
 from okey.distance import unseen_counts
+from okey.errors import ImpossibleHandError
 from okey.okey101 import best_opening, best_pairs_opening, could_lay_off, read_meld
 
 CLASSIC = Rules.classic()
@@ -225,3 +226,11 @@ def test_an_open_101_take_is_always_used_and_its_discard_draws_no_penalty(rnd, s
         if len(rest) > laid_off:  # (a finish's last discard draws no penalty)
             assert not table or could_lay_off(answer.discard, table, indicator, R101) is None
             assert answer.discard != okey_for(indicator)
+
+
+def test_101_table_melds_holding_the_offered_tiles_other_copies_are_refused():
+    table = ["K7 K8 K9", "K5 K6 K7"]
+    with pytest.raises(
+        ImpossibleHandError, match=r"K7 is on the table 2 time\(s\) and in the hand"
+    ):
+        take_or_draw("R1 R9 Y12", "K7", "B2", R101, table=table, opened=True)

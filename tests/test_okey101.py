@@ -317,7 +317,7 @@ def test_lay_offs_onto_run_ends_and_sets():
 def test_okey_in_hand_lays_off_anywhere_and_full_melds_take_nothing():
     # okey R2; K1..K13 is full, a set of four is full.
     full = ["K1 K2 K3 K4 K5 K6 K7 K8 K9 K10 K11 K12 K13", "R4 Y4 B4 K4"]
-    assert lay_offs("R2 K4", full, "R1", R101) == []
+    assert lay_offs("R2 B4", full, "R1", R101) == []
     assert {o.where for o in lay_offs("R2", ["Y4 Y5 Y6"], "R1", R101)} == {"start", "end"}
 
 
@@ -346,6 +346,29 @@ def test_discard_that_fits_a_table_meld_is_penalised_but_not_swaps_or_okeys():
     assert could_lay_off("Y11", ["Y6 Y7 Y8"], "R1", R101) is None
     assert could_lay_off("K5", ["K4 R2 K6"], "R1", R101) is None  # only a swap
     assert could_lay_off("R2", ["Y6 Y7 Y8"], "R1", R101) is None  # okey: own penalty
+
+
+def test_table_melds_and_a_hand_holding_a_third_copy_are_refused():
+    """The table's melds, the hand and the indicator share the set's two copies of a tile."""
+    with pytest.raises(
+        ImpossibleHandError, match=r"K4 is on the table 2 time\(s\) and in the hand"
+    ):
+        lay_offs("K4", ["K4 K5 K6", "K4 Y4 R4"], "R1", R101)
+    with pytest.raises(
+        ImpossibleHandError, match=r"K4 is on the table 2 time\(s\) and in the hand"
+    ):
+        advise_discard(HAND22, "B2", R101, table=["K4 K5 K6", "K4 Y4 B4"])
+    with pytest.raises(
+        ImpossibleHandError, match=r"B2 is on the table 2 time\(s\) and the indicator"
+    ):
+        advise_discard(HAND22, "B2", R101, table=["B2 R2 Y2", "B2 B3 B4"])
+    with pytest.raises(ImpossibleHandError, match="a false joker is on the table 1 time"):
+        lay_offs("FJ FJ R5", ["FJ B4 B5"], "B2", R101)
+    with pytest.raises(ImpossibleHandError, match="K8 is on the table 3 time"):
+        could_lay_off("Y1", ["K7 K8 K9", "K8 Y8 R8", "K8 K9 K10"], "R1", R101)
+    # Two copies in all are fine, wherever they lie.
+    assert advise_discard(HAND22, "B2", R101, table=["K4 Y4 R4", "B2 R2 Y2"])
+    assert lay_offs("FJ B6", ["FJ B4 B5"], "B2", R101)
 
 
 # --- discard advice -------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from starlette.requests import HTTPConnection
 
 import okey
 from okey import Rules, Tile
+from okey.okey101 import read_meld, read_table
 from okey.rules import PRESETS
 from service.deps import get_runner, get_tables
 from service.errors import ApiError
@@ -72,10 +73,11 @@ def tiles_of(texts: list[str], field: str) -> list[Tile]:
 
 
 def analyse_hand(
-    tiles: list[Tile], indicator: Tile, rules: Rules, seen: list[Tile]
+    tiles: list[Tile], indicator: Tile, rules: Rules, seen: list[Tile], **turn: Any
 ) -> dict[str, Any]:
     """Distance to win, the win check (14 tiles) and the advice (``okey.advise_hand``: a 22-tile
-    101 hand is ranked by ``okey.okey101``), as plain JSON values."""
+    101 hand is ranked by ``okey.okey101``), as plain JSON values; ``turn``: what rates the
+    discards' risk (``turn_of``)."""
     try:
         stage = okey.hand_stage(len(tiles), rules)
     except okey.OkeyError as exc:
@@ -84,7 +86,7 @@ def analyse_hand(
         okey.check_possible(tiles, indicator, rules, others=seen)
         result: dict[str, Any] = {
             "distance_to_win": okey.distance_to_win(tiles, indicator, rules),
-            "advice": okey.advise_hand(tiles, indicator, rules, seen).to_dict(),
+            "advice": okey.advise_hand(tiles, indicator, rules, seen, **turn).to_dict(),
             "arrangement": None,
         }
         if stage == "waits":
@@ -137,11 +139,13 @@ def _hand(request: HandRequest) -> HandOut:
     indicator = tile_of(request.indicator, "indicator")
     tiles = tiles_of(request.tile_list(), "tiles")
     seen = tiles_of(request.seen_list(), "seen")
-    analysis = analyse_hand(tiles, indicator, rules, seen)
-    if request.offered:
-        offered = tile_of(request.offered, "offered")
+    offered = tile_of(request.offered, "offered") if request.offered else None
+    turn = turn_of(request, rules, tiles, indicator, offered)
+    analysis = analyse_hand(tiles, indicator, rules, seen, **turn)
+    if offered is not None:
+        table = {key: turn[key] for key in ("table", "opened") if key in turn}
         with engine_errors():
-            answer = okey.take_or_draw(tiles, offered, indicator, rules, seen)
+            answer = okey.take_or_draw(tiles, offered, indicator, rules, seen, **table)
         analysis["take_or_draw"] = answer.to_dict()
     return HandOut(
         tiles=[str(t) for t in sorted(tiles)],
@@ -150,6 +154,56 @@ def _hand(request: HandRequest) -> HandOut:
         rules=rules.name,
         **analysis,
     )
+
+
+def turn_of(
+    request: HandRequest, rules: Rules, tiles: list[Tile], indicator: Tile, offered: Tile | None
+) -> dict[str, Any]:
+    """What rates the discards' risk (``okey.advise_hand``'s keywords): classic, the right-hand
+    player's takes and discards; 101, the melds on the table and whether the player has opened.
+    A 422 naming the field for one of the other game, a tile that cannot be read, a meld that is
+    none, or a third copy of a tile (with the hand, the offered tile and the indicator)."""
+    takes = tiles_of(request.takes_list(), "next_takes")
+    discards = tiles_of(request.discards_list(), "next_discards")
+    if rules.game == "okey101":
+        for field, given in (("next_takes", takes), ("next_discards", discards)):
+            if given:
+                raise ApiError(
+                    422,
+                    "invalid_request",
+                    f"{field}: the right-hand player's takes and discards rate classic discards;"
+                    " in 101 a discard is rated against the table (table, opened)",
+                )
+        held = [*tiles, offered] if offered is not None else tiles
+        melds = []
+        for at, meld in enumerate(request.table_lists()):
+            try:
+                melds.append(read_meld(tiles_of(meld, f"table[{at}]"), indicator, rules))
+            except okey.OkeyError as exc:
+                raise ApiError(422, "invalid_request", f"table[{at}]: {exc}") from exc
+        try:
+            read_table(melds, indicator, rules, held)
+        except okey.OkeyError as exc:
+            raise ApiError(422, "invalid_request", f"table: {exc}") from exc
+        return {"table": melds, "opened": request.opened}
+    for field, given in (("table", request.table), ("opened", request.opened)):
+        if given:
+            raise ApiError(
+                422,
+                "invalid_request",
+                f"{field}: melds on the table and opening are 101's (rules okey101); a classic"
+                " discard is rated by the right-hand player's takes and discards"
+                " (next_takes, next_discards)",
+            )
+    for field, given in (("next_takes", takes), ("next_discards", discards)):
+        if given:
+            with engine_errors():
+                okey.check_possible(tiles, indicator, rules)  # (the hand's own error first)
+            try:
+                okey.check_possible(tiles, indicator, rules, others=given)
+            except okey.OkeyError as exc:
+                raise ApiError(422, "invalid_request", f"{field}: {exc}") from exc
+    return {"next_takes": takes, "next_discards": discards}
 
 
 @router.post("/referee", response_model=RefereeOut, summary="Referee a declared hand")

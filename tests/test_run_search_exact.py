@@ -1,0 +1,117 @@
+"""The run search lays out runs of at most ``runs.LONGEST_SEARCHED`` tiles, and that changes no
+answer.
+
+A run of 6 or more tiles is two or more runs of 3 to 5 side by side with the same slots, kept
+faces and excess, so searching the short ones must find every useful choice of a colour's line
+(``runs.useful_bits``) that the search with runs up to 13 long finds, and the same bound terms.
+Checked here on random lines against that longer search, and end to end: the distance to win of
+one-colour hands (where the long runs are) against the brute-force reference.
+"""
+
+from __future__ import annotations
+
+import random
+
+from engine_reference import brute_distance, small_hand_rules
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from okey import Rules, Tile, distance_to_win, okey_for, runs
+
+CLASSIC = Rules.classic()
+RANDOMS = st.integers(min_value=0, max_value=2**32).map(random.Random)
+
+
+# Memos of the run search per longest run searched, so the two searches never share results.
+_MEMOS: dict[int, tuple[dict, dict, dict]] = {}
+
+
+def run_search(longest, line, avail, length, size):
+    """The useful choices of one line and its most kept per slot count where more slots keep
+    more (excess left out: the bound terms), by the search with runs up to ``longest`` long."""
+    saved = runs.LONGEST_SEARCHED, runs._BITS_MEMO, runs._SLOT_MEMO, runs._PADS
+    runs.LONGEST_SEARCHED = longest
+    runs._BITS_MEMO, runs._SLOT_MEMO, runs._PADS = _MEMOS.setdefault(longest, ({}, {}, {}))
+    try:
+        valid = runs._run_fields(size)[2]
+        useful = runs.useful_bits(runs._runs_bits(line, avail, length, size) & valid, size)
+        kept_bits = runs.kept_field_width(size)
+        most = runs._most_kept(runs._slot_bits(line, length, size), kept_bits, size)
+    finally:
+        runs.LONGEST_SEARCHED, runs._BITS_MEMO, runs._SLOT_MEMO, runs._PADS = saved
+    rising = [(s, kept) for s, kept in enumerate(most) if kept > max(most[:s], default=-1)]
+    return useful, rising
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.integers(0, 2), min_size=9, max_size=14),
+    st.integers(0, 2**14 - 1),
+    st.sampled_from([6, 8, 14, 15, 21, 22]),
+)
+def test_short_runs_find_every_useful_choice(counts, left, size):
+    length = len(counts)
+    line = sum(count << (2 * p) for p, count in enumerate(counts))
+    avail = left & ((1 << length) - 1)
+    short = run_search(runs.LONGEST_SEARCHED, line, avail, length, size)
+    assert short == run_search(runs.LONGEST_RUN, line, avail, length, size)
+
+
+def test_short_runs_find_every_useful_choice_of_dense_lines():
+    """Seeded lines with most numbers held once or twice (the one-colour hands' lines)."""
+    rnd = random.Random(34)
+    for _ in range(300):
+        length = rnd.choice([13, 14])
+        counts = [rnd.choice([1, 1, 2, 2, 0]) for _ in range(length)]
+        line = sum(count << (2 * p) for p, count in enumerate(counts))
+        avail = rnd.getrandbits(length) if rnd.random() < 0.5 else (1 << length) - 1
+        size = rnd.choice([14, 15, 21, 22])
+        short = run_search(runs.LONGEST_SEARCHED, line, avail, length, size)
+        assert short == run_search(runs.LONGEST_RUN, line, avail, length, size), (line, avail)
+
+
+def one_colour_win(rnd: random.Random, indicator: Tile) -> list[Tile] | None:
+    """14 tiles of one colour laid out as runs (two copies of a face at most), or None."""
+    colour = rnd.randrange(4)
+    sizes = rnd.choice([(3, 11), (5, 9), (6, 8), (7, 7), (4, 4, 6), (3, 5, 6), (14,)])
+    tiles = []
+    for size in sizes:
+        start = rnd.randint(1, 14 - size + 1)
+        tiles += [Tile(colour * 13 + (n - 1) % 13) for n in range(start, start + size)]
+    okey = okey_for(indicator)
+    if any(tiles.count(t) > 2 for t in tiles) or tiles.count(indicator) > 1 or okey in tiles:
+        return None
+    return tiles
+
+
+@settings(max_examples=60, deadline=None)
+@given(RANDOMS)
+def test_one_colour_hands_near_a_win_agree_with_brute_force(rnd):
+    indicator = Tile(rnd.randrange(52))
+    tiles = one_colour_win(rnd, indicator)
+    if tiles is None:
+        return
+    assert distance_to_win(tiles, indicator, CLASSIC) == 0
+    at = rnd.randrange(14)
+    tiles[at] = Tile(tiles[at].index // 13 * 13 + rnd.randrange(13))
+    if tiles.count(tiles[at]) > 2 or tiles.count(indicator) > 1:
+        return
+    slow = brute_distance(tiles, indicator, CLASSIC, limit=1)
+    fast = distance_to_win(tiles, indicator, CLASSIC)
+    assert fast == slow if slow is not None else fast > 1
+
+
+@settings(max_examples=40, deadline=None)
+@given(RANDOMS, st.sampled_from([7, 8]), st.booleans())
+def test_small_one_colour_hands_agree_with_brute_force(rnd, size, wrap):
+    rules = small_hand_rules(CLASSIC, size, wrap_13_1=wrap)
+    colour = rnd.randrange(4)
+    pool = [Tile(colour * 13 + n) for n in range(13)] * 2
+    rnd.shuffle(pool)
+    indicator = Tile(rnd.randrange(52))
+    tiles = [t for t in pool if t != okey_for(indicator)][:size]
+    if tiles.count(indicator) > 1:
+        return
+    fast = distance_to_win(tiles, indicator, rules)
+    slow = brute_distance(tiles, indicator, rules, limit=2)
+    assert fast == slow if slow is not None else fast > 2
