@@ -121,7 +121,7 @@ class TableTracker:
         self,
         *,
         image_size: tuple[int, int],
-        confirm: int = 3,
+        confirm: int = 4,
         window: int = 5,
         gone: int = 8,
         indicator: Tile | None = None,
