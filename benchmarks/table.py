@@ -198,7 +198,7 @@ def games(
         game_times = list(read_ms)
         one = follow(readings, truth, size, settings, game_times)
         times += game_times
-        totals += one
+        totals.update(one)  # (+= would drop the zero counts)
         print(
             f"  game {seed}: {turns} turns, exact {one['exact']}/{one['turns']},"
             f" false {one['false']}, missed {one['missed']}",
