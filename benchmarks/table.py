@@ -26,10 +26,13 @@ followed turn by turn, and the time a table frame takes.
 from __future__ import annotations
 
 import argparse
+import hashlib
+import pickle
 import sys
 import time
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -39,7 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.benchstats import quantile  # noqa: E402
 from okey import Tile  # noqa: E402
-from vision.table import TableReader  # noqa: E402
+from vision.table import TableReader, TableTile  # noqa: E402
 from vision.table_tracker import TableTracker  # noqa: E402
 from vision.types import iou  # noqa: E402
 
@@ -110,41 +113,95 @@ def real_photos(reader: TableReader, split: str) -> dict[str, float]:
     }
 
 
-def games(
-    reader: TableReader, split: str, n_games: int, turns: int, per_turn: int, pool: str
-) -> dict[str, float]:
+def game_readings(
+    reader: TableReader, seed: int, turns: int, per_turn: int, pool: str, cache: Path | None
+) -> tuple[list[list[TableTile]], list[dict], list[float], tuple[int, int]]:
+    """One rendered game read frame by frame: each frame's face-up tiles, the truth (without the
+    renderer's boxes), the reading's milliseconds per frame and the frame size.  With ``cache`` the
+    readings are kept in a file named by the game and the models' bytes, so that the tracker's
+    settings are tried on the same readings without reading every frame again."""
     from vision.training.synth.table_game import render_table_game
 
+    path = None
+    if cache is not None:
+        models = hashlib.sha1()
+        for name in ("tile_detector.onnx", "tile_classifier.onnx"):
+            models.update((ROOT / "models" / name).read_bytes())
+        key = f"{seed}-{turns}-{per_turn}-{pool}-{models.hexdigest()[:12]}"
+        path = cache / f"game-{key}.pkl"
+        if path.exists():
+            with path.open("rb") as f:
+                return pickle.load(f)
+    frames, truth = render_table_game(seed, turns, per_turn, pool_name=pool)
+    h, w = frames[0].shape[:2]
+    readings, times = [], []
+    for frame in frames:
+        t0 = time.perf_counter()
+        readings.append(reader.read(frame, require_tiles=False).tiles)
+        times.append((time.perf_counter() - t0) * 1000)
+    out = (readings, [{k: v for k, v in t.items() if k != "tiles"} for t in truth], times, (w, h))
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("wb") as f:
+            pickle.dump(out, f)
+    return out
+
+
+def follow(
+    readings: list[list[TableTile]],
+    truth: list[dict],
+    size: tuple[int, int],
+    settings: dict[str, Any] | None = None,
+    times: list[float] | None = None,
+) -> Counter[str]:
+    """A game's readings through a tracker, scored against the truth (module docstring);
+    the tracker's milliseconds per frame are added to ``times``."""
+    totals: Counter[str] = Counter()
+    tracker = TableTracker(image_size=size, **(settings or {}))
+    for k, (tiles, want) in enumerate(zip(readings, truth, strict=True)):
+        t0 = time.perf_counter()
+        tracker.update(k, tiles)
+        if times is not None:
+            times[k] += (time.perf_counter() - t0) * 1000
+        if not want["settled"]:
+            continue
+        totals["turns"] += 1
+        totals["exact"] += Counter(str(t) for t in tracker.seen) == Counter(want["seen"])
+    final = truth[-1]
+    got, wanted = Counter(str(t) for t in tracker.seen), Counter(final["seen"])
+    totals["false"] += sum((got - wanted).values())
+    totals["missed"] += sum((wanted - got).values())
+    totals["seen"] += sum(wanted.values())
+    recorded = Counter((str(c.tile), c.pile) for c in tracker.taken)
+    true_takes = Counter((t["tile"], t["pile"]) for t in final["taken"])
+    totals["takes"] += sum(true_takes.values())
+    totals["takes_right"] += sum((true_takes & recorded).values())
+    totals["takes_false"] += sum((recorded - true_takes).values())
+    return totals
+
+
+def games(
+    reader: TableReader,
+    split: str,
+    n_games: int,
+    turns: int,
+    per_turn: int,
+    pool: str,
+    cache: Path | None = None,
+    settings: dict[str, Any] | None = None,
+) -> dict[str, float]:
     totals: Counter[str] = Counter()
     times: list[float] = []
     for g in range(n_games):
         seed = GAME_SEEDS[split] + g
-        frames, truth = render_table_game(seed, turns, per_turn, pool_name=pool)
-        h, w = frames[0].shape[:2]
-        tracker = TableTracker(image_size=(w, h))
-        for k, (frame, want) in enumerate(zip(frames, truth, strict=True)):
-            t0 = time.perf_counter()
-            scan = reader.read(frame, require_tiles=False)
-            tracker.update(k, scan.tiles)
-            times.append((time.perf_counter() - t0) * 1000)
-            if not want["settled"]:
-                continue
-            got = Counter(str(t) for t in tracker.seen)
-            totals["turns"] += 1
-            totals["exact"] += got == Counter(want["seen"])
-        final = truth[-1]
-        got, wanted = Counter(str(t) for t in tracker.seen), Counter(final["seen"])
-        totals["false"] += sum((got - wanted).values())
-        totals["missed"] += sum((wanted - got).values())
-        totals["seen"] += sum(wanted.values())
-        recorded = Counter((str(c.tile), c.pile) for c in tracker.taken)
-        true_takes = Counter((t["tile"], t["pile"]) for t in final["taken"])
-        totals["takes"] += sum(true_takes.values())
-        totals["takes_right"] += sum((true_takes & recorded).values())
-        totals["takes_false"] += sum((recorded - true_takes).values())
+        readings, truth, read_ms, size = game_readings(reader, seed, turns, per_turn, pool, cache)
+        game_times = list(read_ms)
+        one = follow(readings, truth, size, settings, game_times)
+        times += game_times
+        totals.update(one)  # (+= would drop the zero counts)
         print(
-            f"  game {seed}: {turns} turns, exact so far {totals['exact']}/{totals['turns']},"
-            f" false {sum((got - wanted).values())}, missed {sum((wanted - got).values())}",
+            f"  game {seed}: {turns} turns, exact {one['exact']}/{one['turns']},"
+            f" false {one['false']}, missed {one['missed']}",
             flush=True,
         )
     return {
@@ -163,6 +220,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--frames-per-turn", type=int, default=10)
     parser.add_argument("--pool", default="heldout", help="the renderer's style pool")
     parser.add_argument("--no-real", action="store_true", help="skip the real photos")
+    parser.add_argument(
+        "--cache",
+        type=Path,
+        help="keep each game's readings here (read once; the times are the first reading's)",
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a tracker setting (TableTracker's keyword), to try one on the tune seeds",
+    )
     args = parser.parse_args(argv)
     reader = TableReader.default()
     reader.read(np.full((480, 640, 3), 128, np.uint8), require_tiles=False)  # warm up
@@ -177,7 +246,18 @@ def main(argv: list[str] | None = None) -> int:
             f"{r['photos']}; {r['median_ms']:.1f} ms median, p95 {r['p95_ms']:.1f} ms"
         )
     if args.games and args.split != "all":
-        g = games(reader, args.split, args.games, args.turns, args.frames_per_turn, args.pool)
+        pairs = (a.split("=") for a in args.set)
+        settings = {k: float(v) if "." in v else int(v) for k, v in pairs}
+        g = games(
+            reader,
+            args.split,
+            args.games,
+            args.turns,
+            args.frames_per_turn,
+            args.pool,
+            args.cache,
+            settings,
+        )
         turns = max(g["turns"], 1)
         print(
             f"rendered games ({args.split} seeds, pool {args.pool}): {args.games} games x "

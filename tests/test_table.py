@@ -41,15 +41,23 @@ def shipped_model() -> bool:
 needs_model = pytest.mark.skipif(not shipped_model(), reason="shipped weights not in models/")
 
 
-def lying(tile: str, x: float, y: float, turn: float = 0.0, k: int = 0) -> TableTile:
-    """A tile 40 x 56 px lying at (x, y), turned ``turn`` degrees."""
+def lying(
+    tile: str,
+    x: float,
+    y: float,
+    turn: float = 0.0,
+    k: int = 0,
+    scale: float = 1.0,
+    confidence: float = 0.9,
+) -> TableTile:
+    """A tile 40 x 56 px (times ``scale``) lying at (x, y), turned ``turn`` degrees."""
     import cv2 as _cv2
 
-    corners = _cv2.boxPoints(((x, y), (40.0, 56.0), turn))
+    corners = _cv2.boxPoints(((x, y), (40.0 * scale, 56.0 * scale), turn))
     quad = tuple((float(a), float(b)) for a, b in corners)
     xs, ys = corners[:, 0], corners[:, 1]
     box = (float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max()))
-    return TableTile(k, Tile.parse(tile), box, 0.9, quad)
+    return TableTile(k, Tile.parse(tile), box, confidence, quad)
 
 
 def feed(tracker: TableTracker, start: int, frames: list[list[TableTile]]) -> list:
@@ -96,8 +104,16 @@ def test_a_tile_counts_once_read_at_one_place_in_confirm_frames() -> None:
     assert [str(t) for t in tracker.seen] == ["R5"]
 
 
-def test_a_hand_passing_adds_nothing() -> None:
+def test_by_default_a_tile_counts_once_read_in_four_of_five_frames() -> None:
+    # a pile's top misread the same way three frames running (its hand's shadow) is not yet a
+    # tile: the setting chosen on the benchmark's tune games (benchmarks/table.py)
     tracker = TableTracker(image_size=SIZE)
+    assert feed(tracker, 0, [[lying("R5", 320, 400)]] * 3) == []
+    assert kinds(feed(tracker, 3, [[lying("R5", 320, 400)]])) == [("added", "R5")]
+
+
+def test_a_hand_passing_adds_nothing() -> None:
+    tracker = TableTracker(image_size=SIZE, confirm=3)
     steady = [lying("R5", 320, 400), lying("K7", 560, 240, turn=90)]
     feed(tracker, 0, [steady] * 5)
     # the hand hides K7 and is read as odd tiles where no tile lies, never twice alike
@@ -114,7 +130,7 @@ def test_a_hand_passing_adds_nothing() -> None:
 
 
 def test_a_new_tile_on_a_pile_adds_one() -> None:
-    tracker = TableTracker(image_size=SIZE)
+    tracker = TableTracker(image_size=SIZE, confirm=3)
     feed(tracker, 0, [[lying("R5", 320, 60)]] * 4)
     feed(tracker, 4, [[]] * 2)  # the hand over the pile
     changes = feed(tracker, 6, [[lying("B9", 326, 57, turn=14)]] * 4)
@@ -124,7 +140,7 @@ def test_a_new_tile_on_a_pile_adds_one() -> None:
 
 
 def test_a_pile_whose_top_tile_is_taken() -> None:
-    tracker = TableTracker(image_size=SIZE)
+    tracker = TableTracker(image_size=SIZE, confirm=3)
     feed(tracker, 0, [[lying("R5", 100, 240)]] * 4)
     feed(tracker, 4, [[]])  # the hand that puts B9 down
     feed(tracker, 5, [[lying("B9", 106, 244, turn=14)]] * 3)
@@ -137,7 +153,7 @@ def test_a_pile_whose_top_tile_is_taken() -> None:
 
 
 def test_a_second_copy_put_on_the_one_below_is_added_not_a_take() -> None:
-    tracker = TableTracker(image_size=SIZE)
+    tracker = TableTracker(image_size=SIZE, confirm=3)
     feed(tracker, 0, [[lying("R5", 100, 240)]] * 4)
     feed(tracker, 4, [[]])
     feed(tracker, 5, [[lying("B9", 106, 244, turn=14)]] * 3)
@@ -148,7 +164,7 @@ def test_a_second_copy_put_on_the_one_below_is_added_not_a_take() -> None:
 
 
 def test_a_top_read_another_way_with_nothing_over_it_is_corrected_not_added() -> None:
-    tracker = TableTracker(image_size=SIZE)
+    tracker = TableTracker(image_size=SIZE, confirm=3)
     first = feed(tracker, 0, [[lying("K10", 320, 400)]] * 3)  # a K5 misread while it lay there
     changes = feed(tracker, 3, [[lying("K5", 320, 400)]] * 3)
     assert kinds(changes) == [("corrected", "K5")]
@@ -157,7 +173,7 @@ def test_a_top_read_another_way_with_nothing_over_it_is_corrected_not_added() ->
 
 
 def test_a_pile_emptied_records_the_take_and_a_tile_only_hidden_comes_back() -> None:
-    tracker = TableTracker(image_size=SIZE, gone=8)
+    tracker = TableTracker(image_size=SIZE, confirm=3, gone=8)
     feed(tracker, 0, [[lying("K3", 600, 240)]] * 4)
     changes = feed(tracker, 4, [[]] * 8)
     assert kinds(changes) == [("taken", "K3")] and changes[0].frame == 11
@@ -168,8 +184,57 @@ def test_a_pile_emptied_records_the_take_and_a_tile_only_hidden_comes_back() -> 
     assert [str(t) for t in tracker.seen] == ["K3"]
 
 
+def test_a_far_tile_smaller_than_the_near_ones_counts() -> None:
+    # a camera at a slant: tiles near it 84 px long, far from it 42 px (one over the size linear
+    # down the picture); the far one is half the frame's usual tile, yet whole
+    tracker = TableTracker(image_size=SIZE, confirm=3)
+    frame = [
+        lying("R5", 200, 400, scale=1.5),
+        lying("K7", 320, 400, scale=1.5),
+        lying("B2", 440, 400, scale=1.5),
+        lying("Y9", 320, 240, scale=57.1 / 56),
+        lying("K1", 320, 60, scale=0.75),
+    ]
+    changes = feed(tracker, 0, [frame] * 3)
+    assert sorted(str(c.tile) for c in changes) == ["B2", "K1", "K7", "R5", "Y9"]
+    # a near tile half under a hand, as small as the far one, still counts as nothing read
+    half = lying("R1", 560, 400, scale=0.75)
+    assert feed(tracker, 3, [[*frame, half]] * 4) == []
+
+
+def test_a_tile_boxed_twice_counts_once() -> None:
+    # a tile lying sideways is boxed whole and again round one of its numbers (a smaller,
+    # less sure box a third of a tile off), read as another tile in every frame
+    tracker = TableTracker(image_size=SIZE, confirm=3)
+    twice = [lying("R8", 82, 250, scale=0.8, confidence=0.5), lying("R12", 100, 240)]
+    changes = feed(tracker, 0, [twice] * 6)
+    assert kinds(changes) == [("added", "R12")]
+    assert [str(t) for t in tracker.seen] == ["R12"]
+
+
+def test_a_new_top_counts_though_a_hand_passes_between_its_readings() -> None:
+    tracker = TableTracker(image_size=SIZE, confirm=3)
+    feed(tracker, 0, [[lying("R5", 320, 60)]] * 4)
+    feed(tracker, 4, [[]] * 2)  # the hand that puts B9 down
+    b9 = [lying("B9", 326, 57, turn=14)]
+    changes = feed(tracker, 6, [b9, [], b9, b9])  # another hand passes over it once
+    assert kinds(changes) == [("added", "B9")] and changes[0].frame == 9
+
+
+def test_a_new_top_read_another_way_right_after_is_corrected_not_added() -> None:
+    # a tile put on a pile read B2 in its first frames (the hand's shadow), then R2: one tile
+    tracker = TableTracker(image_size=SIZE, confirm=3)
+    feed(tracker, 0, [[lying("K7", 320, 60)]] * 4)
+    feed(tracker, 4, [[]] * 2)
+    first = feed(tracker, 6, [[lying("B2", 320, 62)]] * 3)
+    changes = feed(tracker, 9, [[lying("R2", 320, 62)]] * 3)
+    assert kinds(first) == [("added", "B2")]
+    assert kinds(changes) == [("corrected", "R2")] and changes[0].of == first[0].id
+    assert sorted(str(t) for t in tracker.seen) == ["K7", "R2"]
+
+
 def test_a_person_corrects_or_removes_a_change() -> None:
-    tracker = TableTracker(image_size=SIZE)
+    tracker = TableTracker(image_size=SIZE, confirm=3)
     changes = feed(tracker, 0, [[lying("R8", 320, 400), lying("Y1", 100, 100)]] * 3)
     r8 = next(c for c in changes if str(c.tile) == "R8")
     fix = tracker.correct(r8.id, Tile.parse("R6"))
@@ -192,7 +257,7 @@ def test_a_person_corrects_or_removes_a_change() -> None:
 
 
 def test_frames_must_come_in_order() -> None:
-    tracker = TableTracker(image_size=SIZE)
+    tracker = TableTracker(image_size=SIZE, confirm=3)
     tracker.update(4, [])
     with pytest.raises(ValueError, match="comes after"):
         tracker.update(4, [])

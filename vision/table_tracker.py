@@ -51,7 +51,10 @@ from vision.table import TableTile, without_indicator
 
 REACH = 0.45  # a reading belongs to a place within this share of a tile's long side
 SHIFTED = 1.0  # or within this share, when the place's top tile is the tile read
-WHOLE = (0.7, 2.0)  # a reading's size against the frame's median tile for it to count
+WHOLE = (0.7, 2.0)  # a reading's size against a whole tile's there for it to count
+PLANE_MIN = 4  # tiles to fit a whole tile's size down the picture
+SLANT = 3.0  # a whole tile at the picture's bottom at most this many times one at its top
+PLANE_BANDS = (2.5, 1.4, 1.2)  # each fit's points within this ratio of it make the next fit
 POSE_SHIFT = 0.2  # a tile uncovered again lies within this share of a tile's long side
 POSE_TURN = 20.0  # and within this many degrees of the turn it lay at
 # the table's sides as the camera sees them (near: the picture's bottom), and its middle (the
@@ -118,7 +121,7 @@ class TableTracker:
         self,
         *,
         image_size: tuple[int, int],
-        confirm: int = 3,
+        confirm: int = 4,
         window: int = 5,
         gone: int = 8,
         indicator: Tile | None = None,
@@ -182,7 +185,10 @@ class TableTracker:
             raise ValueError(f"frame {frame} comes after frame {self._frame}")
         self._frame = frame
         before = len(self.changes)
-        matched = self._match(whole_tiles(tiles))
+        anchors = [
+            ((float(p.centre[0]), float(p.centre[1])), p.size) for p in self._places if p.stack
+        ]
+        matched = self._match(whole_tiles(tiles, anchors, self.image_size[1]))
         for place in list(self._places):
             reading = matched.get(place.id)
             place.votes.append(None if reading is None else reading.tile)
@@ -191,6 +197,7 @@ class TableTracker:
                 place.hidden = True
             if reading is not None and place.stack and reading.tile == place.stack[-1].tile:
                 place.centre = 0.8 * place.centre + 0.2 * np.asarray(reading.centre)
+                place.size = 0.8 * place.size + 0.2 * reading.size
                 top = place.stack[-1]
                 top.pose = _blend(top.pose, pose_of(reading))
                 place.hidden = False
@@ -218,7 +225,9 @@ class TableTracker:
                 continue
             used_tiles.add(k)
             out[pid] = tiles[k]
-        for k, t in enumerate(tiles):
+        # the readings left, surest first: of two boxes on one tile the surer opens its place
+        for k in sorted(range(len(tiles)), key=lambda k: -tiles[k].confidence):
+            t = tiles[k]
             if k in used_tiles:
                 continue
             # a box shifted off its place (a hand over part of the tile, the frame's edge) still
@@ -233,6 +242,14 @@ class TableTracker:
             ]
             if near:
                 out[min(near, key=lambda p: math.dist(t.centre, p.centre)).id] = t
+            elif any(
+                math.dist(t.centre, p.centre) <= REACH * max(p.size, t.size)
+                for p in self._places
+                if p.id in out
+            ):
+                # one tile per spot: a second box on a place already read this frame is the same
+                # tile boxed twice (a sideways tile's two numbers), not a tile beside it
+                continue
             else:
                 place = _Place(
                     id=self._next_place_id(),
@@ -270,7 +287,8 @@ class TableTracker:
         stack = place.stack
         if stack and stack[-1].tile == tile:
             return
-        recent = list(place.votes)[-self.confirm :]
+        # the last ``confirm`` readings, frames with nothing read (a hand passing) skipped
+        recent = [v for v in place.votes if v is not None][-self.confirm :]
         if stack and any(v != tile for v in recent):
             # a pile's top changes only on ``confirm`` readings in a row: a top tile read now
             # one way, now another (turned, half under a hand) stays what it was
@@ -300,6 +318,7 @@ class TableTracker:
         change = self._record("added", tile, place)
         stack.append(_Laid(tile, change.id, pose))
         self._counted[change.id] = tile
+        place.hidden = False  # the pile is seen with its new top: hidden again only from now
 
     def _same_tile_nearby(self, place: _Place, tile: Tile) -> bool:
         """Whether ``tile``, confirmed at ``place``, is a tile already counted at a place within a
@@ -388,10 +407,18 @@ class TableTracker:
         return change
 
 
-def whole_tiles(tiles: Sequence[TableTile]) -> list[TableTile]:
-    """The readings of tiles seen whole: a box much smaller than the frame's usual tile (a tile
-    half under a hand or another tile) or much larger (two tiles, or a hand, in one box) reads
-    what it shows, not the tile, and counts as nothing seen.
+def whole_tiles(
+    tiles: Sequence[TableTile],
+    anchors: Sequence[tuple[tuple[float, float], float]] = (),
+    height: float | None = None,
+) -> list[TableTile]:
+    """The readings of tiles seen whole: a box much smaller than a whole tile would be there (a
+    tile half under a hand or another tile) or much larger (two tiles, or a hand, in one box)
+    reads what it shows, not the tile, and counts as nothing seen.
+
+    A camera looking down at a slant sees the far tiles smaller than the near ones, so the size a
+    whole tile has at a point is fitted across the picture (``usual_sizes``) from the frame's
+    readings and ``anchors`` (the centre and size of tiles known to lie whole: a tracker's piles).
 
     >>> from okey import Tile
     >>> tiles = [TableTile(k, Tile(k), (10 * k, 0, 10 * k + w, w), 0.9)
@@ -399,10 +426,45 @@ def whole_tiles(tiles: Sequence[TableTile]) -> list[TableTile]:
     >>> len(whole_tiles(tiles))
     3
     """
-    if len(tiles) < 3:
+    if len(tiles) + len(anchors) < 3:
         return list(tiles)
-    usual = float(np.median([t.size for t in tiles]))
-    return [t for t in tiles if WHOLE[0] * usual <= t.size <= WHOLE[1] * usual]
+    points = [(t.centre, t.size) for t in tiles] + list(anchors)
+    usual = usual_sizes(points, height)[: len(tiles)]
+    return [t for t, u in zip(tiles, usual, strict=True) if WHOLE[0] * u <= t.size <= WHOLE[1] * u]
+
+
+def usual_sizes(
+    points: Sequence[tuple[tuple[float, float], float]], height: float | None = None
+) -> np.ndarray:
+    """The size a whole tile has at each point ``(centre, size)`` of a picture ``height`` px
+    high: a camera at a slant sees a flat table's tiles smaller the farther up the picture they
+    lie, so with ``PLANE_MIN`` points or more a line is fitted to their log sizes down the
+    picture (at most ``SLANT`` times larger from top to bottom), refitted without the points far
+    off it (covered tiles, a hand: ``PLANE_BANDS``); with fewer, the median size.
+
+    >>> far_to_near = [((x, y), s) for x, y, s in [(0, 0, 40), (300, 100, 48), (100, 200, 58),
+    ...                                              (200, 300, 70), (0, 400, 84), (90, 420, 30)]]
+    >>> [round(float(u)) for u in usual_sizes(far_to_near, 480)]
+    [40, 48, 58, 70, 84, 88]
+    """
+    sizes = np.log(np.array([max(float(s), 1.0) for _, s in points]))
+    median = math.exp(float(np.median(sizes)))
+    if len(points) < PLANE_MIN:
+        return np.full(len(points), median)
+    y = np.array([c[1] for c, _ in points], float)
+    most = math.log(SLANT) / max(height or float(y.max()), 1.0)
+    keep = np.ones(len(points), bool)
+    fit = np.full(len(points), math.log(median))
+    for band in PLANE_BANDS:
+        if keep.sum() < PLANE_MIN:
+            break
+        ys, ss = y[keep], sizes[keep]
+        spread = float(np.var(ys))
+        slope = float(np.cov(ys, ss, bias=True)[0, 1] / spread) if spread > 0 else 0.0
+        slope = min(max(slope, -most), most)
+        fit = float(ss.mean()) + slope * (y - float(ys.mean()))
+        keep = np.abs(sizes - fit) <= math.log(band)
+    return np.exp(fit)
 
 
 def pose_of(tile: TableTile) -> Pose:
