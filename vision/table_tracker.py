@@ -28,10 +28,10 @@ A person corrects a change by its id (``correct``): another tile, or no tile at 
 ...     return [TableTile(k, Tile.parse(t), (x, 100, x + 40, 156), 0.9)
 ...             for k, (t, x) in enumerate(tiles)]
 >>> tracker = TableTracker(image_size=(640, 480))
->>> for k in range(3):
+>>> for k in range(4):
 ...     changes = tracker.update(k, frame(("R5", 100), ("K7", 400)))
 >>> [(c.kind, str(c.tile), c.frame) for c in changes]
-[('added', 'R5', 2), ('added', 'K7', 2)]
+[('added', 'R5', 3), ('added', 'K7', 3)]
 >>> [str(t) for t in tracker.seen]
 ['R5', 'K7']
 """
