@@ -71,6 +71,7 @@ from vision.tiers import (
     strip_for,
 )
 from vision.types import Recognition, TierView, TileReading
+from vision.types import iou as box_iou
 
 # A place between two tiles of a tier that the detector left empty is a tile when the classifier
 # reads a tile there at least this surely (else an empty slot).
@@ -1001,17 +1002,12 @@ def _with_shown(masked: np.ndarray, first: np.ndarray, strip: Strip, iou: float)
     run (the whole strip) that end above where the tier in front hides it (``BAND`` of a tile
     below it at most) and overlap none of them by more than ``iou``."""
     line = strip.hidden_at(strip.size[0] / 2)
-    shown = first[first[:, 3] <= line + BAND * STRIP_TILE] if len(first) else first
-    if len(masked) and len(shown):
-        x1 = np.maximum(shown[:, None, 0], masked[None, :, 0])
-        x2 = np.minimum(shown[:, None, 2], masked[None, :, 2])
-        y1 = np.maximum(shown[:, None, 1], masked[None, :, 1])
-        y2 = np.minimum(shown[:, None, 3], masked[None, :, 3])
-        inter = np.clip(x2 - x1, 0, None) * np.clip(y2 - y1, 0, None)
-        area = lambda b: (b[:, 2] - b[:, 0]) * (b[:, 3] - b[:, 1])  # noqa: E731
-        union = area(shown)[:, None] + area(masked)[None, :] - inter
-        shown = shown[(inter / np.maximum(union, 1e-6)).max(axis=1) <= iou]
-    return np.concatenate([masked, shown]).reshape(-1, 5).astype(np.float32)
+    shown = [
+        b
+        for b in first
+        if b[3] <= line + BAND * STRIP_TILE and all(box_iou(b[:4], m[:4]) <= iou for m in masked)
+    ]
+    return np.concatenate([masked, np.float32(shown).reshape(-1, 5)]).astype(np.float32)
 
 
 def quad_crop(
