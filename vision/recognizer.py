@@ -747,9 +747,9 @@ class Recognizer:
             pixels = cv2.resize(image_bgr, None, fx=shrink, fy=shrink, interpolation=cv2.INTER_AREA)
             turned = turned.copy()
             turned[:, :4] *= shrink
-        # which way up the rack stands: where its tiles' ink sits (a numeral over a smaller mark;
-        # the classifier reads a tile turned over nearly as surely as upright); read the other
-        # way when they say it stands upside down, its tiers found again from their true tops
+        # which way up the rack stands (``_upside_down``: the classifier's sureness and where the
+        # ink sits); read the other way when it stands upside down, its tiers found again from
+        # their true tops
         found = self._tier_crops(pixels, turned, up)
         if found is not None and self._upside_down(
             [c for c, g in zip(found[4], found[3], strict=True) if not g]
