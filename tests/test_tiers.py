@@ -140,16 +140,16 @@ def test_a_tier_is_hidden_below_where_the_tier_in_front_stands() -> None:
     for strip in strips[:2]:
         assert strip.hidden is not None
         want = strip.top + (0.7 + HIDDEN_MARGIN) * STRIP_TILE
-        assert strip.hidden == pytest.approx((want, want), abs=0.5)
+        assert strip.hidden == pytest.approx(want, abs=0.5)
     assert strips[2].hidden is None
     assert all(s.hidden is None for s in hidden_by_front(_tier_strips(1.1)))
     photo = np.full((600, 600, 3), 255, np.uint8)
     warped = strips[0].warp(photo)
-    cut = int(np.ceil(strips[0].hidden[0]))
+    cut = int(np.ceil(strips[0].hidden))
     assert (warped[int(strips[0].top) + 2 : cut - 1] == 255).all()
     assert (warped[cut + 1 :] == 114).all()
-    assert strips[0].hidden_at(10.0) == pytest.approx(strips[0].hidden[0])
-    assert strips[2].hidden_at(10.0) == strips[2].size[1]
+    assert strips[0].shows_to == strips[0].hidden
+    assert strips[2].shows_to == strips[2].size[1]
 
 
 def test_a_hidden_tier_keeps_first_boxes_that_end_above_the_tier_in_front() -> None:
@@ -159,7 +159,7 @@ def test_a_hidden_tier_keeps_first_boxes_that_end_above_the_tier_in_front() -> N
     from vision.tiers import STRIP_TILE
 
     strip = hidden_by_front(_tier_strips(0.7))[0]
-    line = strip.hidden[0]
+    line = strip.hidden
     masked = np.float32([[0, strip.top, 18, line, 0.9]])
     first = np.float32(
         [

@@ -898,7 +898,7 @@ class Recognizer:
             top = strip.top
             spans = [(b[0], b[2]) for b in found]
             for x1, x2 in gap_slots(spans, strip.tile_width, 0, strip.size[0]):
-                bottom = min(top + STRIP_TILE, strip.hidden_at((x1 + x2) / 2))
+                bottom = min(top + STRIP_TILE, strip.shows_to)
                 places.append((k, x1, top, x2, bottom, 0.0))
                 from_gap.append(True)
         if not places:
@@ -1001,7 +1001,7 @@ def _with_shown(masked: np.ndarray, first: np.ndarray, strip: Strip, iou: float)
     """A hidden tier's boxes: those found with the hidden part greyed, and those of the first
     run (the whole strip) that end above where the tier in front hides it (``BAND`` of a tile
     below it at most) and overlap none of them by more than ``iou``."""
-    line = strip.hidden_at(strip.size[0] / 2)
+    line = strip.shows_to
     shown = [
         b
         for b in first

@@ -136,9 +136,9 @@ class Strip:
     length: float
     top: float
     tile_width: float  # a tile's width in the strip (pixels)
-    # where the tier in front starts to hide this one's tiles: the line's y at the strip's left
-    # and right ends (strip pixels), or None (:func:`hidden_by_front`)
-    hidden: tuple[float, float] | None = None
+    # the strip's y (pixels) from which the tier in front hides this one's tiles, or None
+    # (:func:`hidden_by_front`)
+    hidden: float | None = None
 
     @property
     def to_photo(self) -> np.ndarray:
@@ -157,17 +157,13 @@ class Strip:
             borderValue=(114, 114, 114),
         )
         if self.hidden is not None:
-            w, h = self.size
-            (a, b), reach = self.hidden, h + 1
-            cv2.fillPoly(out, [np.int32([[0, a], [w, b], [w, reach], [0, reach]])], (114, 114, 114))
+            out[max(int(round(self.hidden)), 0) :] = 114
         return out
 
-    def hidden_at(self, x: float) -> float:
-        """How far down the strip its tier shows at ``x`` (all of the strip where none hides it)."""
-        if self.hidden is None:
-            return float(self.size[1])
-        a, b = self.hidden
-        return a + (b - a) * x / max(self.size[0], 1)
+    @property
+    def shows_to(self) -> float:
+        """How far down the strip its tier shows (all of it where none hides it)."""
+        return float(self.size[1]) if self.hidden is None else self.hidden
 
 
 def _shrinks(matrix: np.ndarray, size: tuple[int, int]) -> bool:
@@ -619,7 +615,7 @@ def hidden_by_front(strips: list[Strip]) -> list[Strip]:
         mid = strip.left + strip.length / 2
         at = y0 + (y1 - y0) * (mid - x0) / (x1 - x0) + HIDDEN_MARGIN * STRIP_TILE
         if MIN_HEIGHT * STRIP_TILE <= at - strip.top < STRIP_TILE:
-            out[k] = replace(strip, hidden=(float(at), float(at)))
+            out[k] = replace(strip, hidden=float(at))
     return out
 
 
