@@ -57,9 +57,7 @@ def lone_faces(key: int, wrap: bool) -> int:
     found = _LONE_FACES.get(full)
     if found is None:
         found = _lone_faces(key, wrap)
-        if len(_LONE_FACES) >= _LINE_PROFILES_LIMIT:
-            _LONE_FACES.clear()
-        _LONE_FACES[full] = found
+        _remember(_LONE_FACES, full, found)
     return found
 
 
@@ -127,6 +125,14 @@ LINE_PROFILES: dict[int, Component] = {}
 _LINE_PROFILES_LIMIT = 1 << 18
 
 
+def _remember(cache: dict, key: int, value: object) -> None:
+    """Store ``value`` in one of the line caches, emptied first once it holds
+    ``_LINE_PROFILES_LIMIT`` entries (a long-running process stays bounded)."""
+    if len(cache) >= _LINE_PROFILES_LIMIT:
+        cache.clear()
+    cache[key] = value
+
+
 def line_profile(key: int, wrap: bool, size: int) -> Component:
     """``_colour_profile`` of the line with this key (``line_key``)."""
     full = key | (wrap << 39) | (size << 40)
@@ -159,16 +165,10 @@ def line_profile(key: int, wrap: bool, size: int) -> Component:
                     profile = _table_profile(relevant)
             if profile is None:
                 profile = _profile_of_key(key, wrap, size)
-                if len(LINE_PROFILES) >= _LINE_PROFILES_LIMIT:
-                    LINE_PROFILES.clear()
-                LINE_PROFILES[relevant] = profile
+                _remember(LINE_PROFILES, relevant, profile)
                 # Its bound terms are those of every line with its plain key (``line_bound``).
-                if len(_BOUNDS) >= _LINE_PROFILES_LIMIT:
-                    _BOUNDS.clear()
-                _BOUNDS[plain_key(key) | (full & ~_LINE_BITS)] = profile.packed_bound
-        if len(LINE_PROFILES) >= _LINE_PROFILES_LIMIT:
-            LINE_PROFILES.clear()
-        LINE_PROFILES[full] = profile
+                _remember(_BOUNDS, plain_key(key) | (full & ~_LINE_BITS), profile.packed_bound)
+        _remember(LINE_PROFILES, full, profile)
     return profile
 
 
@@ -287,9 +287,7 @@ def line_bound(key: int, wrap: bool, size: int) -> int:
     if bound is None:
         profile = _table_profile(full) if full >> 39 == _PLAIN_RULES else None
         bound = profile.packed_bound if profile is not None else _searched_bound(plain, wrap, size)
-        if len(_BOUNDS) >= _LINE_PROFILES_LIMIT:
-            _BOUNDS.clear()
-        _BOUNDS[full] = bound
+        _remember(_BOUNDS, full, bound)
     return bound
 
 

@@ -751,14 +751,16 @@ class Recognizer:
         # ink sits); read the other way when it stands upside down, its tiers found again from
         # their true tops
         found = self._tier_crops(pixels, turned, up)
-        if found is not None and self._upside_down(
-            [c for c, g in zip(found[4], found[3], strict=True) if not g]
-        ):
-            found = self._tier_crops(pixels, turned, -up) or found
+        if found is not None:
+            detected = [k for k, gap in enumerate(found[3]) if not gap]
+            if self._upside_down([found[4][k] for k in detected], found[5][detected]):
+                found = self._tier_crops(pixels, turned, -up) or found
         if found is None:
             return None
-        up, strips, places, from_gap, crops = found
-        tiles = self._strip_tiles(strips, places, from_gap, crops, 1.0 / shrink, image_bgr.shape)
+        up, strips, places, from_gap, crops, probs = found
+        tiles = self._strip_tiles(
+            strips, places, from_gap, crops, probs, 1.0 / shrink, image_bgr.shape
+        )
         # the first look's own reading of every box: kept where a strip's tile agrees with its
         # box (the whole-photo path reads tiles lying on a table best), and for the table
         # (``up_each_*`` is left to table scenes: on racks it read tiles turned the wrong way)
@@ -783,18 +785,22 @@ class Recognizer:
         tiles.sort(key=lambda t: (t.place is None, t.place or (0, t.centre[0], 0)))
         return tiles, tuple(_tier_view(strip, 1.0 / shrink) for strip in strips)
 
-    def _upside_down(self, crops: list[np.ndarray]) -> bool:
-        """Whether a rack's tiles, cut as it was supposed to stand, stand upside down, from
-        two signs weighed together (``INK_WEIGHT``): the classifier reads them less surely as
-        cut than turned over (mean log of each crop's surest identity), and their ink sits low
-        on the face (``vision.adapt.ink_height``, median over the tiles: a numeral over a
-        smaller mark sits high; a numeral alone, in the middle, says little)."""
+    def _upside_down(self, crops: list[np.ndarray], probs: np.ndarray) -> bool:
+        """Whether a rack's tiles, cut as it was supposed to stand (``crops``, read as
+        ``probs``), stand upside down, from two signs weighed together (``INK_WEIGHT``): the
+        classifier reads them less surely as cut than turned over (mean log of each crop's
+        surest identity), and their ink sits low on the face (``vision.adapt.ink_height``,
+        median over the tiles: a numeral over a smaller mark sits high; a numeral alone, in the
+        middle, says little)."""
         if not crops:
             return False
-        turned = [np.ascontiguousarray(c[::-1, ::-1]) for c in crops]
-        probs = self.classifier(to_tensor(crops + turned))[:, :NUM_CLASSES]
-        sure = np.log(probs.max(axis=1) / probs.sum(axis=1) + 1e-6)
-        gain = float(sure[: len(crops)].mean() - sure[len(crops) :].mean())
+        turned = self.classifier(to_tensor([np.ascontiguousarray(c[::-1, ::-1]) for c in crops]))
+
+        def sure(p: np.ndarray) -> float:
+            p = p[:, :NUM_CLASSES]
+            return float(np.log(p.max(axis=1) / p.sum(axis=1) + 1e-6).mean())
+
+        gain = sure(probs) - sure(turned)
         heights = [v for v in (ink_height(c) for c in crops) if v is not None]
         ink = 0.5 - float(np.median(heights)) if heights else 0.0
         return gain + INK_WEIGHT * ink < 0
@@ -805,15 +811,15 @@ class Recognizer:
         places: list[tuple],
         from_gap: list[bool],
         crops: list[np.ndarray],
+        probs: np.ndarray,
         back: float,
         shape: tuple[int, ...],
     ) -> list[TileReading]:
-        """The tiers' tiles read from their crops: a place the classifier calls no tile is
-        dropped, a gap's place kept only when read surely (``SLOT_TILE``); colours compared
-        within the rack; a tile cut by the frame flagged.  ``back`` scales the strips' photo
-        (shrunk) to the photo's ``shape``."""
+        """The tiers' tiles read from their crops (the classifier's ``probs``): a place the
+        classifier calls no tile is dropped, a gap's place kept only when read surely
+        (``SLOT_TILE``); colours compared within the rack; a tile cut by the frame flagged.
+        ``back`` scales the strips' photo (shrunk) to the photo's ``shape``."""
         h, w = shape[:2]
-        probs = self.classifier(to_tensor(crops))
         probs = probs / probs.sum(axis=1, keepdims=True)
         keep = []
         for i, p in enumerate(probs):
@@ -862,11 +868,13 @@ class Recognizer:
 
     def _tier_crops(
         self, pixels: np.ndarray, turned: np.ndarray, up: np.ndarray
-    ) -> tuple[np.ndarray, list[Strip], list[tuple], list[bool], list[np.ndarray]] | None:
+    ) -> (
+        tuple[np.ndarray, list[Strip], list[tuple], list[bool], list[np.ndarray], np.ndarray] | None
+    ):
         """The tiers of a rack standing ``up`` (``vision.tiers``: candidates, strips, the strip
         detector, the tiers chosen, a rack or not), the places of their tiles (strip, box in the
-        strip, score; gaps looked at too) and each place's crop cut along its strip.  None when
-        no rack stands there."""
+        strip, score; gaps looked at too), each place's crop cut along its strip and the
+        classifier's reading of it.  None when no rack stands there."""
         ph, pw = pixels.shape[:2]
         candidates, up = find_tiers(turned, pixels, up)
         if not candidates:
@@ -895,10 +903,9 @@ class Recognizer:
             found = in_strip[np.argsort(in_strip[:, 0])].tolist()
             places += [(k, *b) for b in found]
             from_gap += [False] * len(found)
-            top = strip.top
+            top, bottom = strip.top, min(strip.top + STRIP_TILE, strip.shows_to)
             spans = [(b[0], b[2]) for b in found]
             for x1, x2 in gap_slots(spans, strip.tile_width, 0, strip.size[0]):
-                bottom = min(top + STRIP_TILE, strip.shows_to)
                 places.append((k, x1, top, x2, bottom, 0.0))
                 from_gap.append(True)
         if not places:
@@ -908,7 +915,7 @@ class Recognizer:
             quad_crop(pixels, strips[k].to_photo, (x1, y1, x2, y2), size, CROP_PAD)
             for k, x1, y1, x2, y2, _ in places
         ]
-        return up, strips, places, from_gap, crops
+        return up, strips, places, from_gap, crops, self.classifier(to_tensor(crops))
 
     def _detect_strips(self, pixels: np.ndarray, strips: list[Strip]) -> list[np.ndarray]:
         """The detector's boxes in each strip, ``(m, 5)`` = x1, y1, x2, y2 (strip pixels) and
