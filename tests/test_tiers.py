@@ -218,6 +218,33 @@ def test_a_tile_below_the_rack_is_no_tier_of_it() -> None:
     assert len(everything) - 1 not in held
 
 
+def test_a_line_between_two_tiers_loses_to_the_tiers_whose_tops_it_runs_along() -> None:
+    """A candidate a quarter tile below a tier's tops still shows the detector five tiles (cut
+    across two tiers, their tops scattered about its line), a little surer in sum than the
+    tier's four: the tier whose tiles' tops lie on its line is chosen, and the rack stays one."""
+    boxes = stand(tiers=2, rise=1.0, per_tier=5)
+    tiers, up = find_tiers(boxes)
+    assert len(tiers) == 2
+    quads = [t.quad for t in tiers]
+    between = quads[0] + np.float64([0, 0.25 * H])  # a line a quarter tile below the top tier
+    strips = [strip_for(k, q, (800, 800)) for k, q in enumerate([*quads, between])]
+
+    def tiles(strip, tops, score):
+        w = strip.tile_width
+        return np.float32(
+            [[strip.left + k * w, strip.top + dy, strip.left + (k + 1) * w - 1,
+              strip.top + dy + 48, score] for k, dy in enumerate(tops)]  # fmt: skip
+        )
+
+    found = [
+        tiles(strips[0], [0, -1, 1, 0], 0.85),
+        tiles(strips[1], [0, 1, -1, 0], 0.85),
+        tiles(strips[2], [-5, -11, 3, -9, -20], 0.85),
+    ]
+    assert float(found[2][:, 4].sum()) > float(found[0][:, 4].sum())
+    assert choose_tiers(strips, found, up) == [0, 1]
+
+
 def test_groups_lying_at_angles_on_a_table_are_no_rack() -> None:
     boxes = stand(tiers=2, rise=1.2)
     tiers, up = find_tiers(boxes)

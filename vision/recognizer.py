@@ -69,6 +69,7 @@ from vision.tiers import (
     shelf_pack,
     standing_tiles,
     strip_for,
+    up_angle,
 )
 from vision.types import Recognition, TierView, TileReading
 from vision.types import iou as box_iou
@@ -475,13 +476,22 @@ class Recognizer:
         turned: np.ndarray | None = None,
         up: float | None = None,
         each_way: bool = True,
+        stand: float | None = None,
     ) -> tuple[np.ndarray, list[np.ndarray]]:
         """``classify`` and the crops it read.  With ``up`` (a photo's dominant turn, manifest
         ``up_vote_from``) every tile is stood the same way and read both ways up; the way the
-        photo's tiles are surer of is kept for all."""
+        photo's tiles are surer of is kept for all.  With ``stand`` (a rack's turn, known) every
+        tile is stood within a quarter turn of it and read that way only."""
         if not len(boxes):
             return np.zeros((0, NUM_CLASSES), np.float32), []
         size = self.spec.classifier_imgsz
+        if turned is not None and stand is not None:
+            crops = [
+                straight_crop(image_bgr, tuple(r), size, CROP_PAD, "given")
+                for r in unify_angles(turned, stand)
+            ]
+            probs = self.classifier(to_tensor(crops))
+            return probs / probs.sum(axis=1, keepdims=True), crops
         if turned is None:
             crops = [crop_tile(image_bgr, tuple(b), size, CROP_PAD) for b in boxes]
             both: list[int] = []
@@ -667,22 +677,25 @@ class Recognizer:
         turned: np.ndarray | None,
         det_conf: np.ndarray,
         each_way: bool = True,
+        stand: float | None = None,
     ) -> tuple[list[TileReading], float | None, np.ndarray]:
         """The whole-photo path's reading of the first look's boxes: each tile read from its
         own box (stood up by its turned box), boxes the classifier calls no tile dropped, and
         the photo's turn when its tiles were read both ways up for all (manifest
         ``up_vote_from``), and which of the boxes the tiles are.  ``each_way`` False leaves out
-        the manifest's ``up_each_*`` readings."""
+        the manifest's ``up_each_*`` readings; ``stand`` stands every tile within a quarter turn
+        of that turn (a rack's, in degrees: ``vision.tiers.up_angle``) instead."""
         h, w = image_bgr.shape[:2]
         index = np.arange(len(boxes))
         flags: list[str | None] = [None] * len(boxes)
         up = None
         if self.classifier is not None:
-            if turned is not None and self.spec.up_vote_from is not None and len(turned) >= 2:
+            voting = stand is None and self.spec.up_vote_from is not None
+            if turned is not None and voting and len(turned) >= 2:
                 angle, agree = photo_angle(turned)
                 if agree >= self.spec.up_vote_agree and abs(angle) >= self.spec.up_vote_from:
                     up = angle
-            probs, crops = self._read(image_bgr, boxes, turned, up, each_way)
+            probs, crops = self._read(image_bgr, boxes, turned, up, each_way, stand)
             flags = self._unreadable(turned, (w, h)) or [None] * len(boxes)
             if probs.shape[1] > NUM_CLASSES:  # the classifier's "not a tile": drop those boxes
                 tile = probs.argmax(axis=1) < NUM_CLASSES
@@ -764,13 +777,15 @@ class Recognizer:
         # the first look's own reading of every box: kept where a strip's tile agrees with its
         # box (the whole-photo path reads tiles lying on a table best), and for the table
         # (``up_each_*`` is left to table scenes: on racks it read tiles turned the wrong way)
+        # (a rack whose up points down the photo: its tiles stood its way up, not by their
+        # smallest turn, which stands them upside down)
+        stand = up_angle(up) if up[1] > 0 else None
         first_tiles, _, index = self._read_photo(
-            image_bgr, boxes, scores, first, det_conf, each_way=False
+            image_bgr, boxes, scores, first, det_conf, each_way=False, stand=stand
         )
         standing = standing_tiles(first[index], up)
         sizes = first[index, 2:4].min(axis=1).astype(np.float64) / shrink
-        # on a rack whose up points down the photo the first look read its tiles upside down
-        tiles, used, source = _agree(tiles, first_tiles, sizes, standing, bool(up[1] > 0))
+        tiles, used, source = _agree(tiles, first_tiles, sizes, standing)
         corners = [cv2.boxPoints(((r[0], r[1]), (r[2], r[3]), r[4])) * shrink for r in first[index]]
         for n, j in enumerate(source):
             if j >= 0:  # where the tile stands along its tier: from the first look's box
@@ -1072,7 +1087,6 @@ def _agree(
     first: list[TileReading],
     sizes: np.ndarray,
     standing: np.ndarray,
-    turned_over: bool,
 ) -> tuple[list[TileReading], set[int], list[int]]:
     """The tier stage's tiles merged with the first look's (``sizes``: their short sides).
     Tiles are compared by their centres, in tile widths (upright boxes of turned tiles overlap
@@ -1081,9 +1095,8 @@ def _agree(
     tile (within ``REPLACED``: a box half a tile off, or across two tiers) the surer reading
     keeps its own box; a tile of the tier stage on a first look's tile that does not stand along
     the rack (a tile lying on the table across a strip) is dropped.  An agreed tile is read the
-    surer of the two ways, or from the tier's crop on a rack ``turned_over`` (the first look
-    stands each tile by its smallest turn, upside down there).  Returns the tiles, the first
-    look's tiles taken, and per tile the first look's tile whose box it keeps (else -1)."""
+    surer of the two ways.  Returns the tiles, the first look's tiles taken, and per tile the
+    first look's tile whose box it keeps (else -1)."""
     out: list[TileReading] = []
     used: set[int] = set()
     source: list[int] = []  # per tile out: the first look's tile whose box it keeps, or -1
@@ -1112,8 +1125,7 @@ def _agree(
             out.append(replace(keep, place=tile.place, quad=tile.quad if keep is tile else None))
             source.append(int(j) if keep is seen else -1)
             continue
-        # the first look stands a tile by its smallest turn: upside down on a rack turned over
-        reading = tile if turned_over or tile.probs.max() >= seen.probs.max() else seen
+        reading = tile if tile.probs.max() >= seen.probs.max() else seen
         out.append(
             replace(
                 seen,

@@ -67,6 +67,10 @@ MAX_LONE = 3
 # again in its strip, and two tiers' strips share at most this share of their tiles.
 SAME_LINE = 0.3
 SHARED_TILES = 0.5
+# A strip's tile counts towards its tier by its score, less as its top lies away from the strip's
+# top line (by this share of a tile's height, none): a line half a tile off a tier still shows
+# the detector tiles, cut across two tiers, their tops scattered.
+TOP_FIT = 0.25
 # A photo is read as a rack when this share of the tiles on its tiers' strips stand along the
 # rack's up within this many degrees (else it is a table scene: the whole-photo path reads it).
 RACK_SHARE = 0.8
@@ -636,9 +640,14 @@ def tile_quad(strip: Strip, x1: float, x2: float) -> np.ndarray:
 
 def choose_tiers(strips: list[Strip], found: list[np.ndarray], up: np.ndarray) -> list[int]:
     """Which candidate strips are the rack's tiers, top to bottom: the ones whose strips hold
-    the most found tiles (the detector's scores added up), each holding two tiles or one sure
-    one, none sharing more than ``SHARED_TILES`` of its tiles with a surer tier (a line between
-    two tiers sees the same tiles), at most ``MAX_TIERS``."""
+    the most found tiles standing on their top line (the detector's scores added up, each less
+    as its top lies off the line: ``TOP_FIT``), each holding two tiles or one sure one, none
+    sharing more than ``SHARED_TILES`` of its tiles with a surer tier (a line between two tiers
+    sees the same tiles), at most ``MAX_TIERS``."""
+    scores = [
+        float(f[:, 4] @ np.clip(1 - np.abs(f[:, 1] - s.top) / (TOP_FIT * STRIP_TILE), 0, 1))
+        for s, f in zip(strips, found, strict=True)
+    ]
     centres, reach = [], []
     for strip, boxes in zip(strips, found, strict=True):
         mid_y = (boxes[:, 1] + boxes[:, 3]) / 2
@@ -647,7 +656,7 @@ def choose_tiers(strips: list[Strip], found: list[np.ndarray], up: np.ndarray) -
         centres.append((left + right) / 2)
         reach.append(np.linalg.norm(right - left, axis=1) / 2)
     kept: list[int] = []
-    for k in np.argsort([-float(f[:, 4].sum()) for f in found], kind="stable"):
+    for k in np.argsort([-v for v in scores], kind="stable"):
         boxes = found[k]
         if len(boxes) < 2 and not (len(boxes) == 1 and boxes[0, 4] >= SURE_TILE):
             continue
@@ -662,7 +671,7 @@ def choose_tiers(strips: list[Strip], found: list[np.ndarray], up: np.ndarray) -
             break
     down = -np.asarray(up, np.float64)
     kept.sort(key=lambda k: float(centres[k].mean(axis=0) @ down))
-    return _stacked(kept, strips, [float(f[:, 4].sum()) for f in found], down)
+    return _stacked(kept, strips, scores, down)
 
 
 def _stacked(
@@ -751,6 +760,16 @@ def _seen_upright(turned: np.ndarray, strips: list[Strip], found: list[np.ndarra
         gaps = np.linalg.norm(turned[:, None, :2] - centres[None], axis=2)
         seen |= gaps.min(axis=1) < reach
     return seen
+
+
+def up_angle(up: np.ndarray) -> float:
+    """The turn, in degrees, that stands a tile whose up is ``up`` (photo pixels, y down) as
+    ``vision.crops.straight_crop(..., turn="given")`` takes it: 0 upright, 180 upside down.
+
+    >>> up_angle(np.float64([0, -1])), up_angle(np.float64([1, 0])), up_angle(np.float64([0, 1]))
+    (0.0, 90.0, 180.0)
+    """
+    return float(np.degrees(np.arctan2(up[0], -up[1])))
 
 
 def standing_tiles(turned: np.ndarray, up: np.ndarray) -> np.ndarray:
