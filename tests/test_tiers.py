@@ -232,8 +232,16 @@ def test_a_line_between_two_tiers_loses_to_the_tiers_whose_tops_it_runs_along() 
     def tiles(strip, tops, score):
         w = strip.tile_width
         return np.float32(
-            [[strip.left + k * w, strip.top + dy, strip.left + (k + 1) * w - 1,
-              strip.top + dy + 48, score] for k, dy in enumerate(tops)]  # fmt: skip
+            [
+                [
+                    strip.left + k * w,
+                    strip.top + dy,
+                    strip.left + (k + 1) * w - 1,
+                    strip.top + dy + 48,
+                    score,
+                ]
+                for k, dy in enumerate(tops)
+            ]  # fmt: skip
         )
 
     found = [
