@@ -55,11 +55,13 @@ from vision.colour import balance, cast_gains, cast_strength, face_colour
 from vision.crops import CROP_PAD, crop_tile, level_rect, straight_crop, upright_rect
 from vision.tiers import (
     BAND,
+    MIN_RACK_TILES,
     STRIP_TILE,
     Strip,
     choose_tiers,
     find_tiers,
     gap_slots,
+    held_by,
     hidden_by_front,
     in_band,
     is_rack,
@@ -764,7 +766,15 @@ class Recognizer:
         # ink sits); read the other way when it stands upside down, its tiers found again from
         # their true tops
         found = self._tier_crops(pixels, turned, up)
-        if found is not None:
+        if found is None:
+            # no tiers stand that way up: a rack turned over shows its tiers only from their true
+            # tops, when its standing tiles read upside down
+            standing = np.flatnonzero(standing_tiles(turned, up))
+            if len(standing) >= MIN_RACK_TILES:
+                probs, crops = self._read(pixels, turned[standing, :4], turned[standing])
+                if self._upside_down(crops, probs):
+                    found = self._tier_crops(pixels, turned, -up)
+        elif found is not None:
             detected = [k for k, gap in enumerate(found[3]) if not gap]
             if self._upside_down([found[4][k] for k in detected], found[5][detected]):
                 found = self._tier_crops(pixels, turned, -up) or found
@@ -790,12 +800,16 @@ class Recognizer:
         for n, j in enumerate(source):
             if j >= 0:  # where the tile stands along its tier: from the first look's box
                 tiles[n] = replace(tiles[n], place=_place(corners[j], strips, tiles[n].place[0]))
+        held = [t.place for t in tiles if t.place is not None]
         for j, reading in enumerate(first_tiles):
             if j in used:
                 continue
             # a first look's tile that no tile of the tiers took: standing on a tier's strip it
-            # is one of its tiles (the strip's detector missed it), else it lies on the table
+            # is one of its tiles (the strip's detector missed it) unless a tier's tile stands
+            # where it does (a box between two tiles), else it lies on the table
             place = _place(corners[j], strips) if standing[j] else None
+            if place is not None and held_by(place, held):
+                continue
             tiles.append(replace(reading, place=place))
         tiles.sort(key=lambda t: (t.place is None, t.place or (0, t.centre[0], 0)))
         return tiles, tuple(_tier_view(strip, 1.0 / shrink) for strip in strips)

@@ -553,6 +553,18 @@ def _end_margin(
     return reach * tile_width / 4
 
 
+def held_by(place: tuple[int, float, float], held: Sequence[tuple[int, float, float]]) -> bool:
+    """Whether a tile at ``place`` (tier, x1, x2 along its strip) stands where one of the tier
+    tiles ``held`` (the same) does: its middle within one's extent.  A first look's box half a
+    tile off, between two of a tier's tiles, is no tile of its own.
+
+    >>> held_by((0, 40, 70), [(0, 0, 50), (0, 50, 100)]), held_by((0, 110, 140), [(0, 0, 100)])
+    (True, False)
+    """
+    k, x1, x2 = place
+    return any(j == k and a <= (x1 + x2) / 2 <= b for j, a, b in held)
+
+
 def gap_slots(xs: Sequence[tuple[float, float]], tile_width: float, lo: float, hi: float):
     """Places (x1, x2) along a strip worth a look between tiles found at ``xs`` (sorted
     (x1, x2) pairs): every whole tile width of a gap at least ``SLOT_GAP`` wide, inside
