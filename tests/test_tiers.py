@@ -152,6 +152,22 @@ def test_a_tier_is_hidden_below_where_the_tier_in_front_stands() -> None:
     assert strips[2].shows_to == strips[2].size[1]
 
 
+def test_a_candidate_the_chosen_tiers_would_hide_is_looked_at_greyed() -> None:
+    """With the back and front tiers of a three-tier stand chosen, the middle candidate (its
+    tiles' feet behind the front tier, so the detector boxed none of them) comes back to be
+    looked at again, greyed from the front tier's top; the chosen ones do not, nor anything on
+    a rack whose tiers stand a whole tile apart."""
+    from vision.tiers import HIDDEN_MARGIN, STRIP_TILE, behind_chosen
+
+    strips = _tier_strips(0.7)
+    again = behind_chosen(strips, [0, 2])
+    assert [s.tier for s in again] == [1]
+    want = strips[1].top + (0.7 + HIDDEN_MARGIN) * STRIP_TILE
+    assert again[0].hidden == pytest.approx(want, abs=0.5)
+    assert behind_chosen(strips, [0, 1, 2]) == []
+    assert behind_chosen(_tier_strips(1.1), [0, 2]) == []
+
+
 def test_a_hidden_tier_keeps_first_boxes_that_end_above_the_tier_in_front() -> None:
     """A hidden tier's boxes: the greyed run's, and the whole strip's where they end above the
     tier in front (a box reaching down into it spans two tiers) and overlap none of them."""

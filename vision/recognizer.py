@@ -58,6 +58,7 @@ from vision.tiers import (
     MIN_RACK_TILES,
     STRIP_TILE,
     Strip,
+    behind_chosen,
     choose_tiers,
     find_tiers,
     gap_slots,
@@ -71,6 +72,7 @@ from vision.tiers import (
     shelf_pack,
     standing_tiles,
     strip_for,
+    tier_score,
     up_angle,
 )
 from vision.types import Recognition, TierView, TileReading
@@ -911,8 +913,26 @@ class Recognizer:
         strips = [strip_for(k, t.quad, (pw, ph)) for k, t in enumerate(candidates)]
         detected = self._detect_strips(pixels, strips)
         chosen = choose_tiers(strips, detected, up)
+        # a candidate that a chosen tier would hide may be a tier showing only its tiles' tops
+        # (the detector boxes none of them, or boxes reaching into the tier in front): looked at
+        # again with what hides it greyed, and the tiers chosen again (from the front back)
+        looked: set[int] = set()
+        while chosen:
+            behind = [s for s in behind_chosen(strips, chosen) if s.tier not in looked]
+            if not behind:
+                break
+            for strip, boxes in zip(behind, self._detect_strips(pixels, behind), strict=True):
+                k = strip.tier
+                looked.add(k)
+                if tier_score(strip, boxes) > tier_score(strips[k], detected[k]):
+                    strips[k], detected[k] = strip, boxes
+            again = choose_tiers(strips, detected, up)
+            if again == chosen:
+                break
+            chosen = again
         if not chosen:
             return None
+        shown = [strips[k].hidden for k in chosen]  # the strips already looked at greyed
         strips = [replace(strips[k], tier=n) for n, k in enumerate(chosen)]
         detected = [detected[k] for k in chosen]
         if not is_rack(turned, up, strips, detected):
@@ -921,7 +941,11 @@ class Recognizer:
         # shows of it (the detector may box its tiles together with the front tier's); a box
         # of the first run that stays above the tier in front stands too
         strips = hidden_by_front(strips)
-        again = [k for k, strip in enumerate(strips) if strip.hidden is not None]
+        again = [
+            k
+            for k, strip in enumerate(strips)
+            if strip.hidden is not None and (shown[k] is None or abs(strip.hidden - shown[k]) > 1)
+        ]
         if again:
             redone = self._detect_strips(pixels, [strips[k] for k in again])
             for k, boxes in zip(again, redone, strict=True):

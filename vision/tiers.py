@@ -614,24 +614,46 @@ def shelf_pack(
 
 def hidden_by_front(strips: list[Strip]) -> list[Strip]:
     """The tiers (top to bottom) with :attr:`Strip.hidden` set where the next tier down stands
-    in front of the tiles' feet: its top line, mapped into the strip, crosses the strip's tier
-    between ``MIN_HEIGHT`` and the whole of a tile (on a stand of three tiers the middle one
-    shows only its tiles' tops; the detector, shown the tier in front below them, boxes two
-    tiers as one tile).  The line goes ``HIDDEN_MARGIN`` of a tile lower, so a tile keeps its
-    own edge."""
+    in front of the tiles' feet (:func:`front_line`)."""
     out = list(strips)
     for k in range(len(strips) - 1):
-        strip, front = strips[k], strips[k + 1]
-        ends = np.float64([[front.left, front.top], [front.left + front.length, front.top]])
-        (x0, y0), (x1, y1) = project(strip.to_strip, project(front.to_photo, ends))
-        if abs(x1 - x0) < 1e-6:
+        at = front_line(strips[k], strips[k + 1])
+        if at is not None:
+            out[k] = replace(strips[k], hidden=at)
+    return out
+
+
+def front_line(strip: Strip, front: Strip) -> float | None:
+    """Where in ``strip`` the tier ``front`` hides its tiles' feet: the front tier's top line,
+    mapped into the strip, when it crosses the strip's tier between ``MIN_HEIGHT`` and the whole
+    of a tile (on a stand of three tiers the middle one shows only its tiles' tops; the
+    detector, shown the tier in front below them, boxes two tiers as one tile, or none).  The
+    line goes ``HIDDEN_MARGIN`` of a tile lower, so a tile keeps its own edge.  None when the
+    front tier hides none of it."""
+    ends = np.float64([[front.left, front.top], [front.left + front.length, front.top]])
+    (x0, y0), (x1, y1) = project(strip.to_strip, project(front.to_photo, ends))
+    if abs(x1 - x0) < 1e-6:
+        return None
+    # tiers stand parallel: straightened, the front tier's top runs level across the strip
+    # (where it slants, one of the two lines is off): its height at the tier's middle
+    mid = strip.left + strip.length / 2
+    at = y0 + (y1 - y0) * (mid - x0) / (x1 - x0) + HIDDEN_MARGIN * STRIP_TILE
+    if MIN_HEIGHT * STRIP_TILE <= at - strip.top < STRIP_TILE:
+        return float(at)
+    return None
+
+
+def behind_chosen(strips: list[Strip], chosen: list[int]) -> list[Strip]:
+    """The candidate strips not ``chosen`` that a chosen tier would hide (:func:`front_line`),
+    each with :attr:`Strip.hidden` set: a tier that shows only its tiles' tops over the tier in
+    front holds no whole tile for the detector until what hides it is greyed."""
+    out = []
+    for k, strip in enumerate(strips):
+        if k in chosen:
             continue
-        # tiers stand parallel: straightened, the front tier's top runs level across the strip
-        # (where it slants, one of the two lines is off): its height at the tier's middle
-        mid = strip.left + strip.length / 2
-        at = y0 + (y1 - y0) * (mid - x0) / (x1 - x0) + HIDDEN_MARGIN * STRIP_TILE
-        if MIN_HEIGHT * STRIP_TILE <= at - strip.top < STRIP_TILE:
-            out[k] = replace(strip, hidden=float(at))
+        lines = [at for j in chosen if (at := front_line(strip, strips[j])) is not None]
+        if lines:
+            out.append(replace(strip, hidden=min(lines)))
     return out
 
 
@@ -650,16 +672,20 @@ def tile_quad(strip: Strip, x1: float, x2: float) -> np.ndarray:
     return project(strip.to_photo, np.float64([[x1, top], [x2, top], [x2, bottom], [x1, bottom]]))
 
 
+def tier_score(strip: Strip, boxes: np.ndarray) -> float:
+    """How surely a strip is a tier: its tiles' scores (``boxes``, ``(m, 5)`` strip pixels and
+    score), each less as its top lies off the strip's top line (``TOP_FIT``)."""
+    fit = np.clip(1 - np.abs(boxes[:, 1] - strip.top) / (TOP_FIT * STRIP_TILE), 0, 1)
+    return float(boxes[:, 4] @ fit)
+
+
 def choose_tiers(strips: list[Strip], found: list[np.ndarray], up: np.ndarray) -> list[int]:
     """Which candidate strips are the rack's tiers, top to bottom: the ones whose strips hold
     the most found tiles standing on their top line (the detector's scores added up, each less
     as its top lies off the line: ``TOP_FIT``), each holding two tiles or one sure one, none
     sharing more than ``SHARED_TILES`` of its tiles with a surer tier (a line between two tiers
     sees the same tiles), at most ``MAX_TIERS``."""
-    scores = [
-        float(f[:, 4] @ np.clip(1 - np.abs(f[:, 1] - s.top) / (TOP_FIT * STRIP_TILE), 0, 1))
-        for s, f in zip(strips, found, strict=True)
-    ]
+    scores = [tier_score(s, f) for s, f in zip(strips, found, strict=True)]
     centres, reach = [], []
     for strip, boxes in zip(strips, found, strict=True):
         mid_y = (boxes[:, 1] + boxes[:, 3]) / 2
