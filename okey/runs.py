@@ -894,8 +894,12 @@ def _domination(size: int) -> tuple[int, tuple[tuple[int, int], ...]]:
     smear = []
     step = 1
     while step < field:
-        low = (1 << (field - step)) - 1  # the bits of a field that read a bit ``step`` above
-        smear.append((step, sum(low << (f * field) for f in range(fields))))
+        mask = (1 << (field - step)) - 1  # the bits of a field that read a bit ``step`` above
+        copies = 1
+        while copies < fields:  # (copied to every field, doubling)
+            mask |= mask << (copies * field)
+            copies *= 2
+        smear.append((step, mask))
         step <<= 1
     found = _DOMINATION[size] = (1 << excess_at, tuple(smear))
     return found
