@@ -442,7 +442,8 @@ def _profile_of_clusters(clusters: tuple[tuple[int, int, int], ...], size: int) 
         # LONGEST_RUN (a run keeps at least one face).
         return _component_of_packed(_runs_packed(*clusters[0], size))
     kept_bits, excess_at, _, valid = _run_fields(size)
-    # (The first cluster's bits are taken whole: see ``_profile_of_key``.)
+    # (The first cluster's bits are taken whole: choices another beats still lose to it once
+    # the same choices are added, so the useful choices at the end are the same.)
     table = _runs_bits(*clusters[0], size) & valid if clusters else 1
     for cluster in clusters[1:]:
         new = 0
@@ -572,7 +573,8 @@ _BITS_MEMO: dict[int, int] = {}
 _OUTSIDE = tuple(2 + max(0, 3 - span) for span in range(64))
 
 
-# ``_pads`` per hand size, by the walk's situation (``_runs_bits``).
+# ``_pads`` per hand size (and ``_runs_bits``'s lanes, ``size | lanes << 8``), by the walk's
+# situation.
 _PADS: dict[int, dict[int, tuple[int, ...]]] = {}
 
 
