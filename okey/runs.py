@@ -309,24 +309,33 @@ def _searched_bound(key: int, wrap: bool, size: int) -> int:
     top = 13 if wrap else 12
     ones = line & 3
     kept_bits = kept_field_width(size)
-    best = [0] + [-1] * size  # most kept at each slot count, over the splits of the 1s
-    for high in range(ones + 1) if wrap else range(1):
-        split = line - high + (high << 26)
-        total = None  # most kept at each slot count, over the clusters so far
-        for cluster, _, length in _clusters_packed(split, 0, top):
-            own = _most_kept(_slot_bits(cluster, length, size), kept_bits, size)
-            if total is None:
-                total = own
-                continue
-            added = [-1] * (size + 1)
-            for slots, kept in enumerate(total):
-                if kept >= 0:
-                    for more, extra in enumerate(own[: size + 1 - slots]):
-                        if extra >= 0 and kept + extra > added[slots + more]:
-                            added[slots + more] = kept + extra
-            total = added
-        if total is not None:
-            best = [max(a, b) for a, b in zip(best, total, strict=True)]
+    if wrap and ones:
+        # Every split at once, in lanes (``_profile_of_key``).
+        lanes, stride = ones + 1, _slot_lane(size)
+        within = (1 << ((size + 1) << kept_bits)) - 1
+        found = 0
+        for high in range(lanes):
+            found |= _slot_bits(line - high, top + 1, size, lanes) >> (high * stride) & within
+        return _bound_terms(_most_kept(found, kept_bits, size))
+    best = None  # most kept at each slot count, over the clusters so far
+    for cluster, _, length in _clusters_packed(line, 0, top):
+        own = _most_kept(_slot_bits(cluster, length, size), kept_bits, size)
+        if best is None:
+            best = own
+            continue
+        added = [-1] * (size + 1)
+        for slots, kept in enumerate(best):
+            if kept >= 0:
+                for more, extra in enumerate(own[: size + 1 - slots]):
+                    if extra >= 0 and kept + extra > added[slots + more]:
+                        added[slots + more] = kept + extra
+        best = added
+    return _bound_terms(best or [0] + [-1] * size)
+
+
+def _bound_terms(best: list[int]) -> int:
+    """The packed bound terms (``Component.packed_bound``) of the most kept at each slot count
+    (-1: none)."""
     bounds = []
     for price in SLOT_PRICES:
         most = 0
@@ -393,9 +402,10 @@ def _profile_of_key(key: int, wrap: bool, size: int) -> Component:
     """``_colour_profile`` of the line with this key (``line_key``).
 
     With ``wrap`` a 1 may be played high (position 14, after 13): each split of the held 1s into
-    low and high ones is tried.  Runs never cross 4 or more empty positions, so faces further
-    apart than that are solved apart (as clusters, whose run choices ``_runs_packed`` caches by
-    their shape) and their choices added up.
+    low and high ones is tried, all in one walk of the whole line (``_runs_bits`` with lanes:
+    the splits differ only where a run reaches the high 1).  Otherwise runs never cross 4 or
+    more empty positions, so faces further apart than that are solved apart (as clusters, whose
+    run choices ``_runs_packed`` caches by their shape) and their choices added up.
     """
     line, avail = _line_bits(key, wrap)
     top = 13 if wrap else 12
@@ -413,25 +423,15 @@ def _profile_of_key(key: int, wrap: bool, size: int) -> Component:
                 _SHAPES_MEMO.clear()
             _SHAPES_MEMO[shapes] = component
         return component
-    kept_bits, excess_at, _, valid = _run_fields(size)
+    # Every split at once: the line's choices with the 1s held high 0 to ``ones`` times, in
+    # lanes (``_runs_bits``), from the line with ``ones - high`` held low (the walk of the
+    # line with all held low reaches the others as its rests, from its memo).
+    lanes = ones + 1
     found = 0
     for high in splits:
-        split = line - high + (high << 26)
-        clusters = _clusters_packed(split, avail, top)
-        # The clusters' knapsack as bits (``_run_fields``), each choice of a cluster a shift;
-        # the splits' totals ORed.
-        # (The first cluster's bits are taken whole: choices another beats still lose to it
-        # once the same choices are added, so the useful choices at the end are the same.)
-        table = _runs_bits(*clusters[0], size) & valid if clusters else 1
-        for cluster in clusters[1:]:
-            new = 0
-            for k, kept in _runs_packed(*cluster, size):
-                new |= table << (
-                    kept + ((k & SLOTS_MASK) << kept_bits) + ((k >> SHIFT) << excess_at)
-                )
-            table = new & valid
-        found |= table
-    return _component_of_packed(_useful_items(found, size))
+        bits = _runs_bits(line - high, avail, top + 1, size, lanes)
+        found |= _lane_of(bits, high, lanes, size)
+    return _component_of_packed(_useful_items(found & _run_fields(size)[3], size))
 
 
 def _profile_of_clusters(clusters: tuple[tuple[int, int, int], ...], size: int) -> Component:
@@ -442,7 +442,8 @@ def _profile_of_clusters(clusters: tuple[tuple[int, int, int], ...], size: int) 
         # LONGEST_RUN (a run keeps at least one face).
         return _component_of_packed(_runs_packed(*clusters[0], size))
     kept_bits, excess_at, _, valid = _run_fields(size)
-    # (The first cluster's bits are taken whole: see ``_profile_of_key``.)
+    # (The first cluster's bits are taken whole: choices another beats still lose to it once
+    # the same choices are added, so the useful choices at the end are the same.)
     table = _runs_bits(*clusters[0], size) & valid if clusters else 1
     for cluster in clusters[1:]:
         new = 0
@@ -572,20 +573,29 @@ _BITS_MEMO: dict[int, int] = {}
 _OUTSIDE = tuple(2 + max(0, 3 - span) for span in range(64))
 
 
-# ``_pads`` per hand size, by the walk's situation (``_runs_bits``).
+# ``_pads`` per hand size (and ``_runs_bits``'s lanes, ``size | lanes << 8``), by the walk's
+# situation.
 _PADS: dict[int, dict[int, tuple[int, ...]]] = {}
 
 
 def _pads(
-    reach: int, leads: int, room: int, lead_missing: int, trail_missing: int, size: int
+    reach: int,
+    leads: int,
+    room: int,
+    lead_missing: int,
+    trail_missing: int,
+    size: int,
+    lanes: int = 1,
 ) -> tuple[int, ...]:
     """The shifts (``_run_fields``) that the drawn tiles around a run's kept span add, each
     once: a lead of up to ``leads`` tiles before its first face and a trail of up to ``room``
     after its last (``reach`` positions apart), together at most what makes the run 3 long
     plus 2 (``_OUTSIDE``), the run 3 to ``LONGEST_RUN`` long; each drawn tile at a position
     with no copy left (bits of ``lead_missing``, the lowest the furthest left, and of
-    ``trail_missing``, the lowest the nearest) counts one excess."""
+    ``trail_missing``, the lowest the nearest) counts one excess (``lanes`` layers of
+    ``_runs_bits``'s lanes apart)."""
     kept_bits, excess_at, _, _ = _run_fields(size)
+    excess_step = lanes << excess_at
     outside = _OUTSIDE[reach]
     shifts = set()
     for trail in range(room + 1):
@@ -593,7 +603,7 @@ def _pads(
         run = reach + trail
         for lead in range(max(0, 3 - run), min(leads, outside - trail, LONGEST_SEARCHED - run) + 1):
             lead_excess = (lead_missing >> (leads - lead)).bit_count()
-            shifts.add(((lead + trail) << kept_bits) + ((lead_excess + trail_excess) << excess_at))
+            shifts.add(((lead + trail) << kept_bits) + (lead_excess + trail_excess) * excess_step)
     return tuple(sorted(shifts))
 
 
@@ -674,7 +684,7 @@ def useful_bits(bits: int, size: int) -> dict[int, int]:
     return found
 
 
-def _runs_bits(line: int, avail: int, length: int, size: int) -> int:
+def _runs_bits(line: int, avail: int, length: int, size: int, lanes: int = 1) -> int:
     """Every way to lay a colour's faces out in runs, as a set of bits: one per (slots, kept,
     excess) some layout reaches (``_run_fields``), those over ``size`` slots left out.
 
@@ -689,10 +699,20 @@ def _runs_bits(line: int, avail: int, length: int, size: int) -> int:
     3 or more spare slots make a group of their own.  A drawn tile whose face has no copy left
     counts one excess (an okey must stand in).  Adding a run to the rest of the line's choices
     is one shift of the rest's bits (by the run's slots, kept and excess).
+
+    With ``lanes`` over 1, the line's last position (a 1 played high) is left empty in ``line``
+    and the answer holds the line's choices with it held 0 to ``lanes - 1`` times at once, in
+    lanes (``_lane_spread``): excess e of lane t in layer ``e * lanes + t``.  Where no run from
+    the lowest face can reach the last position, the walk is the same for every count held
+    there, so one walk serves them all (the splits of a line's 1s, ``_profile_of_key``, share
+    it); nearer, each lane is walked alone.
     """
-    if not line:
+    if line:
+        first = ((line & -line).bit_length() - 1) >> 1
+    elif lanes == 1:
         return 1
-    first = ((line & -line).bit_length() - 1) >> 1
+    else:
+        first = length - 1  # (lanes: nothing held before the last position)
     if first > MAX_OUTSIDE:
         # Positions further left than a lead of MAX_OUTSIDE can reach play no part.
         cut = first - MAX_OUTSIDE
@@ -700,22 +720,31 @@ def _runs_bits(line: int, avail: int, length: int, size: int) -> int:
         avail >>= cut
         length -= cut
         first = MAX_OUTSIDE
-    tail = (avail << 32) | (length << 48) | (size << 56)
+    tail = (avail << 32) | (length << 48) | (size << 56) | ((lanes - 1) << 62)
     memo = _BITS_MEMO
     cached = memo.get(line | tail)
     if cached is not None:
         return cached
-    kept_bits, excess_at, valid, _ = _run_fields(size)
     top = length - 1
+    if lanes > 1 and top - first < LONGEST_SEARCHED:
+        found = _lanes_apart(line, avail, length, size, lanes)
+        if len(memo) >= _RUNS_MEMO_LIMIT:
+            memo.clear()
+        memo[line | tail] = found
+        return found
+    kept_bits, excess_at, valid, _ = _run_fields(size)
+    excess_step = lanes << excess_at
+    if lanes > 1:
+        valid = _lanes_valid(size, lanes)
     rest = line - (1 << (2 * first))
-    found = _runs_bits(rest, avail, length, size)
+    found = _runs_bits(rest, avail, length, size, lanes)
     missing = ~avail
     leads = first if first < MAX_OUTSIDE else MAX_OUTSIDE
     # The positions a lead may draw (bit i: position first - leads + i) with no copy left.
     lead_missing = (missing >> (first - leads)) & ((1 << leads) - 1)
-    pads_of = _PADS.get(size)
+    pads_of = _PADS.get(size | (lanes << 8))
     if pads_of is None:
-        pads_of = _PADS[size] = {}
+        pads_of = _PADS[size | (lanes << 8)] = {}
     # One walk up the line from the first face, from one kept face to the next (a run takes
     # every held face on its way): a run through the first face may end on each, perhaps plus
     # drawn tiles (its trail), and start with drawn tiles before the first face (its lead).
@@ -737,11 +766,11 @@ def _runs_bits(line: int, avail: int, length: int, size: int) -> int:
         situation |= trail_missing
         pads = pads_of.get(situation)
         if pads is None:
-            pads = _pads(reach, leads, room, lead_missing, trail_missing, size)
+            pads = _pads(reach, leads, room, lead_missing, trail_missing, size, lanes)
             pads_of[situation] = pads
         if pads:
             if not left:
-                sub = 1
+                sub = 1 if lanes == 1 else _runs_bits(0, avail, length, size, lanes)
             else:
                 # ``_runs_bits(left, ...)``, its memo read here first.
                 low = ((left & -left).bit_length() - 1) >> 1
@@ -752,13 +781,14 @@ def _runs_bits(line: int, avail: int, length: int, size: int) -> int:
                         | ((avail >> cut) << 32)
                         | ((length - cut) << 48)
                         | (size << 56)
+                        | ((lanes - 1) << 62)
                     )
                 else:
                     key = left | tail
                 sub = memo.get(key)
                 if sub is None:
-                    sub = _runs_bits(left, avail, length, size)
-            base = sub << (kept + (reach << kept_bits) + (excess << excess_at))
+                    sub = _runs_bits(left, avail, length, size, lanes)
+            base = sub << (kept + (reach << kept_bits) + excess * excess_step)
             for shift in pads:
                 found |= base << shift
         # The run goes on to the next held face across at most MAX_OUTSIDE drawn tiles.
@@ -768,40 +798,163 @@ def _runs_bits(line: int, avail: int, length: int, size: int) -> int:
         left -= 1 << (2 * after)
         kept += 1
         end = after
-    found &= valid
+    found = _undominated(found & valid, size, lanes)
     if len(memo) >= _RUNS_MEMO_LIMIT:
         memo.clear()
     memo[line | tail] = found
     return found
 
 
+def _lanes_apart(line: int, avail: int, length: int, size: int, lanes: int) -> int:
+    """``_runs_bits(line, avail, length, size, lanes)``, each lane walked alone: the line with
+    its last position held 0 to ``lanes - 1`` times."""
+    top = 2 * (length - 1)
+    found = 0
+    for held in range(lanes):
+        bits = _runs_bits(line | (held << top), avail, length, size)
+        found |= _lane_spread(bits, held, lanes, size)
+    return found
+
+
+def _lane_spread(bits: int, lane: int, lanes: int, size: int) -> int:
+    """A ``_runs_bits`` set of one lane in lanes' layers: excess e's layer (``1 << excess_at``
+    bits, ``_run_fields``) to layer ``e * lanes + lane`` (``_runs_bits`` with ``lanes``)."""
+    width = 1 << _run_fields(size)[1]
+    mask = (1 << width) - 1
+    found = 0
+    at = lane * width
+    while bits:
+        found |= (bits & mask) << at
+        bits >>= width
+        at += lanes * width
+    return found
+
+
+def _lane_of(bits: int, lane: int, lanes: int, size: int) -> int:
+    """One lane of a ``_runs_bits`` set in lanes (``_lane_spread`` undone)."""
+    width = 1 << _run_fields(size)[1]
+    mask = (1 << width) - 1
+    bits >>= lane * width
+    found = 0
+    at = 0
+    while bits:
+        found |= (bits & mask) << at
+        bits >>= lanes * width
+        at += width
+    return found
+
+
+def _lanes_valid(size: int, lanes: int) -> int:
+    """``_run_fields(size)``'s mask of totals within ``size`` slots and excess, in each lane."""
+    valid = _LANES_VALID.get(size | (lanes << 8))
+    if valid is None:
+        within = _run_fields(size)[2]
+        valid = 0
+        for lane in range(lanes):
+            valid |= _lane_spread(within, lane, lanes, size)
+        _LANES_VALID[size | (lanes << 8)] = valid
+    return valid
+
+
+_LANES_VALID: dict[int, int] = {}
+
+
+def _undominated(bits: int, size: int, lanes: int = 1) -> int:
+    """A ``_runs_bits`` set less every choice that one with the same slots, less excess and as
+    many kept faces or more beats.
+
+    Such a choice is never useful (``useful_bits``), and stays beaten once the same runs are
+    added to both (the same shift; the one with less excess is within every mask the other
+    is), so dropping it at any step of the search changes no useful choice.  Most choices with
+    much excess (drawn tiles with no copy left) are beaten that way: the sets shrink to a few
+    layers of excess, and every later shift of them is that much cheaper.  (With ``lanes``,
+    as ``_runs_bits``'s: each lane's layers apart.)"""
+    width, smear = _DOMINATION.get(size) or _domination(size)
+    width *= lanes
+    length = bits.bit_length()
+    if length <= width:
+        return bits  # (one layer of excess: nothing with less)
+    # Each field (one slot count of one layer) with every kept count under its most kept ...
+    down = bits
+    for step, mask in smear:
+        down |= (down >> step) & mask
+    # ... and ORed over the layers below each layer (a prefix OR, one layer up).
+    below = down << width
+    shift = width
+    while shift < length:
+        below |= below << shift
+        shift <<= 1
+    return bits & ~below
+
+
+def _domination(size: int) -> tuple[int, tuple[tuple[int, int], ...]]:
+    """``_undominated``'s layer width and its smearing steps (shift, mask) of the kept fields,
+    over every layer within ``size`` excess, in up to 3 lanes (``_runs_bits``)."""
+    kept_bits, excess_at, _, _ = _run_fields(size)
+    field = 1 << kept_bits
+    fields = 3 * (size + 1) << (excess_at - kept_bits)
+    smear = []
+    step = 1
+    while step < field:
+        mask = (1 << (field - step)) - 1  # the bits of a field that read a bit ``step`` above
+        copies = 1
+        while copies < fields:  # (copied to every field, doubling)
+            mask |= mask << (copies * field)
+            copies *= 2
+        smear.append((step, mask))
+        step <<= 1
+    found = _DOMINATION[size] = (1 << excess_at, tuple(smear))
+    return found
+
+
+_DOMINATION: dict[int, tuple[int, tuple[tuple[int, int], ...]]] = {}
+
+
 # ``_slot_bits`` results by line, length and size (ints only).
 _SLOT_MEMO: dict[int, int] = {}
 
 
-def _slot_bits(line: int, length: int, size: int) -> int:
+def _slot_bits(line: int, length: int, size: int, lanes: int = 1) -> int:
     """``_runs_bits`` without the excess (every copy taken as left to draw): one bit per
     (slots, kept) some layout of the line's runs reaches within ``size`` slots, in the fields
-    of ``_run_fields`` (the same walk up the line, the same runs)."""
-    if not line:
+    of ``_run_fields`` (the same walk up the line, the same runs).  With ``lanes``, as
+    ``_runs_bits``'s (the last position left empty in ``line``), lane t from bit
+    ``t * _slot_lane(size)`` on."""
+    if line:
+        first = ((line & -line).bit_length() - 1) >> 1
+    elif lanes == 1:
         return 1
-    first = ((line & -line).bit_length() - 1) >> 1
+    else:
+        first = length - 1
     if first > MAX_OUTSIDE:
         cut = first - MAX_OUTSIDE
         line >>= 2 * cut
         length -= cut
         first = MAX_OUTSIDE
-    tail = size << 40
+    tail = (size << 40) | ((lanes - 1) << 46)
     key = line | (length << 32) | tail
     memo = _SLOT_MEMO
     cached = memo.get(key)
     if cached is not None:
         return cached
+    top = length - 1
+    if lanes > 1 and top - first < LONGEST_SEARCHED:
+        # Each lane walked alone (``_runs_bits``).
+        stride = _slot_lane(size)
+        found = 0
+        for held in range(lanes):
+            found |= _slot_bits(line | (held << (2 * top)), length, size) << (held * stride)
+        if len(memo) >= _RUNS_MEMO_LIMIT:
+            memo.clear()
+        memo[key] = found
+        return found
     kept_bits = kept_field_width(size)
     valid = (1 << ((size + 1) << kept_bits)) - 1
-    top = length - 1
+    if lanes > 1:
+        stride = _slot_lane(size)
+        valid = sum(valid << (lane * stride) for lane in range(lanes))
     rest = line - (1 << (2 * first))
-    found = _slot_bits(rest, length, size)
+    found = _slot_bits(rest, length, size, lanes)
     leads = first if first < MAX_OUTSIDE else MAX_OUTSIDE
     pads_of = _PADS.get(size)
     if pads_of is None:
@@ -825,7 +978,7 @@ def _slot_bits(line: int, length: int, size: int) -> int:
             pads = pads_of[situation] = _pads(reach, leads, room, 0, 0, size)
         if pads:
             if not left:
-                sub = 1
+                sub = 1 if lanes == 1 else _slot_bits(0, length, size, lanes)
             else:
                 # ``_slot_bits(left, ...)``, its memo read here first.
                 low = ((left & -left).bit_length() - 1) >> 1
@@ -835,7 +988,7 @@ def _slot_bits(line: int, length: int, size: int) -> int:
                 else:
                     sub = memo.get(left | (length << 32) | tail)
                 if sub is None:
-                    sub = _slot_bits(left, length, size)
+                    sub = _slot_bits(left, length, size, lanes)
             base = sub << (kept + (reach << kept_bits))
             for shift in pads:
                 found |= base << shift
@@ -849,3 +1002,9 @@ def _slot_bits(line: int, length: int, size: int) -> int:
         memo.clear()
     memo[key] = found
     return found
+
+
+def _slot_lane(size: int) -> int:
+    """Where a lane of ``_slot_bits`` starts after the one before it: ``size`` slots, and room
+    for a run's shift past them before the mask."""
+    return (size + 8) << kept_field_width(size)

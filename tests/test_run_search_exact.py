@@ -115,3 +115,30 @@ def test_small_one_colour_hands_agree_with_brute_force(rnd, size, wrap):
     fast = distance_to_win(tiles, indicator, rules)
     slow = brute_distance(tiles, indicator, rules, limit=2)
     assert fast == slow if slow is not None else fast > 2
+
+
+def test_lanes_walk_each_split_of_the_ones_as_if_alone():
+    """``runs._runs_bits`` and ``runs._slot_bits`` with lanes (a line of 14 positions, its last
+    one, the 1 played high, held 0 to ``lanes - 1`` times at once): each lane is the line with
+    that count there, searched alone (the same useful choices, the same slot bits)."""
+    rnd = random.Random(35)
+    for _ in range(300):
+        counts = [rnd.choice([0, 1, 1, 2, 2]) for _ in range(13)]
+        if rnd.random() < 0.3:
+            counts = [rnd.choice([0, 0, 0, 1, 2]) for _ in range(13)]
+        line = sum(count << (2 * p) for p, count in enumerate(counts))
+        avail = rnd.getrandbits(13) if rnd.random() < 0.6 else (1 << 13) - 1
+        avail |= (avail & 1) << 13  # (the 1 played high reads the 1's copy left)
+        size = rnd.choice([14, 15, 21, 22])
+        lanes = rnd.choice([2, 3])
+        valid = runs._run_fields(size)[2]
+        together = runs._runs_bits(line, avail, 14, size, lanes)
+        slots_together = runs._slot_bits(line, 14, size, lanes)
+        within = (1 << ((size + 1) << runs.kept_field_width(size))) - 1
+        for high in range(lanes):
+            alone = runs._runs_bits(line | high << 26, avail, 14, size) & valid
+            lane = runs._lane_of(together, high, lanes, size)
+            assert runs.useful_bits(lane, size) == runs.useful_bits(alone, size), (line, high)
+            slots_alone = runs._slot_bits(line | high << 26, 14, size)
+            lane_slots = slots_together >> (high * runs._slot_lane(size)) & within
+            assert lane_slots == slots_alone, (line, avail, high)
