@@ -55,7 +55,7 @@ WHOLE = (0.7, 2.0)  # a reading's size against a whole tile's there for it to co
 PLANE_MIN = 4  # tiles to fit a whole tile's size down the picture
 SLANT = 3.0  # a whole tile at the picture's bottom at most this many times one at its top
 PLANE_BANDS = (2.5, 1.4, 1.2)  # each fit's points within this ratio of it make the next fit
-POSE_SHIFT = 0.2  # a tile uncovered again lies within this share of a tile's long side
+POSE_SHIFT = 0.15  # a tile uncovered again lies within this share of a tile's long side
 POSE_TURN = 20.0  # and within this many degrees of the turn it lay at
 # the table's sides as the camera sees them (near: the picture's bottom), and its middle (the
 # face-down stacks and the indicator)
