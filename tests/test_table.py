@@ -177,6 +177,19 @@ def test_a_second_copy_put_on_tidily_is_added_not_a_take() -> None:
     assert sorted(str(t) for t in tracker.seen) == ["B9", "R5", "R5"]
 
 
+def test_a_copy_put_on_its_twin_is_added_where_it_lies_off_the_twin() -> None:
+    tracker = TableTracker(image_size=SIZE, confirm=3)
+    feed(tracker, 0, [[lying("R11", 560, 250, turn=90)]] * 4)
+    feed(tracker, 4, [[]] * 2)  # the hand that puts the second R11 on the first
+    changes = feed(tracker, 6, [[lying("R11", 566, 242, turn=95)]] * 4)  # 0.18 of a tile off
+    assert kinds(changes) == [("added", "R11")]
+    assert [str(t) for t in tracker.seen] == ["R11", "R11"]
+    # the same tile seen again where it lay after a hand passes is no copy
+    feed(tracker, 10, [[]] * 2)
+    assert feed(tracker, 12, [[lying("R11", 566, 242, turn=95)]] * 4) == []
+    assert len(tracker.seen) == 2
+
+
 def test_a_top_read_another_way_with_nothing_over_it_is_corrected_not_added() -> None:
     tracker = TableTracker(image_size=SIZE, confirm=3)
     first = feed(tracker, 0, [[lying("K10", 320, 400)]] * 3)  # a K5 misread while it lay there

@@ -3,15 +3,22 @@ tiles taken from the discard piles, and every change with the frame it came from
 
 A *place* is where tiles lie (a discard pile, the indicator, a meld's tile).  Each frame's
 readings are matched to the places by their centres (within ``REACH`` of a tile's long side),
-and each place keeps its last ``window`` votes (the tile read there, or nothing):
+and each place keeps its last ``window`` votes (the tile read there, or nothing) with the
+classifier's probabilities.  The votes say *that* a tile is there; *which* tile it is, is what
+the probabilities summed over its frames make it, and never a third copy of a tile (a set has
+two of each, and two false jokers: a reading that would make a third is its next likeliest):
 
 - a tile read at one place in ``confirm`` of the last ``window`` frames counts: on an empty new
-  place it is *added* to ``seen``; read where the tile below the top was, the top was *taken*
-  (recorded with the pile it came from, ``seen`` unchanged: the tile is known, now in a hand);
-  read on top of another tile in ``confirm`` frames in a row after the pile was hidden (a hand
-  puts a tile down), a new tile was put on a pile and is *added*; without the pile hidden in
-  between, the top was misread and is *corrected* (a pile's top read now one way, now another
-  stays what it was);
+  place it is *added* to ``seen``; read where the tile below the top was (within
+  ``POSE_SHIFT`` and ``POSE_TURN``), the top was *taken* (recorded with the pile it came from,
+  ``seen`` unchanged: the tile is known, now in a hand); read on top of another tile in
+  ``confirm`` readings running, none of them the top, after the pile was hidden (a hand puts a
+  tile down), a new tile was put on a pile and is *added*; the top itself read again after the
+  pile was hidden, ``confirm`` readings running away from where it lay, is a second copy put
+  on it (*added*);
+- every top tile is read again as frames come: when the probabilities summed over all the
+  frames it lay on top name another tile by ``REREAD`` frames' worth, the tile is *corrected*
+  (with that frame); a pile's top read now one way, now another stays what most frames read;
 - a reading a little off its place (a hand over part of the tile) whose tile is the top of a
   place within a tile's length is that place's;
 - a place where nothing is read for ``gone`` frames in a row lost its last tile: *taken*;
@@ -20,7 +27,8 @@ and each place keeps its last ``window`` votes (the tile read there, or nothing)
 - a hand passing over the table hides tiles or shows skin for a few frames: nothing reaches
   ``confirm`` votes at one place, so nothing changes.
 
-A person corrects a change by its id (``correct``): another tile, or no tile at all.
+A person corrects a change by its id (``correct``): another tile, or no tile at all; a tile a
+person named is not read again from the frames.
 
 >>> from okey import Tile
 >>> from vision.table import TableTile
@@ -224,7 +232,14 @@ class TableTracker:
                 if not place.hidden:
                     place.first_unseen = frame
                 place.hidden = True
-            if reading is not None and place.stack and reading.tile == place.stack[-1].tile:
+            if (
+                reading is not None
+                and place.stack
+                and reading.tile == place.stack[-1].tile
+                and not (
+                    place.hidden and not _same_pose(place.stack[-1].pose, pose_of(reading), place)
+                )
+            ):
                 place.centre = 0.8 * place.centre + 0.2 * np.asarray(reading.centre)
                 place.size = 0.8 * place.size + 0.2 * reading.size
                 top = place.stack[-1]
@@ -317,6 +332,7 @@ class TableTracker:
     def _confirmed(self, place: _Place, tile: Tile) -> None:
         stack, vote = place.stack, tile
         if stack and stack[-1].tile == tile:
+            self._twin(place)
             return
         # the last ``confirm`` readings, frames with nothing read (a hand passing) skipped
         first = self._frame - len(place.votes) + 1
@@ -367,6 +383,38 @@ class TableTracker:
         stack.append(laid)
         self._counted[change.id] = tile
         place.hidden = False  # the pile is seen with its new top: hidden again only from now
+
+    def _twin(self, place: _Place) -> None:
+        """The top read again after the pile was hidden, ``confirm`` readings in a row away from
+        where it lay: a second copy was put on it (``added``), unless that makes a third copy."""
+        if not place.hidden:
+            return
+        first = self._frame - len(place.votes) + 1
+        read = [
+            (first + k, v, q, p)
+            for k, (v, q, p) in enumerate(zip(place.votes, place.poses, place.probs, strict=True))
+            if v is not None
+        ][-self.confirm :]
+        top = place.stack[-1]
+        if len(read) < self.confirm or any(v != top.tile for _, v, _, _ in read):
+            return
+        if place.first_unseen is None or place.first_unseen >= read[0][0]:
+            return
+        pose = _median_pose([q for _, _, q, _ in read])
+        if _same_pose(top.pose, pose, place):
+            return
+        copies = sum(t == top.tile for t in self._counted.values())
+        if copies < 2:
+            top.forget_since(read[0][0])
+            change = self._record("added", top.tile, place)
+            laid = _Laid(top.tile, change.id, pose)
+            for f, _, _, p in read:
+                laid.read(f, p, self.window)
+            place.stack.append(laid)
+            self._counted[change.id] = top.tile
+        else:
+            top.pose = pose  # moved, not a copy: the set has no third
+        place.hidden = False
 
     def _reread(self, place: _Place) -> None:
         """A top tile read again from all its frames: where the probabilities summed over them
