@@ -127,7 +127,8 @@ def game_readings(
         models = hashlib.sha1()
         for name in ("tile_detector.onnx", "tile_classifier.onnx"):
             models.update((ROOT / "models" / name).read_bytes())
-        key = f"{seed}-{turns}-{per_turn}-{pool}-{models.hexdigest()[:12]}"
+        # "p": the readings carry the classifier's probabilities (older caches do not)
+        key = f"{seed}-{turns}-{per_turn}-{pool}-{models.hexdigest()[:12]}-p"
         path = cache / f"game-{key}.pkl"
         if path.exists():
             with path.open("rb") as f:

@@ -64,6 +64,9 @@ class TableTile:
     quad: tuple[tuple[float, float], ...] | None = None  # turned outline, when known
     role: str = "table"  # "indicator", "meld" or "table"
     meld: int | None = None  # index into ``TableScan.melds``
+    # the classifier's probability of each identity (53, index = ``Tile.index``), when known:
+    # a video's tracker sums them over the frames that read one spot
+    probs: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def centre(self) -> tuple[float, float]:
@@ -330,6 +333,7 @@ def assemble(
             box=t.box,
             confidence=float(t.probs[tile.index] * t.detection_confidence),
             quad=None if turned is None else quad_of(turned[i]),
+            probs=np.asarray(t.probs, np.float32),
         )
         for k, ((i, t), tile) in enumerate(zip(readings, read, strict=True))
     ]

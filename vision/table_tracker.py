@@ -3,15 +3,22 @@ tiles taken from the discard piles, and every change with the frame it came from
 
 A *place* is where tiles lie (a discard pile, the indicator, a meld's tile).  Each frame's
 readings are matched to the places by their centres (within ``REACH`` of a tile's long side),
-and each place keeps its last ``window`` votes (the tile read there, or nothing):
+and each place keeps its last ``window`` votes (the tile read there, or nothing) with the
+classifier's probabilities.  The votes say *that* a tile is there; *which* tile it is, is what
+the probabilities summed over its frames make it, and never a third copy of a tile (a set has
+two of each, and two false jokers: a reading that would make a third is its next likeliest):
 
 - a tile read at one place in ``confirm`` of the last ``window`` frames counts: on an empty new
-  place it is *added* to ``seen``; read where the tile below the top was, the top was *taken*
-  (recorded with the pile it came from, ``seen`` unchanged: the tile is known, now in a hand);
-  read on top of another tile in ``confirm`` frames in a row after the pile was hidden (a hand
-  puts a tile down), a new tile was put on a pile and is *added*; without the pile hidden in
-  between, the top was misread and is *corrected* (a pile's top read now one way, now another
-  stays what it was);
+  place it is *added* to ``seen``; read where the tile below the top was (within
+  ``POSE_SHIFT`` and ``POSE_TURN``), the top was *taken* (recorded with the pile it came from,
+  ``seen`` unchanged: the tile is known, now in a hand); read on top of another tile in
+  ``confirm`` readings running, none of them the top, after the pile was hidden (a hand puts a
+  tile down), a new tile was put on a pile and is *added*; the top itself read again after the
+  pile was hidden, ``confirm`` readings running away from where it lay, is a second copy put
+  on it (*added*);
+- every top tile is read again as frames come: when the probabilities summed over all the
+  frames it lay on top name another tile by ``REREAD`` frames' worth, the tile is *corrected*
+  (with that frame); a pile's top read now one way, now another stays what most frames read;
 - a reading a little off its place (a hand over part of the tile) whose tile is the top of a
   place within a tile's length is that place's;
 - a place where nothing is read for ``gone`` frames in a row lost its last tile: *taken*;
@@ -20,7 +27,8 @@ and each place keeps its last ``window`` votes (the tile read there, or nothing)
 - a hand passing over the table hides tiles or shows skin for a few frames: nothing reaches
   ``confirm`` votes at one place, so nothing changes.
 
-A person corrects a change by its id (``correct``): another tile, or no tile at all.
+A person corrects a change by its id (``correct``): another tile, or no tile at all; a tile a
+person named is not read again from the frames.
 
 >>> from okey import Tile
 >>> from vision.table import TableTile
@@ -55,11 +63,12 @@ WHOLE = (0.7, 2.0)  # a reading's size against a whole tile's there for it to co
 PLANE_MIN = 4  # tiles to fit a whole tile's size down the picture
 SLANT = 3.0  # a whole tile at the picture's bottom at most this many times one at its top
 PLANE_BANDS = (2.5, 1.4, 1.2)  # each fit's points within this ratio of it make the next fit
-POSE_SHIFT = 0.2  # a tile uncovered again lies within this share of a tile's long side
+POSE_SHIFT = 0.15  # a tile uncovered again lies within this share of a tile's long side
 POSE_TURN = 20.0  # and within this many degrees of the turn it lay at
 # the table's sides as the camera sees them (near: the picture's bottom), and its middle (the
 # face-down stacks and the indicator)
 SIDES = ("near", "right", "far", "left", "middle")
+REREAD = 2.0  # a top is re-read as another tile only when that tile leads by this many frames
 MIDDLE = 0.12  # within this share of the picture's size from its centre: the middle
 
 
@@ -94,11 +103,32 @@ Pose = tuple[float, float, float]  # a reading's centre (x, y) and the turn of i
 
 @dataclass
 class _Laid:
-    """A tile on a place's stack: the ``added`` change that counts it and where it lay."""
+    """A tile on a place's stack: the ``added`` change that counts it, where it lay, and what
+    the classifier made of it over the frames it lay on top: the probabilities summed
+    (``scores``, over ``frames`` frames), the last few kept apart (``recent``: they may turn
+    out to be a new tile's put on it)."""
 
     tile: Tile
     change: int
     pose: Pose | None
+    scores: np.ndarray = field(default_factory=lambda: np.zeros(53))
+    frames: int = 0
+    recent: deque[tuple[int, np.ndarray]] = field(default_factory=deque)
+    pinned: bool = False  # a person named it: the frames no longer re-read it
+
+    def read(self, frame: int, probs: np.ndarray, keep: int) -> None:
+        self.scores = self.scores + probs
+        self.frames += 1
+        self.recent.append((frame, probs))
+        while self.recent and self.recent[0][0] <= frame - keep:
+            self.recent.popleft()
+
+    def forget_since(self, frame: int) -> None:
+        """The readings from ``frame`` on were of another tile (put on this one)."""
+        while self.recent and self.recent[-1][0] >= frame:
+            _, probs = self.recent.pop()
+            self.scores = self.scores - probs
+            self.frames -= 1
 
 
 @dataclass
@@ -108,8 +138,10 @@ class _Place:
     size: float
     votes: deque[Tile | None]
     poses: deque[Pose | None]
+    probs: deque[np.ndarray | None]
     stack: list[_Laid] = field(default_factory=list)  # bottom to top
     hidden: bool = False  # nothing was read here since the top tile was last read
+    first_unseen: int | None = None  # the first frame nothing was read since then
     empty_for: int = 0
     taken: tuple[_Laid, int] | None = None  # the last take from here: its tile and change
 
@@ -193,15 +225,28 @@ class TableTracker:
             reading = matched.get(place.id)
             place.votes.append(None if reading is None else reading.tile)
             place.poses.append(None if reading is None else pose_of(reading))
+            place.probs.append(None if reading is None else probs_of(reading))
+            if reading is not None and place.stack:
+                place.stack[-1].read(frame, place.probs[-1], self.window)
             if reading is None:
+                if not place.hidden:
+                    place.first_unseen = frame
                 place.hidden = True
-            if reading is not None and place.stack and reading.tile == place.stack[-1].tile:
+            if (
+                reading is not None
+                and place.stack
+                and reading.tile == place.stack[-1].tile
+                and not (
+                    place.hidden and not _same_pose(place.stack[-1].pose, pose_of(reading), place)
+                )
+            ):
                 place.centre = 0.8 * place.centre + 0.2 * np.asarray(reading.centre)
                 place.size = 0.8 * place.size + 0.2 * reading.size
                 top = place.stack[-1]
                 top.pose = _blend(top.pose, pose_of(reading))
                 place.hidden = False
             self._decide(place)
+            self._reread(place)
         # a place that never showed one tile long enough is forgotten (a hand, a misread)
         self._places = [
             p for p in self._places if p.stack or p.taken or any(v is not None for v in p.votes)
@@ -257,6 +302,7 @@ class TableTracker:
                     size=t.size,
                     votes=deque([None] * (self.window - 1), maxlen=self.window),
                     poses=deque([None] * (self.window - 1), maxlen=self.window),
+                    probs=deque([None] * (self.window - 1), maxlen=self.window),
                 )
                 self._places.append(place)
                 out[place.id] = t
@@ -284,16 +330,30 @@ class TableTracker:
         place.taken = (top, change.id)
 
     def _confirmed(self, place: _Place, tile: Tile) -> None:
-        stack = place.stack
+        stack, vote = place.stack, tile
         if stack and stack[-1].tile == tile:
+            self._twin(place)
             return
         # the last ``confirm`` readings, frames with nothing read (a hand passing) skipped
-        recent = [v for v in place.votes if v is not None][-self.confirm :]
-        if stack and any(v != tile for v in recent):
-            # a pile's top changes only on ``confirm`` readings in a row: a top tile read now
-            # one way, now another (turned, half under a hand) stays what it was
+        first = self._frame - len(place.votes) + 1
+        read = [
+            (first + k, v, p)
+            for k, (v, p) in enumerate(zip(place.votes, place.probs, strict=True))
+            if v is not None
+        ]
+        if stack:
+            read = read[-self.confirm :]
+            if any(v == stack[-1].tile for _, v, _ in read):
+                # a pile's top changes only on ``confirm`` readings in a row: a top tile read
+                # now one way, now another (turned, half under a hand) stays what it was
+                return
+        # the tile is what the frames' probabilities summed make it (the votes say that a tile
+        # is there)
+        scores = np.sum([p for _, _, p in read], axis=0)
+        tile = Tile(int(np.argmax(scores)))
+        if stack and stack[-1].tile == tile:
             return
-        pose = _median_pose([p for v, p in zip(place.votes, place.poses, strict=True) if v == tile])
+        pose = _median_pose([p for v, p in zip(place.votes, place.poses, strict=True) if v == vote])
         if len(stack) >= 2 and stack[-2].tile == tile and _same_pose(stack[-2].pose, pose, place):
             self._take(place)  # the tile below the top shows again where it lay
             return
@@ -306,19 +366,81 @@ class TableTracker:
             return
         if self._same_tile_nearby(place, tile):
             return
-        if stack and not place.hidden:
-            # read another way without anything hiding the pile in between: no tile was put on
-            # it (a hand would have hidden it), the top was misread and is read right now
-            top = stack[-1]
-            self._record("corrected", tile, place, of=top.change, was=top.tile)
-            if top.change in self._counted:
-                self._counted[top.change] = tile
-            top.tile = tile
+        hidden_before = place.first_unseen is not None and place.first_unseen < read[0][0]
+        if stack and not (place.hidden and hidden_before):
+            # read another way without anything hiding the pile before (a hand would have
+            # hidden it while putting a tile down): the top's own frames re-read it (``_reread``)
             return
+        tile = self._likeliest(scores)  # a new tile on the table: never a third copy
+        if stack:
+            if stack[-1].tile == tile:
+                return
+            stack[-1].forget_since(read[0][0])  # the new tile's readings are not the one below's
         change = self._record("added", tile, place)
-        stack.append(_Laid(tile, change.id, pose))
+        laid = _Laid(tile, change.id, pose)
+        for f, _, p in read:
+            laid.read(f, p, self.window)
+        stack.append(laid)
         self._counted[change.id] = tile
         place.hidden = False  # the pile is seen with its new top: hidden again only from now
+
+    def _twin(self, place: _Place) -> None:
+        """The top read again after the pile was hidden, ``confirm`` readings in a row away from
+        where it lay: a second copy was put on it (``added``), unless that makes a third copy."""
+        if not place.hidden:
+            return
+        first = self._frame - len(place.votes) + 1
+        read = [
+            (first + k, v, q, p)
+            for k, (v, q, p) in enumerate(zip(place.votes, place.poses, place.probs, strict=True))
+            if v is not None
+        ][-self.confirm :]
+        top = place.stack[-1]
+        if len(read) < self.confirm or any(v != top.tile for _, v, _, _ in read):
+            return
+        if place.first_unseen is None or place.first_unseen >= read[0][0]:
+            return
+        pose = _median_pose([q for _, _, q, _ in read])
+        if _same_pose(top.pose, pose, place):
+            return
+        copies = sum(t == top.tile for t in self._counted.values())
+        if copies < 2:
+            top.forget_since(read[0][0])
+            change = self._record("added", top.tile, place)
+            laid = _Laid(top.tile, change.id, pose)
+            for f, _, _, p in read:
+                laid.read(f, p, self.window)
+            place.stack.append(laid)
+            self._counted[change.id] = top.tile
+        else:
+            top.pose = pose  # moved, not a copy: the set has no third
+        place.hidden = False
+
+    def _reread(self, place: _Place) -> None:
+        """A top tile read again from all its frames: where the probabilities summed over them
+        name another tile (the first frames misread it), the tile is *corrected*."""
+        if not place.stack:
+            return
+        top = place.stack[-1]
+        if top.pinned or top.change not in self._counted or top.frames < self.confirm:
+            return
+        scores = top.scores
+        tile = self._likeliest(scores, top.change)
+        if tile != top.tile and scores[tile.index] >= scores[top.tile.index] + REREAD:
+            self._record("corrected", tile, place, of=top.change, was=top.tile)
+            self._counted[top.change] = tile
+            top.tile = tile
+
+    def _likeliest(self, scores: np.ndarray, change: int | None = None) -> Tile:
+        """The most likely tile by ``scores`` that the record holds fewer than two copies of
+        (``change``'s own tile not counted): a set has two of each tile and two false jokers,
+        so a reading that would make a third copy is its next most likely tile."""
+        copies = Counter(t for c, t in self._counted.items() if c != change)
+        for index in np.argsort(-scores, kind="stable"):
+            tile = Tile(int(index))
+            if copies[tile] < 2:
+                return tile
+        return Tile(int(np.argmax(scores)))
 
     def _same_tile_nearby(self, place: _Place, tile: Tile) -> bool:
         """Whether ``tile``, confirmed at ``place``, is a tile already counted at a place within a
@@ -335,6 +457,8 @@ class TableTracker:
             if not place.stack:
                 place.votes.clear()
                 place.votes.extend([None] * self.window)
+                place.probs.clear()
+                place.probs.extend([None] * self.window)
                 return True
             if len(other.stack) == 1:
                 place.stack.append(other.stack.pop())
@@ -392,6 +516,7 @@ class TableTracker:
                 for laid in place.stack:
                     if laid.change == change_id:
                         laid.tile = tile
+                        laid.pinned = True
             kind = "corrected"
         change = Change(
             id=len(self.changes),
@@ -465,6 +590,15 @@ def usual_sizes(
         fit = float(ss.mean()) + slope * (y - float(ys.mean()))
         keep = np.abs(sizes - fit) <= math.log(band)
     return np.exp(fit)
+
+
+def probs_of(tile: TableTile) -> np.ndarray:
+    """A reading's probability of each tile: the classifier's, or all on the tile read."""
+    if tile.probs is not None:
+        return np.asarray(tile.probs, float)
+    out = np.zeros(53)
+    out[tile.tile.index] = 1.0
+    return out
 
 
 def pose_of(tile: TableTile) -> Pose:
