@@ -78,6 +78,9 @@ from vision.tiers import (
 from vision.types import Recognition, TierView, TileReading
 from vision.types import iou as box_iou
 
+# A rack whose up lies within this sine of level (about 30 degrees) is on its side: no sense of it
+# is nearer the photo's up than the other.
+SIDE_UP = 0.5
 # A place between two tiles of a tier that the detector left empty is a tile when the classifier
 # reads a tile there at least this surely (else an empty slot).
 SLOT_TILE = 0.6
@@ -770,11 +773,15 @@ class Recognizer:
         found = self._tier_crops(pixels, turned, up)
         if found is None:
             # no tiers stand that way up: a rack turned over shows its tiers only from their true
-            # tops, when its standing tiles read upside down
+            # tops, when its standing tiles read upside down; a rack on its side (its up within
+            # SIDE_UP of level) has no way nearer the photo's up, and is tried both ways
             standing = np.flatnonzero(standing_tiles(turned, up))
             if len(standing) >= MIN_RACK_TILES:
-                probs, crops = self._read(pixels, turned[standing, :4], turned[standing])
-                if self._upside_down(crops, probs):
+                other = abs(up[1]) < SIDE_UP
+                if not other:
+                    probs, crops = self._read(pixels, turned[standing, :4], turned[standing])
+                    other = self._upside_down(crops, probs)
+                if other:
                     found = self._tier_crops(pixels, turned, -up)
         elif found is not None:
             detected = [k for k, gap in enumerate(found[3]) if not gap]
