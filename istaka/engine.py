@@ -2,6 +2,8 @@
 
     istaka hand "R1 R2 R3 ..." --indicator K7 [--seen "..."] [--rules classic|okey101] [--json]
     istaka hand "R1 R2 R3 ..." --indicator K7 --offered Y7 [--table "..."] [--opened] ...
+    istaka hand ... [--next-takes "..."] [--next-discards "..."]   (classic: the discards' risk)
+    istaka hand ... --rules okey101 [--table "K4 K5 K6 | ..."] [--opened]   (101: the same)
     istaka referee "R1 R2 R3 | K5 Y5 B5 | ..." --indicator K7 [--discard R9] [--rules ...] [--json]
 
 Bad input raises ``ValueError`` (a one-line message, exit 2, printed by ``istaka.cli``).
@@ -41,7 +43,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         help="the tile the left-hand player just discarded: take it or draw? (14 / 21 tiles)",
     )
     hand.add_argument(
-        "--table", default="", help='101: the melds on the table, split by "|" (with --offered)'
+        "--table",
+        default="",
+        help='101: the melds on the table, split by "|" (a discard that fits one ranks last)',
     )
     hand.add_argument("--opened", action="store_true", help="101: you have opened")
     hand.add_argument(
@@ -94,20 +98,66 @@ def run_hand(args: argparse.Namespace) -> int:
     tiles = parse_tiles(args.tiles)
     seen = parse_tiles(args.seen) if args.seen else []
     check_possible(tiles, indicator, rules, others=seen)
+    turn = _turn(args, tiles, indicator, rules)
     if args.offered is not None:  # (take_or_draw checks the hand's size: 101 open, any)
         offered = _tile("--offered", args.offered)
-        table = parse_groups(args.table) if args.table else []
-        answer = take_or_draw(
-            tiles, offered, indicator, rules, seen, table=table, opened=args.opened
-        )
+        answer = take_or_draw(tiles, offered, indicator, rules, seen, **turn)
         return _print(args, answer.to_dict(), answer.sentence)
     hand_stage(len(tiles), rules)  # both games: a hand in play has its size, or one more
     if rules.game == "okey101":
-        report = okey101.describe_hand(tiles, indicator, rules)
+        report = okey101.describe_hand(tiles, indicator, rules, **turn)
         return _print(args, report, okey101.format_hand_report(report))
-    nexts = parse_tiles(args.next_takes), parse_tiles(args.next_discards)
+    nexts = turn["next_takes"], turn["next_discards"]
     data, text = hand_report(tiles, indicator, rules, seen, nexts)
     return _print(args, data, text)
+
+
+def _turn(
+    args: argparse.Namespace, tiles: list[Tile], indicator: Tile, rules: Rules
+) -> dict[str, Any]:
+    """What rates the discards' risk, as ``POST /hand`` takes it: 101, the table's melds and
+    whether the player has opened; classic, the right-hand player's takes and discards.  The
+    other game's options are refused by name (never ignored)."""
+    if rules.game == "okey101":
+        for option, given in (
+            ("--next-takes", args.next_takes),
+            ("--next-discards", args.next_discards),
+        ):
+            if given:
+                raise InputError(
+                    f"{option}: the right-hand player's takes and discards rate classic discards;"
+                    " in 101 a discard is rated against the table (--table, --opened)"
+                )
+        held = list(tiles)
+        if args.offered is not None:
+            held.append(_tile("--offered", args.offered))
+        try:
+            melds = okey101.read_table(
+                parse_groups(args.table) if args.table else [], indicator, rules, held
+            )
+        except ValueError as exc:
+            raise InputError(f"--table: {exc}") from exc
+        return {"table": melds, "opened": args.opened}
+    for option, given in (("--table", args.table), ("--opened", args.opened)):
+        if given:
+            raise InputError(
+                f"{option}: melds on the table and opening are 101's (--rules okey101); a classic"
+                " discard is rated by the right-hand player's takes and discards"
+                " (--next-takes, --next-discards)"
+            )
+    turn: dict[str, Any] = {}
+    for option, text in (
+        ("--next-takes", args.next_takes),
+        ("--next-discards", args.next_discards),
+    ):
+        try:
+            given = parse_tiles(text)
+            if given:  # (the hand's own errors came first)
+                check_possible(tiles, indicator, rules, others=given)
+        except ValueError as exc:
+            raise InputError(f"{option}: {exc}") from exc
+        turn[option[2:].replace("-", "_")] = given
+    return turn
 
 
 def hand_report(

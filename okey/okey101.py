@@ -814,10 +814,17 @@ def match_totals(rounds: Sequence[Round101], rules: Rules | None = None) -> dict
 
 # --- hand report (istaka hand --rules okey101) --------------------------------------------------
 def describe_hand(
-    tiles: str | Iterable[Tile | str], indicator: Tile | str, rules: Rules | None = None
+    tiles: str | Iterable[Tile | str],
+    indicator: Tile | str,
+    rules: Rules | None = None,
+    *,
+    table: Iterable[Meld | str | Iterable[Tile | str]] = (),
+    opened: bool = False,
 ) -> dict[str, Any]:
     """Everything ``istaka hand --rules okey101`` prints: best opening, pairs opening, leftover and
-    (for 21 or 22 tiles) the ranked discards, as JSON-ready data.
+    (for 21 or 22 tiles) the ranked discards, as JSON-ready data.  ``table`` (the melds on the
+    table) and ``opened`` rank the discards as ``okey.advise_hand`` does: one that draws an extra
+    penalty (it fits a table meld, or is the okey) ranks after every other.
 
     >>> report = describe_hand("R1 R2 R3 K7 Y7 B7", "B13", Rules.okey101())
     >>> report["opening"]["points"], report["advice"]
@@ -835,7 +842,9 @@ def describe_hand(
         "advice": [],
     }
     if len(hand) in (rules.hand_size, rules.max_rack_tiles):
-        report["advice"] = [o.to_dict() for o in advise_discard(hand, indicator, rules)]
+        ranked = advise_discard(hand, indicator, rules, table=table, opened=opened)
+        ranked.sort(key=lambda figures: figures.penalty > 0)  # (stable: the ranking otherwise)
+        report["advice"] = [o.to_dict() for o in ranked]
     return report
 
 

@@ -100,13 +100,16 @@ def take_or_draw(
     *,
     table: Iterable[Meld | str | Iterable[Tile | str]] = (),
     opened: bool = False,
+    next_takes: Iterable[Tile | str] = (),
+    next_discards: Iterable[Tile | str] = (),
 ) -> TakeOrDraw:
     """Take ``offered`` or draw, for a hand waiting for its draw (``rules.hand_size`` tiles; in
     101 once open, any number up to that).
 
     ``seen`` are the other tiles out of play (discards; not ``offered``, which is counted on its
     own).  101 only: ``table`` holds the melds laid on the table, ``opened`` whether this player
-    has opened.
+    has opened.  Classic only: ``next_takes`` and ``next_discards``, the right-hand player's, rate
+    the discard after a take (``advise``'s risk).
     """
     tiles, indicator, rules, seen = read_hand(hand, indicator, rules, seen)
     offered = read_tile(offered, "offered")
@@ -144,7 +147,14 @@ def take_or_draw(
     advice = None
     discard = offered
     if take_distance < draw_distance:
-        advice = advise([*tiles, offered], indicator, rules, seen)
+        advice = advise(
+            [*tiles, offered],
+            indicator,
+            rules,
+            seen,
+            next_takes=next_takes,
+            next_discards=next_discards,
+        )
         discard = advice.best.discard
     take = take_distance < draw_distance and discard != offered
     sentence = _sentence(

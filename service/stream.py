@@ -62,6 +62,8 @@ class StreamSettings:
     token: str | None = None  # that table's owner token
     profile: str | None = None  # the player's calibrated set (vision.profiles), if any
     offered: Tile | None = None  # the left-hand player's discard: take it or draw?
+    # what rates the discards' risk (okey.advise_hand's keywords, read by read_turn)
+    turn: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass

@@ -109,3 +109,16 @@ def test_bad_101_values_are_refused_by_name(engine, extra, message) -> None:
     response = engine.post("/api/v1/hand", json=body)
     assert response.status_code == 422, response.text
     assert message in response.json()["error"]["message"]
+
+
+def test_the_next_players_takes_rate_the_discard_after_a_take(engine) -> None:
+    hand = RISKY.replace("Y4 ", "")  # the take of Y4 makes RISKY
+    body = {"tiles": hand, "indicator": "R10", "offered": "Y4"}
+    plain = engine.post("/api/v1/hand", json=body)
+    assert plain.status_code == 200, plain.text
+    assert plain.json()["take_or_draw"]["discard"] == "Y11"
+    rated = engine.post("/api/v1/hand", json={**body, "next_takes": "Y12", "next_discards": "K9"})
+    assert rated.status_code == 200, rated.text
+    answer = rated.json()["take_or_draw"]
+    expected = okey.take_or_draw(hand, "Y4", "R10", next_takes=["Y12"], next_discards=["K9"])
+    assert answer == expected.to_dict() and answer["discard"] == "B1"

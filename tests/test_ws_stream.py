@@ -226,3 +226,60 @@ def test_streams_over_the_limit_are_told_to_come_back(
             error = json.loads(second.recv(timeout=30))
             assert error["code"] == "busy" and "limit is 1" in error["message"]
         assert httpx.get(f"{one.url}/api/v1/health").json()["streams"] == 1
+
+
+def test_the_stream_rates_the_discards_as_post_hand_does(
+    server: LiveServer, video: tuple[list[bytes], list[dict]]
+) -> None:
+    """``next_takes``/``next_discards`` (101: ``table_melds``, ``opened``) in the settings rate
+    the advice as ``POST /hand`` does; a bad value is an error naming it, the stream goes on with
+    the settings it had."""
+    from okey import Rules, Tile, advise_hand, parse_tiles
+
+    frames, truths = video
+    indicator = truths[0]["indicator"]
+    with connect(f"{server.ws_url}/api/v1/stream", max_size=2**24) as ws:
+        receive(ws, "ready")
+        settings = {"type": "settings", "indicator": indicator, "next_takes": "K8"}
+        ws.send(json.dumps({**settings, "next_discards": ["K12"]}))
+        ws.send(frames[0])
+        state = receive(ws)
+        assert state["type"] == "state", state
+        hand = parse_tiles(state["hand"])
+        rated = advise_hand(
+            hand, Tile.parse(indicator), Rules.classic(), next_takes=["K8"], next_discards=["K12"]
+        )
+        plain = advise_hand(hand, Tile.parse(indicator), Rules.classic())
+        assert state["advice"] == rated.to_dict()
+        assert rated.best.discard != plain.best.discard  # (the rendered rack: K10 -> R7)
+        for bad, needle in [
+            ({"next_takes": "K-8"}, "next_takes: cannot read tile 'K-8'"),
+            ({"next_discards": "K8 K8 K8"}, "next_discards: K8 is in the hand 0 time(s)"),
+            ({"table_melds": ["K4 K5 K6"]}, "table_melds: melds on the table and opening"),
+            ({"opened": True}, "opened: melds on the table and opening are 101's"),
+            ({"table": ["K4 K5 K6"]}, "give 101's melds on the table as table_melds"),
+            ({"rules": "okey101"}, "next_takes: the right-hand player's takes and discards"),
+            (
+                {"rules": "okey101", "next_takes": "", "table_melds": ["K4 K5 K6", "K12 K13 K1"]},
+                "table_melds[1]: 'K12 K13 K1' is not a meld",
+            ),
+            (
+                {
+                    "rules": "okey101",
+                    "next_takes": "",
+                    "table_melds": ["Y13 R13 B13", "Y11 Y12 Y13"],
+                },
+                "table_melds: Y13 is on the table 2 time(s) and the indicator",
+            ),
+        ]:
+            ws.send(json.dumps({**settings, **bad}))
+            error = receive(ws)
+            assert error["type"] == "error", error
+            assert needle in error["message"], (needle, error["message"])
+        ws.send(frames[0])
+        again = receive(ws)
+        assert again["type"] == "state" and again["advice"] == state["advice"]
+        opened = {"rules": "okey101", "next_takes": "", "table_melds": ["K4 K5 K6"]}
+        ws.send(json.dumps({**settings, **opened, "opened": True}))
+        ws.send(frames[0])
+        assert receive(ws)["type"] == "state"

@@ -7,6 +7,7 @@ import asyncio
 
 import pytest
 
+from okey import parse_tiles
 from service.errors import ApiError
 from service.routers.stream import apply_message
 from service.stream import FrameSlot, StreamSession
@@ -93,3 +94,24 @@ def test_a_stream_keeps_a_bounded_number_of_corrections() -> None:
     apply_message(session, '{"type": "correct", "id": 3, "tile": "K9"}', 64)
     apply_message(session, '{"type": "correct", "id": 4, "tile": null}', 64)
     assert len(session.corrections) == 63
+
+
+def test_stream_settings_take_what_rates_the_discards() -> None:
+    session = StreamSession()
+    apply_message(session, '{"type": "settings", "indicator": "R4", "next_takes": "Y12 K3"}')
+    assert session.settings.turn == {
+        "next_takes": parse_tiles("Y12 K3"),
+        "next_discards": [],
+    }
+    text = (
+        '{"type": "settings", "indicator": "B2", "rules": "okey101",'
+        ' "table_melds": ["K4 K5 K6", "R7 Y7 B3"], "opened": true}'
+    )
+    apply_message(session, text)
+    turn = session.settings.turn
+    assert [str(m) for m in turn["table"]] == ["K4 K5 K6", "R7 Y7 B3=B7"] and turn["opened"]
+    with pytest.raises(ApiError, match="table_melds: give the indicator"):
+        apply_message(
+            session, '{"type": "settings", "rules": "okey101", "table_melds": ["K4 K5 K6"]}'
+        )
+    assert session.settings.turn is turn  # a refused message leaves the settings as they were

@@ -17,6 +17,7 @@ decisions a camera adds (documented in docs/pipeline.md):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from okey import (
     Advice,
@@ -43,15 +44,15 @@ def verdict(groups: Groups, indicator: Tile, rules: Rules, declare: bool) -> Ref
 
 
 def advice(
-    hand: Sequence[Tile], indicator: Tile, rules: Rules, seen: Sequence[Tile]
+    hand: Sequence[Tile], indicator: Tile, rules: Rules, seen: Sequence[Tile], **turn: Any
 ) -> Advice | None:
-    """The engine's advice (``okey.advise_hand``) for 14 or 15 tiles (21 or 22 in 101), or None
-    for other sizes."""
+    """The engine's advice (``okey.advise_hand``, with ``turn``: what rates the discards' risk)
+    for 14 or 15 tiles (21 or 22 in 101), or None for other sizes."""
     try:
         hand_stage(len(hand), rules)
     except OkeyError:
         return None
-    return advise_hand(hand, indicator, rules, seen)
+    return advise_hand(hand, indicator, rules, seen, **turn)
 
 
 def hints(

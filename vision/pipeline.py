@@ -348,6 +348,7 @@ class Pipeline:
         declare: bool = False,
         corrections: Mapping[int | str, Tile | str] | None = None,
         rule_aware: bool = True,
+        turn: Mapping[str, Any] | None = None,
     ) -> ScanResult:
         """Read one photo (BGR array).
 
@@ -365,6 +366,7 @@ class Pipeline:
             declare=declare,
             corrections=corrections,
             rule_aware=rule_aware,
+            turn=turn,
         )
         result.timings_ms = {"recognise": recognise_ms, **result.timings_ms}
         result.timings_ms["total"] = (time.perf_counter() - t0) * 1000
@@ -380,8 +382,11 @@ class Pipeline:
         declare: bool = False,
         corrections: Mapping[int | str, Tile | str] | None = None,
         rule_aware: bool = True,
+        turn: Mapping[str, Any] | None = None,
     ) -> ScanResult:
-        """Lay out, decode and referee an already recognised frame."""
+        """Lay out, decode and referee an already recognised frame.  ``turn``: what rates the
+        discards' risk, ``okey.advise_hand``'s keywords (classic ``next_takes``,
+        ``next_discards``; 101 ``table``, ``opened``)."""
         rules = rules or Rules.classic()
         given = Tile.parse(indicator) if isinstance(indicator, str) else indicator
         if given is not None and given.is_false_joker:
@@ -437,7 +442,9 @@ class Pipeline:
         if result.indicator is None:
             result.warnings.append(_no_indicator_note(result.indicator_suggestion))
         elif not too_many:
-            verdict, advice, notes = self._engine(result, declare, seen_tiles, decoded, layout)
+            verdict, advice, notes = self._engine(
+                result, declare, seen_tiles, decoded, layout, _frozen_turn(turn)
+            )
             result.verdict, result.advice = verdict, advice
             if verdict is None and advice is None:
                 result.warnings.extend(notes)
@@ -462,6 +469,7 @@ class Pipeline:
         seen: list[Tile],
         decoded: Decoded,
         layout: RackLayout,
+        turn: tuple[tuple[str, Any], ...] = (),
     ) -> tuple[RefereeVerdict | None, Advice | None, list[str]]:
         """Verdict, advice and one-tile-away hints, cached by hand.
 
@@ -470,11 +478,19 @@ class Pipeline:
         """
         groups = tuple(tuple(p.tile for p in g) for g in result.groups)
         uncertain = _uncertain_alternatives(result, decoded, layout)
-        key = (groups, result.indicator, result.rules, tuple(sorted(seen)), declare, uncertain)
+        key = (
+            groups,
+            result.indicator,
+            result.rules,
+            tuple(sorted(seen)),
+            declare,
+            uncertain,
+            turn,
+        )
         if key in self._engine_cache:
             self._engine_cache.move_to_end(key)
             return self._engine_cache[key]
-        job = (groups, result.indicator, result.rules, seen, declare, uncertain)
+        job = (groups, result.indicator, result.rules, seen, declare, uncertain, turn)
         if self._executor is None:
             return self._remember(key, _judge(*job))
         future = self._pending.get(key)
@@ -502,6 +518,7 @@ def _judge(
     seen: list[Tile],
     declare: bool,
     uncertain: tuple[tuple[int, int, Tile], ...],
+    turn: tuple[tuple[str, Any], ...] = (),
 ) -> tuple[RefereeVerdict | None, Advice | None, list[str]]:
     from vision import judge
 
@@ -509,10 +526,18 @@ def _judge(
     hand = [t for g in groups for t in g]
     try:
         verdict = judge.verdict(lists, indicator, rules, declare)
-        advice = judge.advice(hand, indicator, rules, seen)
+        advice = judge.advice(hand, indicator, rules, seen, **dict(turn))
     except OkeyError as exc:  # e.g. the seen tiles and the rack together break the set
         return None, None, [f"no verdict: {exc}"]
     return verdict, advice, judge.hints(lists, indicator, rules, declare, verdict, uncertain)
+
+
+def _frozen_turn(turn: Mapping[str, Any] | None) -> tuple[tuple[str, Any], ...]:
+    """``turn`` as a key of the engine's cache: its values' lists as tuples, empty ones left out."""
+    items = (
+        (name, tuple(v) if isinstance(v, list | tuple) else v) for name, v in (turn or {}).items()
+    )
+    return tuple(sorted((name, v) for name, v in items if v))
 
 
 def _wins(verdict: RefereeVerdict | None, advice: Advice | None) -> bool:

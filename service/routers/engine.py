@@ -95,14 +95,18 @@ def analyse_hand(
 
 
 def add_take_or_draw(
-    state: dict[str, Any], offered: Tile | None, rules: Rules, seen: list[Tile]
+    state: dict[str, Any],
+    offered: Tile | None,
+    rules: Rules,
+    seen: list[Tile],
+    turn: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """A read state with ``take_or_draw`` where a tile is offered and the hand waits for its
-    draw (else as it was; a tile the hand cannot take is a warning)."""
+    draw (else as it was; a tile the hand cannot take is a warning); ``turn`` as ``turn_of``'s."""
     hand, indicator = state.get("hand") or [], state.get("indicator")
     if offered is not None and indicator and len(hand) == rules.hand_size:
         try:
-            answer = okey.take_or_draw(hand, offered, indicator, rules, seen)
+            answer = okey.take_or_draw(hand, offered, indicator, rules, seen, **(turn or {}))
         except okey.OkeyError as exc:
             state.setdefault("warnings", []).append(f"offered: {exc}")
         else:
@@ -143,9 +147,8 @@ def _hand(request: HandRequest) -> HandOut:
     turn = turn_of(request, rules, tiles, indicator, offered)
     analysis = analyse_hand(tiles, indicator, rules, seen, **turn)
     if offered is not None:
-        table = {key: turn[key] for key in ("table", "opened") if key in turn}
         with engine_errors():
-            answer = okey.take_or_draw(tiles, offered, indicator, rules, seen, **table)
+            answer = okey.take_or_draw(tiles, offered, indicator, rules, seen, **turn)
         analysis["take_or_draw"] = answer.to_dict()
     return HandOut(
         tiles=[str(t) for t in sorted(tiles)],
@@ -163,8 +166,35 @@ def turn_of(
     player's takes and discards; 101, the melds on the table and whether the player has opened.
     A 422 naming the field for one of the other game, a tile that cannot be read, a meld that is
     none, or a third copy of a tile (with the hand, the offered tile and the indicator)."""
-    takes = tiles_of(request.takes_list(), "next_takes")
-    discards = tiles_of(request.discards_list(), "next_discards")
+    return read_turn(
+        rules,
+        indicator,
+        tiles,
+        offered,
+        next_takes=request.takes_list(),
+        next_discards=request.discards_list(),
+        table=request.table_lists(),
+        opened=request.opened,
+    )
+
+
+def read_turn(
+    rules: Rules,
+    indicator: Tile | None,
+    tiles: list[Tile] | None,
+    offered: Tile | None,
+    *,
+    next_takes: list[str],
+    next_discards: list[str],
+    table: list[list[str]],
+    opened: bool,
+    table_field: str = "table",
+) -> dict[str, Any]:
+    """``turn_of`` for any caller: ``tiles`` None where the hand is not known yet (a camera
+    stream's settings: the values are checked against each other and the indicator, the hand
+    when a frame is read), ``table_field`` the melds' field name in the caller's message."""
+    takes = tiles_of(next_takes, "next_takes")
+    discards = tiles_of(next_discards, "next_discards")
     if rules.game == "okey101":
         for field, given in (("next_takes", takes), ("next_discards", discards)):
             if given:
@@ -172,21 +202,30 @@ def turn_of(
                     422,
                     "invalid_request",
                     f"{field}: the right-hand player's takes and discards rate classic discards;"
-                    " in 101 a discard is rated against the table (table, opened)",
+                    f" in 101 a discard is rated against the table ({table_field}, opened)",
                 )
-        held = [*tiles, offered] if offered is not None else tiles
+        if table and indicator is None:
+            raise ApiError(
+                422,
+                "invalid_request",
+                f"{table_field}: give the indicator with the melds (an okey on the table stands"
+                " for the tile it replaces)",
+            )
+        held = [*(tiles or ()), *([offered] if offered is not None else ())]
         melds = []
-        for at, meld in enumerate(request.table_lists()):
+        for at, meld in enumerate(table):
             try:
-                melds.append(read_meld(tiles_of(meld, f"table[{at}]"), indicator, rules))
+                melds.append(read_meld(tiles_of(meld, f"{table_field}[{at}]"), indicator, rules))
             except okey.OkeyError as exc:
-                raise ApiError(422, "invalid_request", f"table[{at}]: {exc}") from exc
-        try:
-            read_table(melds, indicator, rules, held)
-        except okey.OkeyError as exc:
-            raise ApiError(422, "invalid_request", f"table: {exc}") from exc
-        return {"table": melds, "opened": request.opened}
-    for field, given in (("table", request.table), ("opened", request.opened)):
+                raise ApiError(422, "invalid_request", f"{table_field}[{at}]: {exc}") from exc
+        if melds:
+            assert indicator is not None
+            try:
+                read_table(melds, indicator, rules, held)
+            except okey.OkeyError as exc:
+                raise ApiError(422, "invalid_request", f"{table_field}: {exc}") from exc
+        return {"table": melds, "opened": opened}
+    for field, given in ((table_field, table), ("opened", opened)):
         if given:
             raise ApiError(
                 422,
@@ -196,11 +235,11 @@ def turn_of(
                 " (next_takes, next_discards)",
             )
     for field, given in (("next_takes", takes), ("next_discards", discards)):
-        if given:
+        if given and indicator is not None:
             with engine_errors():
-                okey.check_possible(tiles, indicator, rules)  # (the hand's own error first)
+                okey.check_possible(tiles or [], indicator, rules)  # (the hand's own error first)
             try:
-                okey.check_possible(tiles, indicator, rules, others=given)
+                okey.check_possible(tiles or [], indicator, rules, others=given)
             except okey.OkeyError as exc:
                 raise ApiError(422, "invalid_request", f"{field}: {exc}") from exc
     return {"next_takes": takes, "next_discards": discards}

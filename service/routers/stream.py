@@ -2,8 +2,10 @@
 
 Client messages: binary = one JPEG (or PNG) frame; text = JSON, either
 ``{"type": "settings", "indicator": "R4", "rules": "classic", "seen": "K3 K3", "declare": false,
-"table": "home", "token": "..."}`` or ``{"type": "correct", "id": 7, "tile": "B12"}``
-(``"tile": null`` undoes it; ``id`` is the tile's track id from the states).
+"table": "home", "token": "..."}`` (also ``offered``, and what rates the discards' risk as
+``POST /hand`` takes it: ``next_takes``, ``next_discards``; 101 ``table_melds``, ``opened``)
+or ``{"type": "correct", "id": 7, "tile": "B12"}`` (``"tile": null`` undoes it; ``id`` is the
+tile's track id from the states).
 
 Server messages: ``{"type": "ready", ...}`` once, then ``{"type": "state", ...}`` for every frame
 read (rows of groups of tiles with boxes, track ``id`` and ``corrected``; flagged; verdict; advice;
@@ -28,7 +30,7 @@ from functools import partial
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, WebSocket, WebSocketDisconnect
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from okey import okey_for
 from okey.errors import OkeyError
@@ -36,8 +38,8 @@ from service.auth import is_owner, owner_required
 from service.deps import get_runner, get_settings, get_tables
 from service.errors import ApiError
 from service.images import decode_image
-from service.limits import SeenTiles
-from service.routers.engine import add_take_or_draw, rules_of, tile_of, tiles_of
+from service.limits import MAX_GROUPS, GroupTiles, SeenTiles
+from service.routers.engine import add_take_or_draw, read_turn, rules_of, tile_of, tiles_of
 from service.routers.overlay import CLOSE_IDLE, CLOSE_POLICY, TABLE_PATTERN, links
 from service.routers.profiles import load_profile
 from service.routers.table import fit_seen, seen_of, table_camera_part
@@ -71,6 +73,26 @@ class SettingsMessage(BaseModel):
     token: str | None = Field(default=None, max_length=100, description="the table's owner token")
     profile: str | None = Field(default=None, max_length=48, description="a calibrated set")
     offered: str | None = Field(default=None, max_length=20, description="take it or draw?")
+    # what rates the discards' risk, as POST /hand takes it (``table`` names the overlay table
+    # here, so 101's melds on the table are ``table_melds``)
+    next_takes: SeenTiles = ""
+    next_discards: SeenTiles = ""
+    table_melds: list[GroupTiles] = Field(default_factory=list, max_length=MAX_GROUPS)
+    opened: bool = False
+
+    @field_validator("table", mode="before")
+    @classmethod
+    def _table_is_a_name(cls, value: Any) -> Any:
+        if value is not None and not isinstance(value, str):
+            raise ValueError(
+                "table names the overlay table this stream feeds; give 101's melds on the table"
+                ' as table_melds (["K4 K5 K6", ...])'
+            )
+        return value
+
+
+def _split(tiles: str | list[str]) -> list[str]:
+    return tiles.split() if isinstance(tiles, str) else list(tiles)
 
 
 class CorrectMessage(BaseModel):
@@ -92,17 +114,31 @@ def apply_message(session: StreamSession, text: str, max_corrections: int = 64) 
     try:
         if kind == "settings":
             message = SettingsMessage.model_validate(data)
-            seen = message.seen.split() if isinstance(message.seen, str) else message.seen
+            indicator = tile_of(message.indicator, "indicator") if message.indicator else None
+            rules = rules_of(message.rules)
+            offered = tile_of(message.offered, "offered") if message.offered else None
+            turn = read_turn(
+                rules,
+                indicator,
+                None,
+                offered,
+                next_takes=_split(message.next_takes),
+                next_discards=_split(message.next_discards),
+                table=[_split(meld) for meld in message.table_melds],
+                opened=message.opened,
+                table_field="table_melds",
+            )
             session.settings = StreamSettings(
-                indicator=tile_of(message.indicator, "indicator") if message.indicator else None,
-                rules=rules_of(message.rules),
-                seen=tiles_of(seen, "seen"),
+                indicator=indicator,
+                rules=rules,
+                seen=tiles_of(_split(message.seen), "seen"),
                 declare=message.declare,
                 table=message.table,
                 token=message.token,
                 # a calibrated set: loaded here, so a wrong name is this message's 422
                 profile=message.profile and load_profile(message.profile).name,
-                offered=tile_of(message.offered, "offered") if message.offered else None,
+                offered=offered,
+                turn=turn,
             )
         elif kind == "correct":
             fix = CorrectMessage.model_validate(data)
@@ -156,6 +192,7 @@ def read_frame(
             seen=settings.seen,
             declare=settings.declare,
             corrections=dict(session.corrections) or None,
+            turn=settings.turn,
         )
         extra = fit_seen(list(table_seen or ()), result.hand, settings.seen)
         if extra:  # advised again with the table's seen tiles the rack leaves room for
@@ -166,11 +203,13 @@ def read_frame(
                 seen=[*settings.seen, *extra],
                 declare=settings.declare,
                 corrections=dict(session.corrections) or None,
+                turn=settings.turn,
             )
     except NothingFoundError as exc:
         # An empty frame (the camera turned away, a hand over the rack) is a state, not an error.
         return {**empty_state(settings, str(exc)), "image_size": [width, height]}
-    return add_take_or_draw(result.to_dict(), settings.offered, settings.rules, settings.seen)
+    state = result.to_dict()
+    return add_take_or_draw(state, settings.offered, settings.rules, settings.seen, settings.turn)
 
 
 def empty_state(settings: StreamSettings, warning: str) -> dict[str, Any]:
