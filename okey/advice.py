@@ -185,6 +185,7 @@ def advise(
                         whole, rules, whole_solved, whole_root, whole_layouts
                     )
                     not_raising = set(range(len(whole.avail))) - raising.keys()
+                    witnesses.raising = raising
                 never = not_raising
                 # Such a face lets the discard keep one more where a layout that lets T keep
                 # one more does without the discard: that layout's sets are tried first, unless
@@ -203,6 +204,7 @@ def advise(
                         whole, rules, whole_solved, whole_root, whole_layouts
                     )
                     not_raising = set(range(len(whole.avail))) - raising.keys()
+                    witnesses.raising = raising
                 # Such a face usually lets a discard keeping one fewer than T keep one more:
                 # the layout that lets T keep one more, less the discard, mostly still keeps as
                 # many as T (a drawn copy takes the discard's place; not where that layout
