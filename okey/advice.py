@@ -31,6 +31,7 @@ from okey.draws import (
 from okey.hand import check_playing_hand, hand_stage, okey_for
 from okey.inputs import read_hand, read_tiles
 from okey.rules import Rules
+from okey.runs import walk_near
 from okey.sets import SetChoice
 from okey.solver import NUMBERED_KINDS
 from okey.tiles import ALL_KINDS, FALSE_JOKER_INDEX, Tile
@@ -134,6 +135,23 @@ def advise(
         return _waits(tiles, indicator, rules, seen, unseen)
     okey = okey_for(indicator)
     whole = HandState.of(tiles, indicator, seen)
+    walk_near(whole.line_keys())  # (the lines below differ from its colours' at a number or two)
+    try:
+        return _discards(whole, tiles, okey, rules, unseen, next_takes, next_discards)
+    finally:
+        walk_near(())
+
+
+def _discards(
+    whole: HandState,
+    tiles: list[Tile],
+    okey: Tile,
+    rules: Rules,
+    unseen: list[int],
+    next_takes: list[Tile],
+    next_discards: list[Tile],
+) -> Advice:
+    """``advise`` of a hand to discard from (``whole``: its count)."""
     whole_solved = optimal_set_choices(whole, rules)
     most, whole_optimal = whole_solved
     whole_layouts = hand_layouts(whole, rules, whole_solved)
