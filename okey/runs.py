@@ -129,20 +129,21 @@ def walk_near(keys: Sequence[int]) -> None:
 
     ``advise`` searches the lines of its hand less each discard plus each drawn face: such a
     line differs from the hand's at two numbers, and the walk up the line (``_runs_bits``)
-    makes new states for every face below the higher change (the states above are the lines'
-    with one change), so a change near the top costs most of the line.  Walked the other way
-    (``mirror_key``: the same profile), it costs the faces above the lower change instead."""
+    makes new states for its faces up to the lower change (the states above it are those of
+    the line with the higher change alone, shared by every line with that change); walked
+    the other way (``mirror_key``: the same profile), for its faces from the higher change up."""
     _NEAR.keys = tuple(key for key in keys if key & _FIELD_COUNTS)
 
 
-def _walk_mirrored(key: int) -> bool:
+def _walk_mirrored(key: int, read: int = -1) -> bool:
     """Whether the line (``line_key``) is searched as its mirror (``mirror_key``): where it
     differs from the nearest of ``walk_near``'s lines in more held tiles below its lowest
-    changed number than above its highest (the 1 aside: the mirror keeps it in place)."""
+    changed number than above its highest (the 1 aside: the mirror keeps it in place).
+    ``read``: the bits of a key the search reads (the counts only, for a bound)."""
     nearest = 0
     fewest = 14
     for line in getattr(_NEAR, "keys", ()):
-        diff = key ^ line
+        diff = (key ^ line) & read
         fields = (diff | diff >> 1 | diff >> 2) & _FIELD_LOW  # (bit 3p: number p differs)
         changed = fields.bit_count()
         if changed < fewest:
@@ -337,7 +338,7 @@ def line_bound(key: int, wrap: bool, size: int) -> int:
         profile = _table_profile(full) if full >> 39 == _PLAIN_RULES else None
         if profile is not None:
             bound = profile.packed_bound
-        elif wrap and _walk_mirrored(plain):
+        elif wrap and _walk_mirrored(plain, _FIELD_COUNTS):
             bound = _searched_bound(mirror_key(plain), wrap, size)
         else:
             bound = _searched_bound(plain, wrap, size)
