@@ -31,6 +31,7 @@ from okey.draws import (
 from okey.hand import check_playing_hand, hand_stage, okey_for
 from okey.inputs import read_hand, read_tiles
 from okey.rules import Rules
+from okey.runs import walk_near
 from okey.sets import SetChoice
 from okey.solver import NUMBERED_KINDS
 from okey.tiles import ALL_KINDS, FALSE_JOKER_INDEX, Tile
@@ -134,6 +135,23 @@ def advise(
         return _waits(tiles, indicator, rules, seen, unseen)
     okey = okey_for(indicator)
     whole = HandState.of(tiles, indicator, seen)
+    walk_near(whole.line_keys())  # (the lines below differ from its colours' at a number or two)
+    try:
+        return _discards(whole, tiles, okey, rules, unseen, next_takes, next_discards)
+    finally:
+        walk_near(())
+
+
+def _discards(
+    whole: HandState,
+    tiles: list[Tile],
+    okey: Tile,
+    rules: Rules,
+    unseen: list[int],
+    next_takes: list[Tile],
+    next_discards: list[Tile],
+) -> Advice:
+    """``advise`` of a hand to discard from (``whole``: its count)."""
     whole_solved = optimal_set_choices(whole, rules)
     most, whole_optimal = whole_solved
     whole_layouts = hand_layouts(whole, rules, whole_solved)
@@ -185,6 +203,7 @@ def advise(
                         whole, rules, whole_solved, whole_root, whole_layouts
                     )
                     not_raising = set(range(len(whole.avail))) - raising.keys()
+                    witnesses.raising = raising
                 never = not_raising
                 # Such a face lets the discard keep one more where a layout that lets T keep
                 # one more does without the discard: that layout's sets are tried first, unless
@@ -203,6 +222,7 @@ def advise(
                         whole, rules, whole_solved, whole_root, whole_layouts
                     )
                     not_raising = set(range(len(whole.avail))) - raising.keys()
+                    witnesses.raising = raising
                 # Such a face usually lets a discard keeping one fewer than T keep one more:
                 # the layout that lets T keep one more, less the discard, mostly still keeps as
                 # many as T (a drawn copy takes the discard's place; not where that layout

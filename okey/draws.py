@@ -235,6 +235,9 @@ class Witnesses:
         self.hand = hand
         self.others: dict[SetChoice, _Layout] = {}
         self.drawn: dict[tuple[int, SetChoice], _Layout] = {}
+        # Per face, sets with which the hand plus that face keeps ``kept + 1`` faces (its
+        # ``meld_raising_faces``, once ``advise`` has them): ``lets_keep``'s lower bound.
+        self.raising: dict[int, SetChoice] = {}
 
     def layout_less(self, sets: SetChoice, hand: HandState, lacking: int, rules: Rules) -> _Layout:
         """The layout of ``sets`` for the hand less a held tile of face ``lacking`` (``hand``;
@@ -261,6 +264,25 @@ class Witnesses:
         tile) plus a drawn ``face`` keeps ``target`` faces with these ``sets``
         (``kept_with_sets``); False also, unread, where the whole hand's layout with the face
         has a set at the discard's number (below)."""
+        if (
+            target <= self.kept
+            and lacking is not None
+            and lacking != face
+            and self.raising.get(face) == sets
+            and self.hand is not None
+            and self.hand.avail[lacking]
+        ):
+            # The whole hand plus the face keeps ``kept + 1`` with these sets; with no set at
+            # the discard's number, its held tiles are in its colour's runs, and each layout of
+            # the whole hand plus the face, with a drawn copy of the discard (a copy is left:
+            # no excess) in place of a held one, is one of this hand plus the face keeping at
+            # most one fewer in the same slots: at least ``kept``, so ``target`` (exact: the
+            # run search keeps a choice as good as any layout of runs, ``runs._runs_bits``).
+            shape = _SHAPES.get(sets)
+            if shape is None:
+                shape = _shape_of(sets)
+            if not shape[13] >> (lacking % 13) & 1:
+                return True
         layout = self.by_sets.get(sets)
         colour, number = divmod(face, 13)
         if (

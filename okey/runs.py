@@ -7,6 +7,7 @@ choices (a ``Component``), found by a memoised search over the line (``_runs_bit
 
 from __future__ import annotations
 
+import threading
 from array import array
 from bisect import bisect_left
 from collections.abc import Sequence
@@ -118,6 +119,51 @@ NEAR = {
 }
 
 
+# The colour lines of the hand this thread's ``okey.advise`` call is about (``walk_near``).
+_NEAR = threading.local()
+
+
+def walk_near(keys: Sequence[int]) -> None:
+    """Search the lines that differ from one of these colour lines (``line_key``) where they
+    share the most states with each other (``_walk_mirrored``); ``()`` when done.
+
+    ``advise`` searches the lines of its hand less each discard plus each drawn face: such a
+    line differs from the hand's at two numbers, and the walk up the line (``_runs_bits``)
+    makes new states for its faces up to the lower change (the states above it are those of
+    the line with the higher change alone, shared by every line with that change); walked
+    the other way (``mirror_key``: the same profile), for its faces from the higher change up."""
+    _NEAR.keys = tuple(key for key in keys if key & _FIELD_COUNTS)
+
+
+def _walk_mirrored(key: int, read: int = -1) -> bool:
+    """Whether the line (``line_key``) is searched as its mirror (``mirror_key``): where it
+    differs from the nearest of ``walk_near``'s lines in more held tiles below its lowest
+    changed number than above its highest (the 1 aside: the mirror keeps it in place).
+    ``read``: the bits of a key the search reads (the counts only, for a bound)."""
+    nearest = 0
+    fewest = 14
+    for line in getattr(_NEAR, "keys", ()):
+        diff = (key ^ line) & read
+        fields = (diff | diff >> 1 | diff >> 2) & _FIELD_LOW  # (bit 3p: number p differs)
+        changed = fields.bit_count()
+        if changed < fewest:
+            nearest, fewest = fields, changed
+    # (Every state of a line with a 1 held reads its count, ``_runs_bits``'s lanes, in either
+    # direction: a changed 1 decides nothing.)
+    nearest &= ~1
+    if not nearest:
+        return False
+    counts = key & _FIELD_COUNTS
+    below = counts & ((nearest & -nearest) - 1)
+    above = counts >> nearest.bit_length()
+    return _held(above) < _held(below)
+
+
+def _held(counts: int) -> int:
+    """The tiles of a line key's count fields."""
+    return (counts & _FIELD_LOW).bit_count() + 2 * ((counts >> 1) & _FIELD_LOW).bit_count()
+
+
 # Colour profiles by line key (``line_key``), wrap switch and hand size.
 LINE_PROFILES: dict[int, Component] = {}
 
@@ -164,7 +210,10 @@ def line_profile(key: int, wrap: bool, size: int) -> Component:
                 if profile is None and plain:
                     profile = _table_profile(relevant)
             if profile is None:
-                profile = _profile_of_key(key, wrap, size)
+                if wrap and _walk_mirrored(key):
+                    profile = _profile_of_key(mirror_key(key), wrap, size)
+                else:
+                    profile = _profile_of_key(key, wrap, size)
                 _remember(LINE_PROFILES, relevant, profile)
                 # Its bound terms are those of every line with its plain key (``line_bound``).
                 _remember(_BOUNDS, plain_key(key) | (full & ~_LINE_BITS), profile.packed_bound)
@@ -271,8 +320,9 @@ def plain_key(key: int) -> int:
     return key | (((~key >> 1) & _FIELD_LOW) << 2)
 
 
-# Bit 0 of each number's field of a line key.
+# Bit 0 of each number's field of a line key, and its count bits.
 _FIELD_LOW = sum(1 << (3 * p) for p in range(13))
+_FIELD_COUNTS = 3 * _FIELD_LOW
 
 
 def line_bound(key: int, wrap: bool, size: int) -> int:
@@ -286,7 +336,12 @@ def line_bound(key: int, wrap: bool, size: int) -> int:
     bound = _BOUNDS.get(full)
     if bound is None:
         profile = _table_profile(full) if full >> 39 == _PLAIN_RULES else None
-        bound = profile.packed_bound if profile is not None else _searched_bound(plain, wrap, size)
+        if profile is not None:
+            bound = profile.packed_bound
+        elif wrap and _walk_mirrored(plain, _FIELD_COUNTS):
+            bound = _searched_bound(mirror_key(plain), wrap, size)
+        else:
+            bound = _searched_bound(plain, wrap, size)
         _remember(_BOUNDS, full, bound)
     return bound
 

@@ -170,6 +170,92 @@ def test_camera_shows_the_recognised_tiles_and_takes_a_correction(
         correct_first_tile(page, timeout=60)
 
 
+def _settings_sent(page) -> dict:
+    """The last settings message the page sent on its stream (DevTools' Network events)."""
+    frames = [
+        json.loads(e["params"]["response"]["payloadData"])
+        for e in page.events
+        if e.get("method") == "Network.webSocketFrameSent"
+        and e["params"]["response"].get("opcode") == 1
+    ]
+    settings = [f for f in frames if f.get("type") == "settings"]
+    assert settings, frames
+    return settings[-1]
+
+
+def _type(page, field: str, value: str | bool) -> None:
+    """Fill a field of the camera page as a player would (the change event sends the settings)."""
+    prop = "checked" if isinstance(value, bool) else "value"
+    page.evaluate(
+        f"(() => {{ const e = document.getElementById({json.dumps(field)});"
+        f" e.{prop} = {json.dumps(value)}; e.dispatchEvent(new Event('change')); }})()"
+    )
+
+
+def test_camera_sends_the_turn_against_the_table_and_shows_its_errors(
+    rack_video: tuple[Path, dict], tmp_path: Path
+) -> None:
+    """The fields of #turn go in the stream's settings message (next_takes, next_discards;
+    101's table_melds, opened), only the game's own; a value the server refuses is shown, its
+    field marked, until the settings are sent again."""
+    require_model()
+    video, truth = rack_video
+    visible = "(id) => document.getElementById(id).offsetParent !== null"
+    with (
+        live_server(Settings()) as server,
+        chromium(video=video, width=1000, height=1000) as (page, _),
+    ):
+        page.send("Network.enable")
+        page.navigate(
+            f"{server.url}/camera?indicator={truth['indicator']}&offered=Y7&next_takes=B3+B4"
+        )
+        page.wait_for("Number(document.body.dataset.frames) >= 2", 120)
+        sent = _settings_sent(page)
+        assert sent["offered"] == "Y7", sent
+        assert (sent["next_takes"], sent["next_discards"]) == ("B3 B4", ""), sent
+        assert "table_melds" not in sent and "opened" not in sent, sent
+        assert page.evaluate(f"({visible})('next-takes') && !({visible})('table-melds')")
+        assert page.evaluate("document.getElementById('settings-error').hidden")
+
+        # Typed with a comma: sent as tiles; a token that is no tile: the server's error, shown.
+        _type(page, "next-discards", "K1, Q9")
+        error = page.wait_for("document.body.dataset.settingsError", 60)
+        assert error.startswith("next_discards"), error
+        assert _settings_sent(page)["next_discards"] == "K1 Q9"
+        assert page.evaluate(
+            "document.getElementById('next-discards').getAttribute('aria-invalid') === 'true'"
+            " && !document.getElementById('settings-error').hidden"
+            " && document.getElementById('settings-error').textContent.startsWith('next_discards')"
+        )
+        page.screenshot(tmp_path / "camera_turn_error.png")  # (looked at; not in the docs)
+        _type(page, "next-discards", "K1 R9")
+        page.wait_for("document.getElementById('settings-error').hidden", 10)
+        frames = page.evaluate("Number(document.body.dataset.frames)")
+        page.wait_for(f"Number(document.body.dataset.frames) >= {frames + 2}", 120)
+        assert page.evaluate("!document.body.dataset.settingsError")  # accepted
+        assert _settings_sent(page)["next_discards"] == "K1 R9"
+
+        # 101: the table's melds (separated by |) and the opening instead of the right-hand
+        # player's tiles; a meld that is none is the server's error, naming it.
+        _type(page, "rules", "okey101")
+        assert page.evaluate(f"({visible})('table-melds') && !({visible})('next-takes')")
+        _type(page, "table-melds", "K4 K5 | R7 Y7 B7")
+        error = page.wait_for("document.body.dataset.settingsError", 60)
+        assert error.startswith("table_melds[0]"), error
+        sent = _settings_sent(page)
+        assert sent["table_melds"] == ["K4 K5", "R7 Y7 B7"] and sent["opened"] is False, sent
+        assert "next_takes" not in sent and "next_discards" not in sent, sent
+        page.screenshot(tmp_path / "camera_turn_101_error.png")
+        _type(page, "table-melds", "K4 K5 K6 | R7 Y7 B7")
+        _type(page, "opened", True)
+        page.wait_for("document.getElementById('settings-error').hidden", 10)
+        frames = page.evaluate("Number(document.body.dataset.frames)")
+        page.wait_for(f"Number(document.body.dataset.frames) >= {frames + 2}", 120)
+        assert page.evaluate("!document.body.dataset.settingsError")
+        sent = _settings_sent(page)
+        assert sent["table_melds"] == ["K4 K5 K6", "R7 Y7 B7"] and sent["opened"] is True, sent
+
+
 @pytest.fixture(scope="module")
 def real_rack_video(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The README's real rack photo held still in front of Chromium's fake camera."""

@@ -4,6 +4,8 @@
   same run profile (so the table is read, and profiles are cached, under that key);
 - ``runs.mirror_key``: with a 1 played high, a line read backwards (numbers 2 to 13 as 15 - n)
   has the same run profile (so the table holds one of the two, ``okey.line_table``);
+- ``runs.walk_near`` (``advise``): a line near the hand's is searched as its mirror where that
+  shares more states, with the same profile and bound terms;
 - ``runs.line_bound``: a plain line's bound terms from the search without the excess
   (``runs._searched_bound``) are those of the line's profile;
 - ``HandState.columns`` as ``HandState.checked``, ``less`` and ``with_face`` keep it is the hand
@@ -23,11 +25,13 @@ from okey.distance import HandState
 from okey.runs import (
     _profile_of_key,
     _searched_bound,
+    _walk_mirrored,
     line_bound,
     line_profile,
     mirror_key,
     plain_key,
     relevant_key,
+    walk_near,
 )
 
 THOROUGH = os.environ.get("ISTAKA_THOROUGH") == "1"
@@ -89,6 +93,37 @@ def test_a_mirrored_line_has_its_profile(counts, left, size):
     profile = _profile_of_key(key, True, size)
     assert _profile_of_key(mirrored, True, size) == profile
     assert line_profile(mirrored, True, size) == profile
+
+
+def test_lines_near_a_hands_are_the_same_walked_either_way():
+    """Dense lines (one colour of 12-16 tiles, as ``advise`` searches for a one-colour hand)
+    one or two numbers off a hand's line, read with ``walk_near`` set to it: the profile and
+    the bound terms of the line as searched directly, whichever way ``_walk_mirrored`` walks
+    it (both ways taken often)."""
+    rnd = random.Random(34)
+    mirrored = 0
+    cases = 3000 if THOROUGH else 200
+    for _ in range(cases):
+        counts = [0] * 13
+        for _ in range(rnd.randint(12, 16)):
+            n = rnd.choice([p for p in range(13) if counts[p] < 2])
+            counts[n] += 1
+        left = [rnd.random() < 0.8 for _ in range(13)]
+        hand_line = key_of(counts, left)
+        for p in rnd.sample(range(13), rnd.choice([1, 2])):
+            counts[p] = (counts[p] + rnd.choice([1, 2])) % 3
+            left[p] = rnd.random() < 0.8
+        key = key_of(counts, left)
+        walk_near([hand_line])
+        try:
+            mirrored += _walk_mirrored(key)
+            bound = line_bound(key, True, 14)  # (searched before the profile is made)
+            profile = line_profile(key, True, 14)
+        finally:
+            walk_near(())
+        assert profile == _profile_of_key(key, True, 14), (hand_line, key)
+        assert bound == _searched_bound(plain_key(key), True, 14) == profile.packed_bound
+    assert cases // 5 < mirrored < cases - cases // 5
 
 
 def test_the_table_serves_a_line_and_its_mirror():

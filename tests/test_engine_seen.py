@@ -161,6 +161,74 @@ def test_advise_options_match_solving_each_discard_and_draw(rnd, random_deal):
         assert_option_is_solving_each_draw(tiles, indicator, seen, option)
 
 
+@settings(max_examples=max(6, EXAMPLES // 15), deadline=None)
+@given(RANDOMS, st.sampled_from([1, 2]))
+def test_advise_options_on_one_or_two_colour_hands_match_solving_each_discard_and_draw(
+    rnd, colours
+):
+    """As above on hands of one or two colours (``benchmarks/engine.py --adversarial``), where
+    most discards keep one fewer than the whole hand and the whole hand's raising faces are
+    taken for them without a search (``draws.Witnesses.lets_keep``'s lower bound)."""
+    while True:
+        indicator = Tile(rnd.randrange(52))
+        chosen = rnd.sample(range(4), colours)
+        pool = [Tile(c * 13 + n) for c in chosen for n in range(13)] * 2
+        rnd.shuffle(pool)
+        tiles = pool[:15]
+        if fits([*tiles, indicator], indicator):
+            break
+    rest = [t for t in FULL_SET if t not in tiles and t != indicator]
+    seen = rnd.sample(rest, rnd.choice([0, 10, 20]))
+    if not fits([*tiles, *seen, indicator], indicator):
+        seen = []
+    for option in advise(tiles, indicator, CLASSIC, seen).options:
+        assert_option_is_solving_each_draw(tiles, indicator, seen, option)
+
+
+def test_a_discard_keeping_one_fewer_keeps_as_many_as_the_whole_hand_with_a_raising_face():
+    """The lower bound ``lets_keep`` reads for a discard d that keeps one fewer than the whole
+    hand T (K - 1, a copy of d left) and a face f that lets T keep K + 1 with sets S having no
+    set at d's number: T less d plus f keeps K with S (solved with those sets)."""
+    from okey.distance import kept_with_sets, optimal_set_choices
+    from okey.draws import _shape_of, hand_layouts, meld_raising_faces
+
+    rnd = random.Random(34)
+    checked = 0
+    for _ in range(30 if not THOROUGH else 300):
+        colours = rnd.sample(range(4), rnd.choice([1, 2, 4]))
+        pool = [Tile(c * 13 + n) for c in colours for n in range(13)] * 2
+        rnd.shuffle(pool)
+        tiles, indicator = pool[:15], Tile(rnd.randrange(52))
+        if not fits([*tiles, indicator], indicator):
+            continue
+        okey = okey_for(indicator)
+        whole = HandState.of(tiles, indicator, [])
+        solved = optimal_set_choices(whole, CLASSIC)
+        kept = solved[0]
+        raising = meld_raising_faces(
+            whole, CLASSIC, solved, None, hand_layouts(whole, CLASSIC, solved)
+        )
+        for discard in set(tiles):
+            if discard == okey or discard.is_false_joker:
+                continue
+            d = discard.index
+            state = whole.less(d)
+            if not whole.avail[d] or optimal_set_choices(state, CLASSIC)[0] != kept - 1:
+                continue
+            for f, sets in raising.items():
+                if f == d or _shape_of(sets)[13] >> (d % 13) & 1 or not state.avail[f]:
+                    continue
+                assert kept_with_sets(state.with_face(f), CLASSIC, sets, kept) >= kept, (
+                    tiles,
+                    indicator,
+                    discard,
+                    f,
+                    sets,
+                )
+                checked += 1
+    assert checked > 100
+
+
 def assert_option_is_solving_each_draw(tiles, indicator, seen, option):
     """A discard's distance and improving tiles (with their unseen copies) are solving the hand
     less that tile (seen then) and that hand with each drawable tile drawn."""

@@ -68,7 +68,7 @@ const CameraLive = (() => {
         document.body.dataset.frames = m.frame;
       } else if (m.type === "error") {
         inFlight = false;
-        Camera.message(`${m.code}: ${m.message}`);
+        Camera.serverError(m.code, m.message);
       }
     };
     ws.onclose = (event) => {

@@ -66,7 +66,8 @@ const CameraPhoto = (() => {
       if (!response.ok) {
         if (number === sending) {
           Camera.show(null, "");
-          Camera.message(answer.error ? answer.error.message : `error ${response.status}`);
+          if (answer.error) Camera.serverError(answer.error.code, answer.error.message);
+          else Camera.message(`error ${response.status}`);
         }
         return;
       }

@@ -7,12 +7,18 @@
   Camera.init();
   // /camera?indicator=R4&table=home prefills the settings (handy for a phone bookmark).
   const params = new URLSearchParams(location.search);
-  for (const id of ["indicator", "seen", "table"]) if (params.has(id)) $(id).value = params.get(id);
+  for (const id of ["indicator", "seen", "table", "offered"]) if (params.has(id)) $(id).value = params.get(id);
+  // This turn's table: next_takes=Y7+B3, next_discards=..., table_melds=K4 K5 K6|R7 Y7 B7, opened=1
+  for (const name of ["next_takes", "next_discards", "table_melds"]) {
+    if (params.has(name)) $(name.replace("_", "-")).value = params.get(name);
+  }
   if (params.get("declare") === "1") $("declare").checked = true;
+  if (params.get("opened") === "1") $("opened").checked = true;
   try {
     const rules = await (await fetch("/api/v1/rules")).json();
     $("rules").replaceChildren(...rules.presets.map((p) => new Option(p.name, p.name)));
     if (params.has("rules")) $("rules").value = params.get("rules");
+    Camera.setGames(Object.fromEntries(rules.presets.map((p) => [p.name, p.rules.game])));
   } catch (err) {
     Camera.message(`Could not load the rule presets: ${err}`);
   }

@@ -13,6 +13,42 @@ const Camera = (() => {
 
   function message(text) { $("message").textContent = text; }
 
+  // The game each rule preset plays ("classic" or "okey101", from /api/v1/rules): which of this
+  // turn's fields (#turn) apply.
+  let games = {};
+  function setGames(newGames) { games = newGames; showTurnFields(); }
+  function game() { return games[$("rules").value] || "classic"; }
+  function showTurnFields() { $("turn").dataset.game = game(); }
+
+  // The settings' fields by the name the server gives them in an error ("next_takes: ...").
+  const FIELDS = {
+    indicator: "indicator", rules: "rules", seen: "seen", offered: "offered", table: "table",
+    profile: "profile", next_takes: "next-takes", next_discards: "next-discards",
+    table_melds: "table-melds", opened: "opened",
+  };
+
+  // An error from the server: one naming a setting is shown plainly above the reading, and its
+  // field marked, until the settings are sent again; any other goes in the message line.
+  function serverError(code, text) {
+    const field = FIELDS[(/^([a-z_]+)/.exec(text || "") || [])[1]];
+    if (!field && code !== "invalid_message") { message(`${code}: ${text}`); return; }
+    clearErrors();
+    if (field) $(field).setAttribute("aria-invalid", "true");
+    $("settings-error").textContent = text;
+    $("settings-error").hidden = false;
+    document.body.dataset.settingsError = text;
+  }
+
+  function clearErrors() {
+    for (const id of Object.values(FIELDS)) $(id).removeAttribute("aria-invalid");
+    $("settings-error").hidden = true;
+    $("settings-error").textContent = "";
+    delete document.body.dataset.settingsError;
+  }
+
+  // Tiles typed with commas or several spaces: "Y7, B3" -> "Y7 B3".
+  const tiles = (id) => $(id).value.replace(/,/g, " ").trim().split(/\s+/).filter(Boolean).join(" ");
+
   // A notice above the picture: ``parts`` are strings and {code: "..."} pieces (never HTML).
   function notice(parts) {
     const el = $("notice");
@@ -61,7 +97,19 @@ const Camera = (() => {
       offered: $("offered").value.trim() || null,
       declare: $("declare").checked,
       table: table || null,
+      ...turn(),
     };
+  }
+
+  // This turn against the table, for the game in play only (the server refuses the other's):
+  // classic, the right-hand player's takes and discards; 101, the table's melds ("K4 K5 K6 |
+  // R7 Y7 B7") and whether the player has opened.
+  function turn() {
+    if (game() === "okey101") {
+      const melds = $("table-melds").value.split(/[|;\n]/).map((m) => m.replace(/,/g, " ").trim()).filter(Boolean);
+      return { table_melds: melds, opened: $("opened").checked };
+    }
+    return { next_takes: tiles("next-takes"), next_discards: tiles("next-discards") };
   }
 
   function use(newSource, newSurface) {
@@ -69,6 +117,7 @@ const Camera = (() => {
     surface = newSurface;
     $("video").hidden = newSurface !== $("video");
     $("still").hidden = newSurface !== $("still");
+    $("turn-note").hidden = newSource.name !== "photo";
     state = null;
     render("");
   }
@@ -203,6 +252,8 @@ const Camera = (() => {
   }
 
   function settingsChanged() {
+    showTurnFields();
+    clearErrors(); // an error, if any, comes back for the settings sent now
     if (source) source.settingsChanged();
   }
 
@@ -222,9 +273,9 @@ const Camera = (() => {
       $("indicator").value = $("indicator-confirm").dataset.tile;
       settingsChanged();
     });
-    for (const id of ["indicator", "rules", "seen", "offered", "table", "declare", "profile"]) $(id).addEventListener("change", settingsChanged);
+    for (const id of ["indicator", "rules", "seen", "offered", "table", "declare", "profile", "next-takes", "next-discards", "table-melds", "opened"]) $(id).addEventListener("change", settingsChanged);
     window.addEventListener("resize", drawBoxes);
   }
 
-  return { $, message, notice, settings, keepCredential, setToken, use, show, init, drawBoxes };
+  return { $, message, notice, serverError, setGames, settings, keepCredential, setToken, use, show, init, drawBoxes };
 })();
