@@ -123,9 +123,6 @@ def _export(args: argparse.Namespace) -> int:
     spec = RecognizerSpec.load(args.manifest or MANIFEST)
     # the detector takes any input size (the tier stage packs strips into canvases cut to fit)
     print(export_onnx(spec.detector.with_suffix(".pt"), spec.detector_imgsz, dynamic=True))
-    if spec.strip_detector is not None:
-        strips = spec.strip_detector.with_suffix(".pt")
-        print(export_onnx(strips, spec.detector_imgsz, dynamic=True))
     if spec.classifier is not None:
         print(export_onnx(spec.classifier.with_suffix(".pt"), spec.classifier_imgsz, dynamic=True))
     return 0

@@ -168,9 +168,6 @@ class RecognizerSpec:
     # strip, find the tiles again there and read them; tiles off the tiers and photos with no
     # tier are read by the whole-photo path
     tiers: bool = False
-    # the detector the tier stage runs on its straightened strips (trained on strips the tier
-    # stage cut from renders, ``vision.training.strips``); None: the photo detector
-    strip_detector: Path | None = None
 
     @classmethod
     def load(cls, path: Path = MANIFEST) -> RecognizerSpec:
@@ -211,7 +208,6 @@ class RecognizerSpec:
             merge_duplicates=float(raw.get("merge_duplicates", 1.0)),
             unreadable_cut=float(raw.get("unreadable_cut", 1.0)),
             tiers=bool(raw.get("tiers", False)),
-            strip_detector=base / raw["strip_detector"] if raw.get("strip_detector") else None,
         )
 
 
@@ -429,9 +425,6 @@ class Recognizer:
         self.spec = spec
         self.backend = backend
         self.detector = _load_net(spec.detector, backend)
-        self.strip_detector = (
-            _load_net(spec.strip_detector, backend) if spec.strip_detector else self.detector
-        )
         self.classifier = (
             _load_net(spec.classifier, backend) if spec.architecture == "two_stage" else None
         )
@@ -460,12 +453,10 @@ class Recognizer:
         boxes[:, [1, 3]] = boxes[:, [1, 3]].clip(0, h)
         return boxes, scores, turned
 
-    def _run_detector(
-        self, padded: np.ndarray, net: Any = None
-    ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-        """The detector (or ``net``, the strip detector) on an image already of an input size it
-        takes: boxes, class scores and (oriented-box detector) turned boxes, in its pixels."""
-        raw = (net or self.detector)(to_tensor([padded]))[0]
+    def _run_detector(self, padded: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
+        """The detector on an image already of an input size it takes: boxes, class scores and
+        (oriented-box detector) turned boxes, in that image's pixels."""
+        raw = self.detector(to_tensor([padded]))[0]
         if self.spec.detector_task == "obb":
             return decode_obb_detections(raw, self.spec.conf, self.spec.iou)
         return (*decode_detections(raw, self.spec.conf, self.spec.iou), None)
@@ -997,7 +988,7 @@ class Recognizer:
         input size (``istaka export`` exports it so), else whole."""
         import cv2
 
-        fixed = getattr(self.strip_detector, "fixed", None)
+        fixed = getattr(self.detector, "fixed", None)
         images = [strip.warp(pixels) for strip in strips]
         height, width = fixed or (self.spec.detector_imgsz, self.spec.detector_imgsz)
         pieces: list[tuple[int, int, np.ndarray]] = []  # strip, x in the strip, pixels
@@ -1021,7 +1012,7 @@ class Recognizer:
             for j, x, y in packed:
                 piece = pieces[j][2]
                 canvas[y : y + piece.shape[0], x : x + piece.shape[1]] = piece
-            boxes, scores, _ = self._run_detector(canvas, self.strip_detector)
+            boxes, scores, _ = self._run_detector(canvas)
             for box, score in zip(boxes, scores.max(axis=1) if len(scores) else [], strict=True):
                 cx, cy = (box[0] + box[2]) / 2, (box[1] + box[3]) / 2
                 for j, x, y in packed:
