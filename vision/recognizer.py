@@ -783,7 +783,7 @@ class Recognizer:
                     other = self._upside_down(crops, probs)
                 if other:
                     found = self._tier_crops(pixels, turned, -up)
-        elif found is not None:
+        else:
             detected = [k for k, gap in enumerate(found[3]) if not gap]
             if self._upside_down([found[4][k] for k in detected], found[5][detected]):
                 found = self._tier_crops(pixels, turned, -up) or found
@@ -795,8 +795,8 @@ class Recognizer:
         )
         # the first look's own reading of every box: kept where a strip's tile agrees with its
         # box (the whole-photo path reads tiles lying on a table best), and for the table
-        # (``up_each_*`` is left to table scenes: on racks it read tiles turned the wrong way)
-        # (a rack whose up points down the photo: its tiles stood its way up, not by their
+        # (``up_each_*`` is left to table scenes: on racks it read tiles turned the wrong way;
+        # on a rack whose up points down the photo its tiles are stood its way up, not by their
         # smallest turn, which stands them upside down)
         stand = up_angle(up) if up[1] > 0 else None
         first_tiles, _, index = self._read_photo(
