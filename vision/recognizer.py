@@ -644,7 +644,8 @@ class Recognizer:
         det_conf = scores.max(axis=1) if len(scores) else np.zeros(0, np.float32)
         if spec.tiers and turned is not None and self.classifier is not None:
             read = self._read_tiers(image_bgr, boxes, scores, turned, det_conf)
-            if read is None and quarter and on_its_side(turned):
+            lost = len(turned) >= MIN_RACK_TILES and rack_up(turned) is None
+            if read is None and quarter and (on_its_side(turned) or lost):
                 # a rack on its side: the detector, which learnt tiles standing or lying about
                 # upright, boxes sideways tiles at scattered angles and no rack frame agrees;
                 # the photo turned a quarter round stands them up (which way up: the tier stage)
