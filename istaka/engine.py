@@ -25,7 +25,7 @@ from okey.rules import PRESETS, Rules
 from okey.solver import check_win
 from okey.startup import load_tables
 from okey.tiles import Tile, parse_tiles
-from okey.turn import take_or_draw
+from okey.turn import TurnError, read_turn, take_or_draw
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -115,49 +115,38 @@ def run_hand(args: argparse.Namespace) -> int:
 def _turn(
     args: argparse.Namespace, tiles: list[Tile], indicator: Tile, rules: Rules
 ) -> dict[str, Any]:
-    """What rates the discards' risk, as ``POST /hand`` takes it: 101, the table's melds and
-    whether the player has opened; classic, the right-hand player's takes and discards.  The
-    other game's options are refused by name (never ignored)."""
-    if rules.game == "okey101":
-        for option, given in (
-            ("--next-takes", args.next_takes),
-            ("--next-discards", args.next_discards),
-        ):
-            if given:
-                raise InputError(
-                    f"{option}: the right-hand player's takes and discards rate classic discards;"
-                    " in 101 a discard is rated against the table (--table, --opened)"
-                )
-        held = list(tiles)
-        if args.offered is not None:
-            held.append(_tile("--offered", args.offered))
-        try:
-            melds = okey101.read_table(
-                parse_groups(args.table) if args.table else [], indicator, rules, held
-            )
-        except ValueError as exc:
-            raise InputError(f"--table: {exc}") from exc
-        return {"table": melds, "opened": args.opened}
-    for option, given in (("--table", args.table), ("--opened", args.opened)):
-        if given:
-            raise InputError(
-                f"{option}: melds on the table and opening are 101's (--rules okey101); a classic"
-                " discard is rated by the right-hand player's takes and discards"
-                " (--next-takes, --next-discards)"
-            )
-    turn: dict[str, Any] = {}
+    """What rates the discards' risk, as ``POST /hand`` takes it (``okey.turn.read_turn``: the
+    other game's options refused by name, never ignored)."""
+    given: dict[str, Any] = {}
     for option, text in (
         ("--next-takes", args.next_takes),
         ("--next-discards", args.next_discards),
+        ("--table", args.table),
     ):
         try:
-            given = parse_tiles(text)
-            if given:  # (the hand's own errors came first)
-                check_possible(tiles, indicator, rules, others=given)
+            if option == "--table":
+                given["table"] = parse_groups(text) if text else []
+            else:
+                given[option[2:].replace("-", "_")] = parse_tiles(text)
         except ValueError as exc:
             raise InputError(f"{option}: {exc}") from exc
-        turn[option[2:].replace("-", "_")] = given
-    return turn
+    offered = _tile("--offered", args.offered) if args.offered is not None else None
+    try:
+        return read_turn(
+            rules, indicator, tiles, offered, opened=args.opened, names=OPTIONS, **given
+        )
+    except TurnError as exc:
+        raise InputError(str(exc)) from exc
+
+
+# how ``read_turn``'s messages name the inputs here
+OPTIONS = {
+    "next_takes": "--next-takes",
+    "next_discards": "--next-discards",
+    "table": "--table",
+    "opened": "--opened",
+    "rules": "--rules",
+}
 
 
 def hand_report(

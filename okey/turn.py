@@ -25,14 +25,14 @@ win on average (22 of 90 unseen tiles bring you closer).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from okey.advice import Advice, advise
 from okey.advice101 import advise101
 from okey.distance import distance_to_win, unseen_counts
-from okey.errors import ImpossibleHandError
+from okey.errors import ImpossibleHandError, OkeyError
 from okey.hand import check_possible, okey_for
 from okey.inputs import read_hand, read_tile
 from okey.okey101 import (
@@ -44,6 +44,7 @@ from okey.okey101 import (
     could_lay_off,
     min_leftover,
     opening_threshold,
+    read_meld,
     read_table,
 )
 from okey.rules import Rules
@@ -89,6 +90,103 @@ class TakeOrDraw:
             "sentence": self.sentence,
             "advice": None if self.advice is None else self.advice.to_dict(),
         }
+
+
+class TurnError(OkeyError):
+    """A value of what rates the discards' risk that cannot stand (``read_turn``): ``field``
+    names the input the way its caller does."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def read_turn(
+    rules: Rules,
+    indicator: Tile | None,
+    hand: Sequence[Tile] | None,
+    offered: Tile | None = None,
+    *,
+    next_takes: Sequence[Tile] = (),
+    next_discards: Sequence[Tile] = (),
+    table: Sequence[Sequence[Tile]] = (),
+    opened: bool = False,
+    names: Mapping[str, str] | None = None,
+    indexed: bool = False,
+) -> dict[str, Any]:
+    """What rates the discards' risk, checked, as ``advise_hand`` and ``take_or_draw`` take it:
+    classic, the right-hand player's takes and discards (``next_takes``, ``next_discards``); 101,
+    the melds on the table (read as they lie) and whether the player has ``opened``.
+
+    ``TurnError`` naming the input for one of the other game's, a meld that is none, the
+    table's melds without an indicator, or a third copy of a tile (with ``hand``, the ``offered``
+    tile and the indicator; ``hand`` None where it is not known yet: a camera's settings).
+    ``names`` says how the caller calls each input (``{"table": "--table"}``: the messages name
+    them so, the other inputs' too), ``indexed`` whether a meld's error names its place
+    (``table[1]``).  The hand's own errors come first, as ``check_possible`` raises them.
+
+    >>> from okey.tiles import parse_tiles
+    >>> turn = read_turn(Rules.okey101(), Tile.parse("R1"), None, table=[parse_tiles("K4 K5 K6")])
+    >>> [str(meld) for meld in turn["table"]], turn["opened"]
+    (['K4 K5 K6'], False)
+    >>> try:
+    ...     read_turn(Rules(), Tile.parse("R1"), None, opened=True, names={"opened": "--opened"})
+    ... except TurnError as exc:
+    ...     print(exc.field, str(exc)[:50])
+    opened --opened: melds on the table and opening are 101's
+    """
+
+    def name(field: str) -> str:
+        return (names or {}).get(field, field)
+
+    def refuse(field: str, why: str, label: str | None = None) -> TurnError:
+        return TurnError(field, f"{label or name(field)}: {why}")
+
+    if rules.game == "okey101":
+        for field, given in (("next_takes", next_takes), ("next_discards", next_discards)):
+            if given:
+                raise refuse(
+                    field,
+                    "the right-hand player's takes and discards rate classic discards; in 101 a"
+                    f" discard is rated against the table ({name('table')}, {name('opened')})",
+                )
+        if not table:
+            return {"table": [], "opened": opened}
+        if indicator is None:
+            raise refuse(
+                "table",
+                "give the indicator with the melds (an okey on the table stands for the tile it"
+                " replaces)",
+            )
+        melds = []
+        for at, meld in enumerate(table):
+            try:
+                melds.append(read_meld(meld, indicator, rules))
+            except OkeyError as exc:
+                label = f"{name('table')}[{at}]" if indexed else None
+                raise refuse("table", str(exc), label) from exc
+        held = [*(hand or ()), *([offered] if offered is not None else ())]
+        try:
+            read_table(melds, indicator, rules, held)
+        except OkeyError as exc:
+            raise refuse("table", str(exc)) from exc
+        return {"table": melds, "opened": opened}
+    for field, given in (("table", table), ("opened", opened)):
+        if given:
+            raise refuse(
+                field,
+                f"melds on the table and opening are 101's ({name('rules')} okey101); a classic"
+                " discard is rated by the right-hand player's takes and discards"
+                f" ({name('next_takes')}, {name('next_discards')})",
+            )
+    for field, given in (("next_takes", next_takes), ("next_discards", next_discards)):
+        if given and indicator is not None:
+            check_possible(list(hand or ()), indicator, rules)  # the hand's own error first
+            try:
+                check_possible(list(hand or ()), indicator, rules, others=given)
+            except OkeyError as exc:
+                raise refuse(field, str(exc)) from exc
+    return {"next_takes": list(next_takes), "next_discards": list(next_discards)}
 
 
 def take_or_draw(

@@ -18,8 +18,8 @@ from fastapi import APIRouter, Depends, Request, Response
 from starlette.requests import HTTPConnection
 
 import okey
+import okey.turn
 from okey import Rules, Tile
-from okey.okey101 import read_meld, read_table
 from okey.rules import PRESETS
 from service.deps import get_runner, get_tables
 from service.errors import ApiError
@@ -190,59 +190,27 @@ def read_turn(
     opened: bool,
     table_field: str = "table",
 ) -> dict[str, Any]:
-    """``turn_of`` for any caller: ``tiles`` None where the hand is not known yet (a camera
-    stream's settings: the values are checked against each other and the indicator, the hand
-    when a frame is read), ``table_field`` the melds' field name in the caller's message."""
-    takes = tiles_of(next_takes, "next_takes")
-    discards = tiles_of(next_discards, "next_discards")
-    if rules.game == "okey101":
-        for field, given in (("next_takes", takes), ("next_discards", discards)):
-            if given:
-                raise ApiError(
-                    422,
-                    "invalid_request",
-                    f"{field}: the right-hand player's takes and discards rate classic discards;"
-                    f" in 101 a discard is rated against the table ({table_field}, opened)",
-                )
-        if table and indicator is None:
-            raise ApiError(
-                422,
-                "invalid_request",
-                f"{table_field}: give the indicator with the melds (an okey on the table stands"
-                " for the tile it replaces)",
+    """``turn_of`` for any caller (``okey.turn.read_turn`` on the message's tiles): ``tiles``
+    None where the hand is not known yet (a camera stream's settings: the values are checked
+    against each other and the indicator, the hand when a frame is read), ``table_field`` the
+    melds' field name in the caller's message."""
+    melds = [tiles_of(meld, f"{table_field}[{at}]") for at, meld in enumerate(table)]
+    with engine_errors():  # the hand's own errors (turn errors name their field: below)
+        try:
+            return okey.turn.read_turn(
+                rules,
+                indicator,
+                tiles,
+                offered,
+                next_takes=tiles_of(next_takes, "next_takes"),
+                next_discards=tiles_of(next_discards, "next_discards"),
+                table=melds,
+                opened=opened,
+                names={"table": table_field, "rules": "rules"},
+                indexed=True,
             )
-        held = [*(tiles or ()), *([offered] if offered is not None else ())]
-        melds = []
-        for at, meld in enumerate(table):
-            try:
-                melds.append(read_meld(tiles_of(meld, f"{table_field}[{at}]"), indicator, rules))
-            except okey.OkeyError as exc:
-                raise ApiError(422, "invalid_request", f"{table_field}[{at}]: {exc}") from exc
-        if melds:
-            assert indicator is not None
-            try:
-                read_table(melds, indicator, rules, held)
-            except okey.OkeyError as exc:
-                raise ApiError(422, "invalid_request", f"{table_field}: {exc}") from exc
-        return {"table": melds, "opened": opened}
-    for field, given in ((table_field, table), ("opened", opened)):
-        if given:
-            raise ApiError(
-                422,
-                "invalid_request",
-                f"{field}: melds on the table and opening are 101's (rules okey101); a classic"
-                " discard is rated by the right-hand player's takes and discards"
-                " (next_takes, next_discards)",
-            )
-    for field, given in (("next_takes", takes), ("next_discards", discards)):
-        if given and indicator is not None:
-            with engine_errors():
-                okey.check_possible(tiles or [], indicator, rules)  # (the hand's own error first)
-            try:
-                okey.check_possible(tiles or [], indicator, rules, others=given)
-            except okey.OkeyError as exc:
-                raise ApiError(422, "invalid_request", f"{field}: {exc}") from exc
-    return {"next_takes": takes, "next_discards": discards}
+        except okey.turn.TurnError as exc:
+            raise ApiError(422, "invalid_request", str(exc)) from exc
 
 
 @router.post("/referee", response_model=RefereeOut, summary="Referee a declared hand")
