@@ -335,21 +335,16 @@ class TableTracker:
             self._twin(place)
             return
         # the last ``confirm`` readings, frames with nothing read (a hand passing) skipped
-        first = self._frame - len(place.votes) + 1
-        read = [
-            (first + k, v, p)
-            for k, (v, p) in enumerate(zip(place.votes, place.probs, strict=True))
-            if v is not None
-        ]
+        read = self._readings(place)
         if stack:
             read = read[-self.confirm :]
-            if any(v == stack[-1].tile for _, v, _ in read):
+            if any(v == stack[-1].tile for _, v, _, _ in read):
                 # a pile's top changes only on ``confirm`` readings in a row: a top tile read
                 # now one way, now another (turned, half under a hand) stays what it was
                 return
         # the tile is what the frames' probabilities summed make it (the votes say that a tile
         # is there)
-        scores = np.sum([p for _, _, p in read], axis=0)
+        scores = np.sum([p for *_, p in read], axis=0)
         tile = Tile(int(np.argmax(scores)))
         if stack and stack[-1].tile == tile:
             return
@@ -378,23 +373,25 @@ class TableTracker:
             stack[-1].forget_since(read[0][0])  # the new tile's readings are not the one below's
         change = self._record("added", tile, place)
         laid = _Laid(tile, change.id, pose)
-        for f, _, p in read:
+        for f, *_, p in read:
             laid.read(f, p, self.window)
         stack.append(laid)
         self._counted[change.id] = tile
         place.hidden = False  # the pile is seen with its new top: hidden again only from now
+
+    def _readings(self, place: _Place) -> list[tuple[int, Tile, Pose | None, np.ndarray]]:
+        """The frames of a place's window where a tile was read: frame, tile, pose and the
+        classifier's probabilities, oldest first."""
+        first = self._frame - len(place.votes) + 1
+        rows = zip(place.votes, place.poses, place.probs, strict=True)
+        return [(first + k, v, q, p) for k, (v, q, p) in enumerate(rows) if v is not None]
 
     def _twin(self, place: _Place) -> None:
         """The top read again after the pile was hidden, ``confirm`` readings in a row away from
         where it lay: a second copy was put on it (``added``), unless that makes a third copy."""
         if not place.hidden:
             return
-        first = self._frame - len(place.votes) + 1
-        read = [
-            (first + k, v, q, p)
-            for k, (v, q, p) in enumerate(zip(place.votes, place.poses, place.probs, strict=True))
-            if v is not None
-        ][-self.confirm :]
+        read = self._readings(place)[-self.confirm :]
         top = place.stack[-1]
         if len(read) < self.confirm or any(v != top.tile for _, v, _, _ in read):
             return
