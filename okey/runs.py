@@ -787,16 +787,37 @@ def _runs_bits(line: int, avail: int, length: int, size: int, lanes: int = 1) ->
             memo.clear()
         memo[line | tail] = found
         return found
-    kept_bits, excess_at, valid, _ = _run_fields(size)
-    excess_step = lanes << excess_at
-    if lanes > 1:
-        valid = _lanes_valid(size, lanes)
+    walk = _WALKS.get(size | (lanes << 8))
+    if walk is None:
+        walk = _walk_constants(size, lanes)
+    kept_bits, excess_step, valid = walk
+    longest = LONGEST_SEARCHED
     rest = line - (1 << (2 * first))
-    found = _runs_bits(rest, avail, length, size, lanes)
+    # ``_runs_bits(rest, ...)``, its memo read here first (as for ``left`` below).
+    if not rest:
+        found = 1 if lanes == 1 else _runs_bits(0, avail, length, size, lanes)
+    else:
+        low = ((rest & -rest).bit_length() - 1) >> 1
+        if low > MAX_OUTSIDE:
+            cut = low - MAX_OUTSIDE
+            key = (
+                (rest >> (2 * cut))
+                | ((avail >> cut) << 32)
+                | ((length - cut) << 48)
+                | (size << 56)
+                | ((lanes - 1) << 62)
+            )
+        else:
+            key = rest | tail
+        found = memo.get(key)
+        if found is None:
+            found = _runs_bits(rest, avail, length, size, lanes)
     missing = ~avail
     leads = first if first < MAX_OUTSIDE else MAX_OUTSIDE
     # The positions a lead may draw (bit i: position first - leads + i) with no copy left.
     lead_missing = (missing >> (first - leads)) & ((1 << leads) - 1)
+    # (The situation's fields that stay the same along the walk.)
+    lead_fields = (leads << 17) | (lead_missing << 7)
     pads_of = _PADS.get(size | (lanes << 8))
     if pads_of is None:
         pads_of = _PADS[size | (lanes << 8)] = {}
@@ -814,11 +835,13 @@ def _runs_bits(line: int, avail: int, length: int, size: int, lanes: int = 1) ->
         else:
             after = top + 1
             gap = top - end
-        room = min(gap, MAX_OUTSIDE, LONGEST_SEARCHED - reach)  # the longest trail
+        # The longest trail: min(gap, MAX_OUTSIDE, longest - reach).
+        room = gap if gap < MAX_OUTSIDE else MAX_OUTSIDE
+        if longest - reach < room:
+            room = longest - reach
         trail_missing = (missing >> (end + 1)) & ((1 << room) - 1)
         # (Fields: reach up to 13, leads and room up to 4, the missing bits 4 each.)
-        situation = (reach << 20) | (leads << 17) | (room << 14) | (lead_missing << 7)
-        situation |= trail_missing
+        situation = (reach << 20) | lead_fields | (room << 14) | trail_missing
         pads = pads_of.get(situation)
         if pads is None:
             pads = _pads(reach, leads, room, lead_missing, trail_missing, size, lanes)
@@ -843,21 +866,48 @@ def _runs_bits(line: int, avail: int, length: int, size: int, lanes: int = 1) ->
                 sub = memo.get(key)
                 if sub is None:
                     sub = _runs_bits(left, avail, length, size, lanes)
-            base = sub << (kept + (reach << kept_bits) + excess * excess_step)
-            for shift in pads:
-                found |= base << shift
+            at = kept + (reach << kept_bits) + excess * excess_step
+            if len(pads) == 1:
+                found |= sub << (at + pads[0])
+            else:
+                sub <<= at
+                for shift in pads:
+                    found |= sub << shift
         # The run goes on to the next held face across at most MAX_OUTSIDE drawn tiles.
-        if after > top or gap > MAX_OUTSIDE or after - first >= LONGEST_SEARCHED:
+        if after > top or gap > MAX_OUTSIDE or after - first >= longest:
             break
-        excess += ((missing >> (end + 1)) & ((1 << gap) - 1)).bit_count()
+        if gap:
+            excess += ((missing >> (end + 1)) & ((1 << gap) - 1)).bit_count()
         left -= 1 << (2 * after)
         kept += 1
         end = after
-    found = _undominated(found & valid, size, lanes)
+    found &= valid
+    if found.bit_length() > _LAYER_BITS[size | (lanes << 8)]:
+        found = _undominated(found, size, lanes)  # (one layer of excess: nothing to drop)
     if len(memo) >= _RUNS_MEMO_LIMIT:
         memo.clear()
     memo[line | tail] = found
     return found
+
+
+# ``_runs_bits``'s fields per hand size and lanes (``size | lanes << 8``): the kept field's
+# width, the step of one excess, and the mask of the totals within ``size`` slots and excess.
+_WALKS: dict[int, tuple[int, int, int]] = {}
+
+
+# Bits of one layer of excess (all its lanes) per hand size and lanes, as ``_WALKS``: a
+# ``_runs_bits`` set no longer has no choice with less excess than another (``_undominated``).
+_LAYER_BITS: dict[int, int] = {}
+
+
+def _walk_constants(size: int, lanes: int) -> tuple[int, int, int]:
+    """``_WALKS``'s entry for a hand size and lanes, made."""
+    kept_bits, excess_at, valid, _ = _run_fields(size)
+    if lanes > 1:
+        valid = _lanes_valid(size, lanes)
+    _LAYER_BITS[size | (lanes << 8)] = lanes << excess_at
+    walk = _WALKS[size | (lanes << 8)] = (kept_bits, lanes << excess_at, valid)
+    return walk
 
 
 def _lanes_apart(line: int, avail: int, length: int, size: int, lanes: int) -> int:
@@ -1003,13 +1053,24 @@ def _slot_bits(line: int, length: int, size: int, lanes: int = 1) -> int:
             memo.clear()
         memo[key] = found
         return found
-    kept_bits = kept_field_width(size)
-    valid = (1 << ((size + 1) << kept_bits)) - 1
-    if lanes > 1:
-        stride = _slot_lane(size)
-        valid = sum(valid << (lane * stride) for lane in range(lanes))
+    walk = _SLOT_WALKS.get(size | (lanes << 8))
+    if walk is None:
+        walk = _slot_walk_constants(size, lanes)
+    kept_bits, valid = walk
+    longest = LONGEST_SEARCHED
     rest = line - (1 << (2 * first))
-    found = _slot_bits(rest, length, size, lanes)
+    # ``_slot_bits(rest, ...)``, its memo read here first (as for ``left`` below).
+    if not rest:
+        found = 1 if lanes == 1 else _slot_bits(0, length, size, lanes)
+    else:
+        low = ((rest & -rest).bit_length() - 1) >> 1
+        if low > MAX_OUTSIDE:
+            cut = low - MAX_OUTSIDE
+            found = memo.get((rest >> (2 * cut)) | ((length - cut) << 32) | tail)
+        else:
+            found = memo.get(rest | (length << 32) | tail)
+        if found is None:
+            found = _slot_bits(rest, length, size, lanes)
     leads = first if first < MAX_OUTSIDE else MAX_OUTSIDE
     pads_of = _PADS.get(size)
     if pads_of is None:
@@ -1025,7 +1086,10 @@ def _slot_bits(line: int, length: int, size: int, lanes: int = 1) -> int:
         else:
             after = top + 1
             gap = top - end
-        room = min(gap, MAX_OUTSIDE, LONGEST_SEARCHED - reach)
+        # The longest trail: min(gap, MAX_OUTSIDE, longest - reach).
+        room = gap if gap < MAX_OUTSIDE else MAX_OUTSIDE
+        if longest - reach < room:
+            room = longest - reach
         # (``_pads`` with no tile missing: slot shifts only, each once.)
         situation = (reach << 20) | (leads << 17) | (room << 14)
         pads = pads_of.get(situation)
@@ -1044,10 +1108,14 @@ def _slot_bits(line: int, length: int, size: int, lanes: int = 1) -> int:
                     sub = memo.get(left | (length << 32) | tail)
                 if sub is None:
                     sub = _slot_bits(left, length, size, lanes)
-            base = sub << (kept + (reach << kept_bits))
-            for shift in pads:
-                found |= base << shift
-        if after > top or gap > MAX_OUTSIDE or after - first >= LONGEST_SEARCHED:
+            at = kept + (reach << kept_bits)
+            if len(pads) == 1:
+                found |= sub << (at + pads[0])
+            else:
+                sub <<= at
+                for shift in pads:
+                    found |= sub << shift
+        if after > top or gap > MAX_OUTSIDE or after - first >= longest:
             break
         left -= 1 << (2 * after)
         kept += 1
@@ -1057,6 +1125,22 @@ def _slot_bits(line: int, length: int, size: int, lanes: int = 1) -> int:
         memo.clear()
     memo[key] = found
     return found
+
+
+# ``_slot_bits``'s fields per hand size and lanes (``size | lanes << 8``): the kept field's
+# width and the mask of the totals within ``size`` slots (each lane's).
+_SLOT_WALKS: dict[int, tuple[int, int]] = {}
+
+
+def _slot_walk_constants(size: int, lanes: int) -> tuple[int, int]:
+    """``_SLOT_WALKS``'s entry for a hand size and lanes, made."""
+    kept_bits = kept_field_width(size)
+    valid = (1 << ((size + 1) << kept_bits)) - 1
+    if lanes > 1:
+        stride = _slot_lane(size)
+        valid = sum(valid << (lane * stride) for lane in range(lanes))
+    walk = _SLOT_WALKS[size | (lanes << 8)] = (kept_bits, valid)
+    return walk
 
 
 def _slot_lane(size: int) -> int:
