@@ -824,8 +824,91 @@ def _runs_bits(line: int, avail: int, length: int, size: int, lanes: int = 1) ->
     # One walk up the line from the first face, from one kept face to the next (a run takes
     # every held face on its way): a run through the first face may end on each, perhaps plus
     # drawn tiles (its trail), and start with drawn tiles before the first face (its lead).
+    # Where it goes reads the line only near its first face: made once per such neighbourhood
+    # (``_walk_plan``), the copies left read here.
+    span = top - first
+    plans = _PLANS.get(size | (longest << 8))
+    if plans is None:
+        plans = _PLANS[size | (longest << 8)] = {}
+    plan_key = ((line >> (2 * first)) & ((1 << (2 * longest)) - 1)) | (
+        (span if span < longest else longest) << (2 * longest)
+    )
+    plan = plans.get(plan_key)
+    if plan is None:
+        if len(plans) >= _RUNS_MEMO_LIMIT:
+            plans.clear()
+        plan = plans[plan_key] = _walk_plan(rest, first, top, size)
+    missing >>= first
+    for delta, low_off, reach_room, trail_at, trail_mask, gaps, kept_reach in plan:
+        trail_missing = (missing >> trail_at) & trail_mask
+        situation = reach_room | lead_fields | trail_missing
+        pads = pads_of.get(situation)
+        if pads is None:
+            reach, room = reach_room >> 20, (reach_room >> 14) & 7
+            pads = _pads(reach, leads, room, lead_missing, trail_missing, size, lanes)
+            pads_of[situation] = pads
+        if not pads:
+            continue
+        left = rest - (delta << (2 * first))
+        if not left:
+            sub = 1 if lanes == 1 else _runs_bits(0, avail, length, size, lanes)
+        else:
+            # ``_runs_bits(left, ...)``, its memo read here first.
+            low = first + low_off if low_off >= 0 else ((left & -left).bit_length() - 1) >> 1
+            if low > MAX_OUTSIDE:
+                cut = low - MAX_OUTSIDE
+                key = (
+                    (left >> (2 * cut))
+                    | ((avail >> cut) << 32)
+                    | ((length - cut) << 48)
+                    | (size << 56)
+                    | ((lanes - 1) << 62)
+                )
+            else:
+                key = left | tail
+            sub = memo.get(key)
+            if sub is None:
+                sub = _runs_bits(left, avail, length, size, lanes)
+        at = kept_reach + (missing & gaps).bit_count() * excess_step if gaps else kept_reach
+        if len(pads) == 1:
+            found |= sub << (at + pads[0])
+        else:
+            sub <<= at
+            for shift in pads:
+                found |= sub << shift
+    found &= valid
+    if found.bit_length() > _LAYER_BITS[size | (lanes << 8)]:
+        found = _undominated(found, size, lanes)  # (one layer of excess: nothing to drop)
+    if len(memo) >= _RUNS_MEMO_LIMIT:
+        memo.clear()
+    memo[line | tail] = found
+    return found
+
+
+# ``_runs_bits``'s walks (``_walk_plan``) per hand size and longest run searched
+# (``size | longest << 8``), by the line near the walk's first face (ints and tuples of ints).
+_PLANS: dict[int, dict[int, tuple[tuple[int, ...], ...]]] = {}
+
+
+def _walk_plan(rest: int, first: int, top: int, size: int) -> tuple[tuple[int, ...], ...]:
+    """The steps of ``_runs_bits``'s walk from the first face (at ``first``; ``rest``: the line
+    less that face), one per kept face a run through the first may end on: (the faces that run
+    takes after the first, two bits per position from ``first``; where the rest of the line
+    then starts, from ``first``, or -1 where further than the walk reads; the reach and the
+    longest trail as ``_pads``'s situation fields; where the trail starts, from ``first``, and
+    the mask of its length; the drawn positions inside the run, as bits from ``first``; the
+    run's kept and reach as a shift).
+
+    Where the walk goes reads the counts of the first face and the ``LONGEST_SEARCHED - 1``
+    positions after it only (no kept face and no trail reaches further), and where the line
+    ends if within them: the same steps serve every line that agrees there, whatever copies
+    are left and however far a lead may reach (``_runs_bits`` reads those; its
+    ``plan_key``)."""
+    kept_bits = kept_field_width(size)
+    longest = LONGEST_SEARCHED
+    steps = []
     left = rest
-    kept, excess, end = 1, 0, first
+    kept, gaps, end = 1, 0, first
     while True:
         reach = end - first + 1
         above = left >> (2 * end + 2)
@@ -835,59 +918,31 @@ def _runs_bits(line: int, avail: int, length: int, size: int, lanes: int = 1) ->
         else:
             after = top + 1
             gap = top - end
-        # The longest trail: min(gap, MAX_OUTSIDE, longest - reach).
-        room = gap if gap < MAX_OUTSIDE else MAX_OUTSIDE
-        if longest - reach < room:
-            room = longest - reach
-        trail_missing = (missing >> (end + 1)) & ((1 << room) - 1)
-        # (Fields: reach up to 13, leads and room up to 4, the missing bits 4 each.)
-        situation = (reach << 20) | lead_fields | (room << 14) | trail_missing
-        pads = pads_of.get(situation)
-        if pads is None:
-            pads = _pads(reach, leads, room, lead_missing, trail_missing, size, lanes)
-            pads_of[situation] = pads
-        if pads:
-            if not left:
-                sub = 1 if lanes == 1 else _runs_bits(0, avail, length, size, lanes)
-            else:
-                # ``_runs_bits(left, ...)``, its memo read here first.
-                low = ((left & -left).bit_length() - 1) >> 1
-                if low > MAX_OUTSIDE:
-                    cut = low - MAX_OUTSIDE
-                    key = (
-                        (left >> (2 * cut))
-                        | ((avail >> cut) << 32)
-                        | ((length - cut) << 48)
-                        | (size << 56)
-                        | ((lanes - 1) << 62)
-                    )
-                else:
-                    key = left | tail
-                sub = memo.get(key)
-                if sub is None:
-                    sub = _runs_bits(left, avail, length, size, lanes)
-            at = kept + (reach << kept_bits) + excess * excess_step
-            if len(pads) == 1:
-                found |= sub << (at + pads[0])
-            else:
-                sub <<= at
-                for shift in pads:
-                    found |= sub << shift
+        room = min(gap, MAX_OUTSIDE, longest - reach)  # the longest trail
+        low_off = -1
+        if left:
+            low_off = (((left & -left).bit_length() - 1) >> 1) - first
+            if low_off >= longest:
+                low_off = -1  # (past what the walk reads: found from the line itself)
+        steps.append(
+            (
+                (rest - left) >> (2 * first),
+                low_off,
+                (reach << 20) | (room << 14),
+                end + 1 - first,
+                (1 << room) - 1,
+                gaps,
+                kept + (reach << kept_bits),
+            )
+        )
         # The run goes on to the next held face across at most MAX_OUTSIDE drawn tiles.
         if after > top or gap > MAX_OUTSIDE or after - first >= longest:
             break
-        if gap:
-            excess += ((missing >> (end + 1)) & ((1 << gap) - 1)).bit_count()
+        gaps |= ((1 << gap) - 1) << (end + 1 - first)
         left -= 1 << (2 * after)
         kept += 1
         end = after
-    found &= valid
-    if found.bit_length() > _LAYER_BITS[size | (lanes << 8)]:
-        found = _undominated(found, size, lanes)  # (one layer of excess: nothing to drop)
-    if len(memo) >= _RUNS_MEMO_LIMIT:
-        memo.clear()
-    memo[line | tail] = found
-    return found
+    return tuple(steps)
 
 
 # ``_runs_bits``'s fields per hand size and lanes (``size | lanes << 8``): the kept field's
@@ -1071,10 +1126,70 @@ def _slot_bits(line: int, length: int, size: int, lanes: int = 1) -> int:
             found = memo.get(rest | (length << 32) | tail)
         if found is None:
             found = _slot_bits(rest, length, size, lanes)
+    # The walk reads the line only near its first face: its steps are made once per such
+    # neighbourhood (``_slot_plan``) and replayed here.
     leads = first if first < MAX_OUTSIDE else MAX_OUTSIDE
+    span = top - first
+    plans = _SLOT_PLANS.get(size | (longest << 8))
+    if plans is None:
+        plans = _SLOT_PLANS[size | (longest << 8)] = {}
+    plan_key = (
+        ((line >> (2 * first)) & ((1 << (2 * longest)) - 1))
+        | (leads << (2 * longest))
+        | ((span if span < longest else longest) << (2 * longest + 3))
+    )
+    plan = plans.get(plan_key)
+    if plan is None:
+        if len(plans) >= _RUNS_MEMO_LIMIT:
+            plans.clear()
+        plan = plans[plan_key] = _slot_plan(rest, first, top, leads, size)
+    for delta, low_off, shifts in plan:
+        left = rest - (delta << (2 * first))
+        if not left:
+            sub = 1 if lanes == 1 else _slot_bits(0, length, size, lanes)
+        else:
+            # ``_slot_bits(left, ...)``, its memo read here first.
+            low = first + low_off if low_off >= 0 else ((left & -left).bit_length() - 1) >> 1
+            if low > MAX_OUTSIDE:
+                cut = low - MAX_OUTSIDE
+                sub = memo.get((left >> (2 * cut)) | ((length - cut) << 32) | tail)
+            else:
+                sub = memo.get(left | (length << 32) | tail)
+            if sub is None:
+                sub = _slot_bits(left, length, size, lanes)
+        for shift in shifts:
+            found |= sub << shift
+    found &= valid
+    if len(memo) >= _RUNS_MEMO_LIMIT:
+        memo.clear()
+    memo[key] = found
+    return found
+
+
+# ``_slot_bits``'s walks (``_slot_plan``) per hand size and longest run searched
+# (``size | longest << 8``), by the line near the walk's first face (ints and tuples of ints).
+_SLOT_PLANS: dict[int, dict[int, tuple[tuple[int, int, tuple[int, ...]], ...]]] = {}
+
+
+def _slot_plan(
+    rest: int, first: int, top: int, leads: int, size: int
+) -> tuple[tuple[int, int, tuple[int, ...]], ...]:
+    """The steps of ``_slot_bits``'s walk from the first face (at ``first``; ``rest``: the line
+    less that face), each where some run ends: (the faces that run takes after the first, two
+    bits per position from ``first``; where the rest of the line then starts, from ``first``,
+    or -1 where further than the walk reads; the shifts of the rest's choices, one per pad:
+    the run's slots and kept).
+
+    The walk up the line from the first face reads the counts of that face and the
+    ``LONGEST_SEARCHED - 1`` positions after it only (the longest run searched: no kept face and
+    no trail reaches further), where the line ends if within them, and how far a lead may
+    reach: the same steps serve every line that agrees there (``_slot_bits``'s ``plan_key``)."""
+    kept_bits = kept_field_width(size)
     pads_of = _PADS.get(size)
     if pads_of is None:
         pads_of = _PADS[size] = {}
+    longest = LONGEST_SEARCHED
+    steps = []
     left = rest
     kept, end = 1, first
     while True:
@@ -1086,45 +1201,26 @@ def _slot_bits(line: int, length: int, size: int, lanes: int = 1) -> int:
         else:
             after = top + 1
             gap = top - end
-        # The longest trail: min(gap, MAX_OUTSIDE, longest - reach).
-        room = gap if gap < MAX_OUTSIDE else MAX_OUTSIDE
-        if longest - reach < room:
-            room = longest - reach
+        room = min(gap, MAX_OUTSIDE, longest - reach)
         # (``_pads`` with no tile missing: slot shifts only, each once.)
         situation = (reach << 20) | (leads << 17) | (room << 14)
         pads = pads_of.get(situation)
         if pads is None:
             pads = pads_of[situation] = _pads(reach, leads, room, 0, 0, size)
         if pads:
-            if not left:
-                sub = 1 if lanes == 1 else _slot_bits(0, length, size, lanes)
-            else:
-                # ``_slot_bits(left, ...)``, its memo read here first.
-                low = ((left & -left).bit_length() - 1) >> 1
-                if low > MAX_OUTSIDE:
-                    cut = low - MAX_OUTSIDE
-                    sub = memo.get((left >> (2 * cut)) | ((length - cut) << 32) | tail)
-                else:
-                    sub = memo.get(left | (length << 32) | tail)
-                if sub is None:
-                    sub = _slot_bits(left, length, size, lanes)
             at = kept + (reach << kept_bits)
-            if len(pads) == 1:
-                found |= sub << (at + pads[0])
-            else:
-                sub <<= at
-                for shift in pads:
-                    found |= sub << shift
+            low_off = -1
+            if left:
+                low_off = (((left & -left).bit_length() - 1) >> 1) - first
+                if low_off >= longest:
+                    low_off = -1  # (past what the walk reads: found from the line itself)
+            steps.append(((rest - left) >> (2 * first), low_off, tuple(at + s for s in pads)))
         if after > top or gap > MAX_OUTSIDE or after - first >= longest:
             break
         left -= 1 << (2 * after)
         kept += 1
         end = after
-    found &= valid
-    if len(memo) >= _RUNS_MEMO_LIMIT:
-        memo.clear()
-    memo[key] = found
-    return found
+    return tuple(steps)
 
 
 # ``_slot_bits``'s fields per hand size and lanes (``size | lanes << 8``): the kept field's
