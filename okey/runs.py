@@ -14,7 +14,6 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from okey.layout import (
-    FIELD_CODES,
     SCALE,
     SHIFT,
     SLOT_PRICES,
@@ -707,35 +706,70 @@ def useful_bits(bits: int, size: int) -> dict[int, int]:
     better one can matter: they make the total exact.  Dropping the others is safe at every
     step of a knapsack: what beats a choice still beats it once the same parts are added.)
 
-    The bits are read as an array of fields, one per slot count (``kept_field_width``)."""
+    The bits are read as an array of fields, one per slot count (``kept_field_width``), all at
+    once: each field's most kept, less those that the fields of less excess (at its slot
+    count) or of 3 or more fewer slots (no more excess) reach, each field filled below its
+    most kept first (``_useful_masks``); the few choices left are read off in order."""
     kept_bits, excess_at, _, _ = _run_fields(size)
-    block = 1 << kept_bits
-    per_layer = 1 << (excess_at - kept_bits)  # fields per excess value
-    code = FIELD_CODES[block]
-    count = (bits.bit_length() + block - 1) // block
-    fields = memoryview(bits.to_bytes(count * (block >> 3), "little")).cast(code)
+    width, smear, low_bits, slot_fields, steps = _USEFUL_MASKS.get(size) or _useful_masks(size)
+    # Each field with every kept count under its most kept (as ``_undominated``) ...
+    down = bits
+    for step, mask in smear:
+        down |= (down >> step) & mask
+    # ... its most kept alone, ...
+    most = down & ~((down >> 1) & low_bits)
+    # ... the fields of less excess at each slot count (a prefix OR over the layers, one up),
+    length = bits.bit_length()
+    below = down << width
+    shift = width
+    while shift < length:
+        below |= below << shift
+        shift <<= 1
+    # ... and those of no more excess in 3 or more fewer slots (within each layer).
+    fewer = ((down | below) << (3 << kept_bits)) & slot_fields
+    for step in steps:
+        fewer |= (fewer << step) & slot_fields
+    left = most & ~below & ~fewer
     found = {}
-    lower = [-1] * (size + 1)  # most kept at each slot count with less excess
-    base = 0
-    for at in range(0, count, per_layer):
-        here = fields[at : at + size + 1]
-        if not any(here):
-            # No choice with this excess: nothing found, nothing lowered.
-            base += 1 << SHIFT
-            continue
-        layer = [v.bit_length() - 1 for v in here]
-        running = -1  # most kept with no more excess, up to each slot count
-        upto = []
-        for slots, kept in enumerate(layer):
-            low = lower[slots]
-            if kept > low:
-                if slots < 3 or upto[slots - 3] < kept:
-                    found[base + slots] = kept
-                lower[slots] = low = kept
-            if low > running:
-                running = low
-            upto.append(running)
-        base += 1 << SHIFT
+    field_mask = (1 << kept_bits) - 1
+    slots_mask = (1 << (excess_at - kept_bits)) - 1
+    while left:
+        bit = left & -left
+        at = bit.bit_length() - 1
+        found[((at >> kept_bits) & slots_mask) + ((at >> excess_at) << SHIFT)] = at & field_mask
+        left ^= bit
+    return found
+
+
+# ``useful_bits``'s masks per hand size: a layer's width in bits, the smearing steps of
+# ``_undominated``, every bit of each field but its top one, the fields of ``size`` slots or
+# fewer in each layer, and the shifts (in bits) that spread a field to 1, 2, 4, ... more slots.
+_USEFUL_MASKS: dict[int, tuple[int, tuple[tuple[int, int], ...], int, int, tuple[int, ...]]] = {}
+
+
+def _useful_masks(size: int) -> tuple[int, tuple[tuple[int, int], ...], int, int, tuple[int, ...]]:
+    """``_USEFUL_MASKS``'s entry for a hand size, made (over as many layers as
+    ``_domination``'s, which the smearing covers: every excess up to ``size``)."""
+    kept_bits, excess_at, _, _ = _run_fields(size)
+    width, smear = _DOMINATION.get(size) or _domination(size)
+    field = 1 << kept_bits
+    per_layer = 1 << (excess_at - kept_bits)
+    low_bits = slot_fields = 0
+    for layer in range(3 * (size + 1)):
+        for slots in range(per_layer):
+            at = layer * width + slots * field
+            low_bits |= ((1 << (field - 1)) - 1) << at
+            if slots <= size:
+                slot_fields |= ((1 << field) - 1) << at
+    # (A field moves at most 3 + (size - 3) fields up, within its layer: a layer has room for
+    # size + LONGEST_RUN + 1 of them and the mask drops those past ``size`` at each step.)
+    steps = []
+    spread, reached = 1, 0  # (a field reaches ``reached`` more slots after the steps so far)
+    while reached < size - 3:
+        steps.append(spread << kept_bits)
+        reached += spread
+        spread <<= 1
+    found = _USEFUL_MASKS[size] = (width, smear, low_bits, slot_fields, tuple(steps))
     return found
 
 

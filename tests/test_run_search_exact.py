@@ -142,3 +142,41 @@ def test_lanes_walk_each_split_of_the_ones_as_if_alone():
             slots_alone = runs._slot_bits(line | high << 26, 14, size)
             lane_slots = slots_together >> (high * runs._slot_lane(size)) & within
             assert lane_slots == slots_alone, (line, avail, high)
+
+
+def useful_by_definition(bits: int, size: int) -> dict[int, int]:
+    """``runs.useful_bits`` as its docstring says, choice by choice: per (slots, excess) the
+    most kept, kept where it beats every choice with less excess at its slot count and every
+    choice with no more excess in 3 or more fewer slots."""
+    kept_bits, excess_at, _, _ = runs._run_fields(size)
+    most: dict[tuple[int, int], int] = {}
+    for at in range(bits.bit_length()):
+        if bits >> at & 1:
+            slots = (at >> kept_bits) & ((1 << (excess_at - kept_bits)) - 1)
+            excess, kept = at >> excess_at, at & ((1 << kept_bits) - 1)
+            most[slots, excess] = max(most.get((slots, excess), -1), kept)
+    found = {}
+    for (slots, excess), kept in sorted(most.items(), key=lambda item: (item[0][1], item[0][0])):
+        if all(
+            k < kept
+            for (s, e), k in most.items()
+            if (s == slots and e < excess) or (s <= slots - 3 and e <= excess)
+        ):
+            found[slots + (excess << runs.SHIFT)] = kept
+    return found
+
+
+def test_useful_choices_are_those_no_other_beats():
+    """``runs.useful_bits`` (all fields at once) against its definition, in the same order, on
+    the run search's sets and on random sets of choices within the slots and excess."""
+    rnd = random.Random(36)
+    for _ in range(400):
+        size = rnd.choice([6, 8, 14, 15, 21, 22])
+        valid = runs._run_fields(size)[2]
+        length = rnd.randrange(5, 15)
+        line = sum(rnd.choice([0, 1, 1, 2]) << (2 * p) for p in range(length))
+        bits = runs._runs_bits(line, rnd.getrandbits(length), length, size) & valid
+        for case in (bits, rnd.getrandbits(max(1, bits.bit_length())) & valid):
+            got = runs.useful_bits(case, size)
+            expected = useful_by_definition(case, size)
+            assert list(got.items()) == list(expected.items()), (case, size)
