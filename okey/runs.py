@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from okey.layout import (
+    FIELD,
     SCALE,
     SHIFT,
     SLOT_PRICES,
@@ -21,7 +22,6 @@ from okey.layout import (
     Component,
     interned,
     kept_field_width,
-    pack,
 )
 
 if TYPE_CHECKING:
@@ -389,15 +389,22 @@ def _searched_bound(key: int, wrap: bool, size: int) -> int:
 
 def _bound_terms(best: list[int]) -> int:
     """The packed bound terms (``Component.packed_bound``) of the most kept at each slot count
-    (-1: none)."""
-    bounds = []
-    for price in SLOT_PRICES:
+    (-1: none).  (Only the slot counts that keep more than every smaller one can give a term:
+    a price per slot is positive.)"""
+    rising = []
+    top = -1
+    for slots, kept in enumerate(best):
+        if kept > top:
+            rising.append((SCALE * kept, slots))
+            top = kept
+    packed = 0
+    for at, price in enumerate(SLOT_PRICES):
         most = 0
-        for slots, kept in enumerate(best):
-            if kept >= 0 and SCALE * kept - price * slots > most:
-                most = SCALE * kept - price * slots
-        bounds.append(most)
-    return pack(bounds)
+        for value, slots in rising:
+            if value - price * slots > most:
+                most = value - price * slots
+        packed |= most << (FIELD * at)
+    return packed
 
 
 def _most_kept(bits: int, kept_bits: int, size: int) -> list[int]:
@@ -861,17 +868,17 @@ def _runs_bits(line: int, avail: int, length: int, size: int, lanes: int = 1) ->
     # Where it goes reads the line only near its first face: made once per such neighbourhood
     # (``_walk_plan``), the copies left read here.
     span = top - first
-    plans = _PLANS.get(size | (longest << 8))
-    if plans is None:
-        plans = _PLANS[size | (longest << 8)] = {}
-    plan_key = ((line >> (2 * first)) & ((1 << (2 * longest)) - 1)) | (
-        (span if span < longest else longest) << (2 * longest)
+    plan_key = (
+        ((line >> (2 * first)) & ((1 << (2 * longest)) - 1))
+        | ((span if span < longest else longest) << (2 * longest))
+        | (size << 40)
+        | (longest << 46)
     )
-    plan = plans.get(plan_key)
+    plan = _PLANS.get(plan_key)
     if plan is None:
-        if len(plans) >= _RUNS_MEMO_LIMIT:
-            plans.clear()
-        plan = plans[plan_key] = _walk_plan(rest, first, top, size)
+        if len(_PLANS) >= _RUNS_MEMO_LIMIT:
+            _PLANS.clear()
+        plan = _PLANS[plan_key] = _walk_plan(rest, first, top, size)
     missing >>= first
     for delta, low_off, reach_room, trail_at, trail_mask, gaps, kept_reach in plan:
         trail_missing = (missing >> trail_at) & trail_mask
@@ -919,9 +926,10 @@ def _runs_bits(line: int, avail: int, length: int, size: int, lanes: int = 1) ->
     return found
 
 
-# ``_runs_bits``'s walks (``_walk_plan``) per hand size and longest run searched
-# (``size | longest << 8``), by the line near the walk's first face (ints and tuples of ints).
-_PLANS: dict[int, dict[int, tuple[tuple[int, ...], ...]]] = {}
+# ``_runs_bits``'s walks (``_walk_plan``) by the line near the walk's first face, the hand size
+# (bit 40 up) and the longest run searched (bit 46 up).  (One dict for all, made at import:
+# ``okey.load_tables`` freezes it, so a full collection never walks its entries.)
+_PLANS: dict[int, tuple[tuple[int, ...], ...]] = {}
 
 
 def _walk_plan(rest: int, first: int, top: int, size: int) -> tuple[tuple[int, ...], ...]:
@@ -1164,19 +1172,18 @@ def _slot_bits(line: int, length: int, size: int, lanes: int = 1) -> int:
     # neighbourhood (``_slot_plan``) and replayed here.
     leads = first if first < MAX_OUTSIDE else MAX_OUTSIDE
     span = top - first
-    plans = _SLOT_PLANS.get(size | (longest << 8))
-    if plans is None:
-        plans = _SLOT_PLANS[size | (longest << 8)] = {}
     plan_key = (
         ((line >> (2 * first)) & ((1 << (2 * longest)) - 1))
         | (leads << (2 * longest))
         | ((span if span < longest else longest) << (2 * longest + 3))
+        | (size << 40)
+        | (longest << 46)
     )
-    plan = plans.get(plan_key)
+    plan = _SLOT_PLANS.get(plan_key)
     if plan is None:
-        if len(plans) >= _RUNS_MEMO_LIMIT:
-            plans.clear()
-        plan = plans[plan_key] = _slot_plan(rest, first, top, leads, size)
+        if len(_SLOT_PLANS) >= _RUNS_MEMO_LIMIT:
+            _SLOT_PLANS.clear()
+        plan = _SLOT_PLANS[plan_key] = _slot_plan(rest, first, top, leads, size)
     for delta, low_off, shifts in plan:
         left = rest - (delta << (2 * first))
         if not left:
@@ -1200,9 +1207,9 @@ def _slot_bits(line: int, length: int, size: int, lanes: int = 1) -> int:
     return found
 
 
-# ``_slot_bits``'s walks (``_slot_plan``) per hand size and longest run searched
-# (``size | longest << 8``), by the line near the walk's first face (ints and tuples of ints).
-_SLOT_PLANS: dict[int, dict[int, tuple[tuple[int, int, tuple[int, ...]], ...]]] = {}
+# ``_slot_bits``'s walks (``_slot_plan``) by the line near the walk's first face, the hand size
+# (bit 40 up) and the longest run searched (bit 46 up), as ``_PLANS``.
+_SLOT_PLANS: dict[int, tuple[tuple[int, int, tuple[int, ...]], ...]] = {}
 
 
 def _slot_plan(
