@@ -458,15 +458,12 @@ class RootBound:
         # (``HandState.with_face``), read at its colour's line and its number only.
         left = avail[face] - 1
         key = hand.line_keys()[colour] + ((1 if left else -3) << (3 * number))
-        # ``runs.line_bound(key)``: per count line, a row of them (``_raised_bounds``).
+        # ``runs.line_bound(key)``: per count line and number (``_raised_bound``).
         counts_line = ((key & _FIELD_COUNTS) - (1 << (3 * number))) | (self.wrap << 39)
         counts_line |= self.size << 40
-        row = _RAISED_BOUNDS.get(counts_line)
-        if row is None:
-            row = _raised_bounds(counts_line)
-        bound = row[number]
+        bound = _RAISED_BOUNDS.get(counts_line | (number << _RAISED_AT))
         if bound is None:
-            bound = _raised_bound(row, number, self.wrap, self.size)
+            bound = _raised_bound(counts_line, number)
         # ``lone_colours(keys, wrap)``, at the numbers read below.
         lines = self.lone
         was = lines[colour]
@@ -621,21 +618,25 @@ class _Layout:
 
 
 def _canonical(totals: Totals) -> Totals:
-    """The first ``Totals`` seen with the same table, size and budget: their knapsack steps
-    (``Totals.best_with``, remembered per table object and choices) are the same, and about
-    half of the layouts' tables repeat another's with other parts (another choice of sets
-    with the same totals, or the same parts after another discard)."""
+    """``totals`` with the serial of the first ``Totals`` seen with the same table, size and
+    budget: their knapsack steps (``Totals.best_with``, remembered per serial and choices) are
+    the same, and about half of the layouts' tables repeat another's with other parts
+    (another choice of sets with the same totals, or the same parts after another discard)."""
     key = (totals.table, totals.size, totals.budget)
-    found = _CANONICAL.get(key)
-    if found is None:
+    serial = _CANONICAL.get(key)
+    if serial is None:
         if len(_CANONICAL) >= 1 << 15:
             _CANONICAL.clear()
-        found = _CANONICAL[key] = totals
-    return found
+        _CANONICAL[key] = totals.serial
+        return totals
+    if serial == totals.serial:
+        return totals
+    return Totals(totals.table, totals.size, totals.budget, serial)
 
 
-# ``_canonical`` by table, size and budget.
-_CANONICAL: dict[tuple[int, int, int], Totals] = {}
+# ``_canonical``'s serials by table, size and budget (ints only: the collector never visits
+# its entries, as it would ``Totals`` objects).
+_CANONICAL: dict[tuple[int, int, int], int] = {}
 
 
 def _shape_of(sets: SetChoice) -> tuple:
@@ -678,23 +679,16 @@ _SHAPES: dict[SetChoice, tuple] = {}
 _FIELD_COUNTS = 3 * _FIELD_LOW
 
 
-def _raised_bounds(counts: int) -> list[int | None]:
-    """Per number, the bound terms (``Component.packed_bound``) of a colour's runs with one
-    more held there than the count line ``counts`` (the counts of a line key, with the tail
-    of ``runs.line_profile`` keys), read from plain lines (``runs.line_bound``) when first
-    asked for (``_raised_bound``; None until then; the row cached)."""
-    row: list[int | None] = [None] * 14
-    row[13] = counts
-    if len(_RAISED_BOUNDS) >= 1 << 16:
+def _raised_bound(counts: int, number: int) -> int:
+    """The bound terms (``Component.packed_bound``) of a colour's runs with one more held at
+    ``number`` than the count line ``counts`` (the counts of a line key, with the tail of
+    ``runs.line_profile`` keys), read from plain lines (``runs.line_bound``) and cached by
+    count line and number (``_RAISED_BOUNDS``)."""
+    line = counts & ((1 << 39) - 1)
+    bound = line_bound(line + (1 << (3 * number)), bool(counts >> 39 & 1), counts >> 40)
+    if len(_RAISED_BOUNDS) >= 1 << 18:
         _RAISED_BOUNDS.clear()
-    _RAISED_BOUNDS[counts] = row
-    return row
-
-
-def _raised_bound(row: list[int | None], number: int, wrap: bool, size: int) -> int:
-    """``row[number]`` of a ``_raised_bounds`` row, computed where not yet read."""
-    line = row[13] & ((1 << 39) - 1)  # type: ignore[operator]
-    bound = row[number] = line_bound(line + (1 << (3 * number)), wrap, size)
+    _RAISED_BOUNDS[counts | (number << _RAISED_AT)] = bound
     return bound
 
 
@@ -721,8 +715,12 @@ _SHARED = {
 _ALL_SHARED = [1] * NUMBERED_KINDS
 
 
-# ``_raised_bounds`` by count line and tail.
-_RAISED_BOUNDS: dict[int, list[int | None]] = {}
+# ``_raised_bound`` by count line and tail, and the number (from bit ``_RAISED_AT``): ints only
+# (the collector never visits its entries, as it would a list per count line).
+_RAISED_BOUNDS: dict[int, int] = {}
+
+
+_RAISED_AT = 46  # (above the size, bits 40 up: ``runs.line_profile``'s keys)
 
 
 # Per face: its colour, its number, and what a drawn copy adds to its colour's line key
@@ -775,17 +773,13 @@ def _melds_improving(
                 continue
             # The bound first: the colour's runs with one more held at that number bound the
             # same whatever copies are left (``runs.plain_key``), per count line and number
-            # (``_raised_bounds``); the line itself only where the bound reaches the target.
+            # (``_raised_bound``); the line itself only where the bound reaches the target.
             row = rows[colour]
             if row is None:
-                counts = (keys[colour] & _FIELD_COUNTS) | tail
-                row = raised.get(counts)
-                if row is None:
-                    row = _raised_bounds(counts)
-                row = rows[colour] = (row, bases[colour] + guard)
-            bound = row[0][number]
+                row = rows[colour] = ((keys[colour] & _FIELD_COUNTS) | tail, bases[colour] + guard)
+            bound = raised.get(row[0] | (number << _RAISED_AT))
             if bound is None:
-                bound = _raised_bound(row[0], number, wrap, size)
+                bound = _raised_bound(row[0], number)
             if (row[1] + bound) & HIGH != HIGH:
                 left.append(face)
                 continue

@@ -197,15 +197,15 @@ def kept_bound(components: Sequence[Component], size: int) -> int:
 # serials (``Component.serial``), in any order (the table does not depend on the order the parts
 # are added in; the parts are ``interned``, so the same choices are the same component, and a
 # serial is never another component's, so the entry need not hold its parts).  The table, its
-# most kept and its ``Totals`` (these two where read) are kept apart, so that the first two
-# entries hold ints only (objects the collector never visits); the three are cleared together.
+# most kept and its ``Totals``'s serial (these two where read) are kept apart, all ints (objects
+# the collector never visits); the three are cleared together.
 _KNAPSACKS: dict[tuple[int, ...], int] = {}
 
 
 _KNAPSACK_KEPT: dict[tuple[int, ...], int] = {}
 
 
-_KNAPSACK_TOTALS: dict[tuple[int, ...], Totals] = {}
+_KNAPSACK_TOTALS: dict[tuple[int, ...], int] = {}  # (the serial of its ``Totals``)
 
 
 _KNAPSACKS_LIMIT = 1 << 15  # about 1 KB each
@@ -228,12 +228,13 @@ def _knapsack_of(
 
 
 def totals_of(components: Sequence[Component], size: int, budget: int) -> Totals:
-    """The ``Totals`` of these components' knapsack (from the per-process cache if there)."""
+    """The ``Totals`` of these components' knapsack, with the serial the per-process cache
+    gave it (``Totals.best_with``'s answers are remembered by it)."""
     key, table = _knapsack_of(components, size, budget)
-    totals = _KNAPSACK_TOTALS.get(key)
-    if totals is None:
-        totals = _KNAPSACK_TOTALS[key] = Totals(table, size, budget)
-    return totals
+    serial = _KNAPSACK_TOTALS.get(key)
+    if serial is None:
+        serial = _KNAPSACK_TOTALS[key] = next(_SERIALS)
+    return Totals(table, size, budget, serial)
 
 
 class Totals:
@@ -242,13 +243,16 @@ class Totals:
 
     __slots__ = ("table", "size", "budget", "valid", "kept_masks", "serial")
 
-    def __init__(self, table: int, size: int, budget: int) -> None:
-        """From the knapsack's totals as bits (``parts_table``)."""
+    def __init__(self, table: int, size: int, budget: int, serial: int | None = None) -> None:
+        """From the knapsack's totals as bits (``parts_table``); ``serial``: that of another
+        ``Totals`` of the same table, size and budget (a new one where None)."""
         self.table = table
         self.size = size
         self.budget = budget
-        # (Never another's while the process runs, as ``Component.serial``: ``best_with``.)
-        self.serial = next(_SERIALS)
+        # (Never another table's while the process runs, as ``Component.serial``:
+        # ``best_with``.  The caches hold the serial, not the object: ints only, which the
+        # collector never visits.)
+        self.serial = next(_SERIALS) if serial is None else serial
         # (``_layout_masks``, read once.)
         self.valid, self.kept_masks = _layout_masks(size, budget)
 
