@@ -20,7 +20,9 @@ from okey.layout import (
     GUARDS,
     HIGH,
     SERIAL_BITS,
+    TOTALS_SERIAL,
     Totals,
+    best_with,
     kept_adding,
     knapsack_table,
     layout_kept,
@@ -190,7 +192,7 @@ def sets_kept_without(layouts: list, face: int, kept: int) -> list[SetChoice]:
         if profile is None:
             profile = line_profile(key, layout.wrap, layout.size)
         if (layout.bases[colour] + profile.packed_bound + guard) & HIGH == HIGH and (
-            layout.without(colour).best_with(profile.packed, profile.serial) >= kept
+            best_with(layout.without(colour), profile.packed, profile.serial) >= kept
         ):
             found.append(layout.sets)
     return found
@@ -314,7 +316,7 @@ class Witnesses:
                 profile = LINE_PROFILES.get(key | (wrap << 39) | (size << 40))
                 if profile is None:
                     profile = line_profile(key, wrap, size)
-                return drawn.without(away).best_with(profile.packed, profile.serial) >= target
+                return best_with(drawn.without(away), profile.packed, profile.serial) >= target
         if layout is None or layout.numbers >> number & 1 or lacking is None or lacking == face:
             return kept_with_sets(hand.with_face(face), rules, sets, target) >= target
         # The sets draw as they did (no set at the face's number, and the copies left are the
@@ -331,7 +333,7 @@ class Witnesses:
                 return False  # (the sets hold every copy of the discard)
             key -= 1 << shift
             profile = LINE_PROFILES.get(key | tail) or line_profile(key, wrap, size)
-            return layout.without(colour).best_with(profile.packed, profile.serial) >= target
+            return best_with(layout.without(colour), profile.packed, profile.serial) >= target
         key = layout.keys[away]
         if not (key >> shift) & 3:
             return False
@@ -458,12 +460,15 @@ class RootBound:
         # (``HandState.with_face``), read at its colour's line and its number only.
         left = avail[face] - 1
         key = hand.line_keys()[colour] + ((1 if left else -3) << (3 * number))
-        # ``runs.line_bound(key)``: per count line and number (``_raised_bound``).
+        # ``runs.line_bound(key)``: per count line, a row of them (``_raised_bounds``).
         counts_line = ((key & _FIELD_COUNTS) - (1 << (3 * number))) | (self.wrap << 39)
         counts_line |= self.size << 40
-        bound = _RAISED_BOUNDS.get(counts_line | (number << _RAISED_AT))
+        row = _RAISED_BOUNDS.get(counts_line)
+        if row is None:
+            row = _raised_bounds(counts_line)
+        bound = row[number]
         if bound is None:
-            bound = _raised_bound(counts_line, number)
+            bound = _raised_bound(row, number, self.wrap, self.size)
         # ``lone_colours(keys, wrap)``, at the numbers read below.
         lines = self.lone
         was = lines[colour]
@@ -618,25 +623,21 @@ class _Layout:
 
 
 def _canonical(totals: Totals) -> Totals:
-    """``totals`` with the serial of the first ``Totals`` seen with the same table, size and
-    budget: their knapsack steps (``Totals.best_with``, remembered per serial and choices) are
-    the same, and about half of the layouts' tables repeat another's with other parts
-    (another choice of sets with the same totals, or the same parts after another discard)."""
-    key = (totals.table, totals.size, totals.budget)
-    serial = _CANONICAL.get(key)
-    if serial is None:
+    """The first ``Totals`` seen with the same table, size and budget: their knapsack steps
+    (``layout.best_with``, remembered per serial and choices) are the same, and about half of
+    the layouts' tables repeat another's with other parts (another choice of sets with the
+    same totals, or the same parts after another discard)."""
+    key = totals[:3]
+    found = _CANONICAL.get(key)
+    if found is None:
         if len(_CANONICAL) >= 1 << 15:
             _CANONICAL.clear()
-        _CANONICAL[key] = totals.serial
-        return totals
-    if serial == totals.serial:
-        return totals
-    return Totals(totals.table, totals.size, totals.budget, serial)
+        found = _CANONICAL[key] = totals
+    return found
 
 
-# ``_canonical``'s serials by table, size and budget (ints only: the collector never visits
-# its entries, as it would ``Totals`` objects).
-_CANONICAL: dict[tuple[int, int, int], int] = {}
+# ``_canonical`` by table, size and budget (tuples of ints: the collector stops visiting them).
+_CANONICAL: dict[tuple[int, ...], Totals] = {}
 
 
 def _shape_of(sets: SetChoice) -> tuple:
@@ -679,17 +680,30 @@ _SHAPES: dict[SetChoice, tuple] = {}
 _FIELD_COUNTS = 3 * _FIELD_LOW
 
 
-def _raised_bound(counts: int, number: int) -> int:
-    """The bound terms (``Component.packed_bound``) of a colour's runs with one more held at
-    ``number`` than the count line ``counts`` (the counts of a line key, with the tail of
-    ``runs.line_profile`` keys), read from plain lines (``runs.line_bound``) and cached by
-    count line and number (``_RAISED_BOUNDS``)."""
-    line = counts & ((1 << 39) - 1)
-    bound = line_bound(line + (1 << (3 * number)), bool(counts >> 39 & 1), counts >> 40)
-    if len(_RAISED_BOUNDS) >= 1 << 18:
+def _raised_bounds(counts: int) -> tuple[int | None, ...]:
+    """Per number, the bound terms (``Component.packed_bound``) of a colour's runs with one
+    more held there than the count line ``counts`` (the counts of a line key, with the tail
+    of ``runs.line_profile`` keys), read from plain lines (``runs.line_bound``) when first
+    asked for (``_raised_bound``; None until then; the row cached, ``counts`` at 13)."""
+    row = _NO_RAISED_BOUNDS + (counts,)
+    if len(_RAISED_BOUNDS) >= 1 << 16:
         _RAISED_BOUNDS.clear()
-    _RAISED_BOUNDS[counts | (number << _RAISED_AT)] = bound
+    _RAISED_BOUNDS[counts] = row
+    return row
+
+
+def _raised_bound(row: tuple[int | None, ...], number: int, wrap: bool, size: int) -> int:
+    """``row[number]`` of a ``_raised_bounds`` row, computed where not yet read; the cached
+    row is replaced by one with it (a tuple of ints and None: the collector stops visiting
+    it, where it would visit a list at every full collection)."""
+    counts: int = row[13]  # type: ignore[assignment]
+    bound = line_bound((counts & ((1 << 39) - 1)) + (1 << (3 * number)), wrap, size)
+    now = _RAISED_BOUNDS.get(counts, row)  # (with what was read since the row was taken)
+    _RAISED_BOUNDS[counts] = (*now[:number], bound, *now[number + 1 :])
     return bound
+
+
+_NO_RAISED_BOUNDS: tuple[None, ...] = (None,) * 13
 
 
 # ``RootBound.delta`` of a hand less a tile of face ``lacking`` (``_SHARED[wrap][lacking]``):
@@ -715,12 +729,8 @@ _SHARED = {
 _ALL_SHARED = [1] * NUMBERED_KINDS
 
 
-# ``_raised_bound`` by count line and tail, and the number (from bit ``_RAISED_AT``): ints only
-# (the collector never visits its entries, as it would a list per count line).
-_RAISED_BOUNDS: dict[int, int] = {}
-
-
-_RAISED_AT = 46  # (above the size, bits 40 up: ``runs.line_profile``'s keys)
+# ``_raised_bounds`` by count line and tail.
+_RAISED_BOUNDS: dict[int, tuple[int | None, ...]] = {}
 
 
 # Per face: its colour, its number, and what a drawn copy adds to its colour's line key
@@ -773,13 +783,17 @@ def _melds_improving(
                 continue
             # The bound first: the colour's runs with one more held at that number bound the
             # same whatever copies are left (``runs.plain_key``), per count line and number
-            # (``_raised_bound``); the line itself only where the bound reaches the target.
+            # (``_raised_bounds``); the line itself only where the bound reaches the target.
             row = rows[colour]
             if row is None:
-                row = rows[colour] = ((keys[colour] & _FIELD_COUNTS) | tail, bases[colour] + guard)
-            bound = raised.get(row[0] | (number << _RAISED_AT))
+                counts = (keys[colour] & _FIELD_COUNTS) | tail
+                row = raised.get(counts)
+                if row is None:
+                    row = _raised_bounds(counts)
+                row = rows[colour] = (row, bases[colour] + guard)
+            bound = row[0][number]
             if bound is None:
-                bound = _raised_bound(row[0], number)
+                bound = _raised_bound(row[0], number, wrap, size)
             if (row[1] + bound) & HIGH != HIGH:
                 left.append(face)
                 continue
@@ -794,13 +808,13 @@ def _melds_improving(
             profile = cache.get(key | tail)
             if profile is None:
                 profile = line_profile(key, wrap, size)
-            # ``layout.without(colour).best_with(profile.packed, ...)``, the caches read first.
+            # ``best_with(layout.without(colour), profile.packed, ...)``, the caches read first.
             totals = withouts.get(colour)
             if totals is None:
                 totals = layout.without(colour)
-            kept = best_get((totals.serial << SERIAL_BITS) | profile.serial)
+            kept = best_get((totals[TOTALS_SERIAL] << SERIAL_BITS) | profile.serial)
             if kept is None:
-                kept = totals.best_with(profile.packed, profile.serial)
+                kept = best_with(totals, profile.packed, profile.serial)
             if kept >= target:
                 found[face] = layout.sets
             else:
@@ -1063,7 +1077,7 @@ def _sets_improve(
                 tried.add(sets)
                 if profile is None:
                     profile = line_profile(key, wrap, size)
-                if layout.without(colour).best_with(profile.packed, profile.serial) >= target:
+                if best_with(layout.without(colour), profile.packed, profile.serial) >= target:
                     return sets
             else:
                 options.append(sets)
@@ -1202,16 +1216,16 @@ def _pair_bound(layout: _Layout, pair: tuple[tuple[int, ...], int], other: int) 
         if len(_COMBINED) >= 1 << 14:
             _COMBINED.clear()
         # (The entry holds both parts, so their ids stay theirs while it lasts.)
-        # (A serial of its own names the combined choices in ``Totals.best_with``.)
+        # (A serial of its own names the combined choices in ``layout.best_with``.)
         hit = _COMBINED[key] = (component, runs, combined, next(_SERIALS))
-    # ``layout.without(other).best_with(hit[2], hit[3])``, their caches read here first.
+    # ``best_with(layout.without(other), hit[2], hit[3])``, their caches read here first.
     totals = layout._without.get(other)
     if totals is None:
         totals = layout.without(other)
-    found = _BEST_WITH.get((totals.serial << SERIAL_BITS) | hit[3])
+    found = _BEST_WITH.get((totals[TOTALS_SERIAL] << SERIAL_BITS) | hit[3])
     if found is not None:
         return found
-    return totals.best_with(hit[2], hit[3])
+    return best_with(totals, hit[2], hit[3])
 
 
 # The held colours of a set of two, sorted, per pair of colours.

@@ -99,7 +99,7 @@ _SERIAL = itemgetter(4)  # (``Component.serial``, read by ``map``)
 def interned(entries: tuple[Entry, ...]) -> Component:
     """``Component.of(entries)``, one object per choices while the process runs (a bounded
     cache): the knapsack's caches key a part by the id of its choices (``_SHIFTS``,
-    ``Totals.best_with``), so a set or a colour's runs with the same choices as another (a set
+    ``best_with``), so a set or a colour's runs with the same choices as another (a set
     of two held faces of any colours, a line from the table or searched) is then read, not
     computed again."""
     component = _INTERNED.get(entries)
@@ -197,15 +197,15 @@ def kept_bound(components: Sequence[Component], size: int) -> int:
 # serials (``Component.serial``), in any order (the table does not depend on the order the parts
 # are added in; the parts are ``interned``, so the same choices are the same component, and a
 # serial is never another component's, so the entry need not hold its parts).  The table, its
-# most kept and its ``Totals``'s serial (these two where read) are kept apart, all ints (objects
-# the collector never visits); the three are cleared together.
+# most kept and its ``Totals`` (these two where read) are kept apart, ints and tuples of ints
+# only (objects the collector stops visiting); the three are cleared together.
 _KNAPSACKS: dict[tuple[int, ...], int] = {}
 
 
 _KNAPSACK_KEPT: dict[tuple[int, ...], int] = {}
 
 
-_KNAPSACK_TOTALS: dict[tuple[int, ...], int] = {}  # (the serial of its ``Totals``)
+_KNAPSACK_TOTALS: dict[tuple[int, ...], Totals] = {}
 
 
 _KNAPSACKS_LIMIT = 1 << 15  # about 1 KB each
@@ -228,70 +228,62 @@ def _knapsack_of(
 
 
 def totals_of(components: Sequence[Component], size: int, budget: int) -> Totals:
-    """The ``Totals`` of these components' knapsack, with the serial the per-process cache
-    gave it (``Totals.best_with``'s answers are remembered by it)."""
+    """The ``Totals`` of these components' knapsack (from the per-process cache if there)."""
     key, table = _knapsack_of(components, size, budget)
-    serial = _KNAPSACK_TOTALS.get(key)
-    if serial is None:
-        serial = _KNAPSACK_TOTALS[key] = next(_SERIALS)
-    return Totals(table, size, budget, serial)
+    totals = _KNAPSACK_TOTALS.get(key)
+    if totals is None:
+        valid, kept_masks = _layout_masks(size, budget)
+        # (Never another table's serial while the process runs, as ``Component.serial``:
+        # ``best_with``.)
+        totals = (table, size, budget, valid, kept_masks, next(_SERIALS))
+        _KNAPSACK_TOTALS[key] = totals
+    return totals
 
 
-class Totals:
-    """A knapsack table (``parts_table``) read for its last step: the most kept once one
-    more component is added."""
-
-    __slots__ = ("table", "size", "budget", "valid", "kept_masks", "serial")
-
-    def __init__(self, table: int, size: int, budget: int, serial: int | None = None) -> None:
-        """From the knapsack's totals as bits (``parts_table``); ``serial``: that of another
-        ``Totals`` of the same table, size and budget (a new one where None)."""
-        self.table = table
-        self.size = size
-        self.budget = budget
-        # (Never another table's while the process runs, as ``Component.serial``:
-        # ``best_with``.  The caches hold the serial, not the object: ints only, which the
-        # collector never visits.)
-        self.serial = next(_SERIALS) if serial is None else serial
-        # (``_layout_masks``, read once.)
-        self.valid, self.kept_masks = _layout_masks(size, budget)
-
-    def best_with(self, packed: tuple[tuple[int, int], ...], serial: int) -> int:
-        """Most kept once one more component (its packed choices, and the serial that names
-        them: ``Component.serial``) is added and the slots must fit (remembered per table and
-        choices: the same few hundred choices recur)."""
-        key = (self.serial << SERIAL_BITS) | serial
-        best = _BEST_WITH.get(key)
-        if best is None:
-            best = self._best_with(packed)
-            if len(_BEST_WITH) >= _BEST_WITH_LIMIT:
-                _BEST_WITH.clear()
-            _BEST_WITH[key] = best
-        return best
-
-    def _best_with(self, packed: tuple[tuple[int, int], ...]) -> int:
-        """``best_with``, computed: one knapsack step (``kept_adding``), 0 where nothing
-        fits.  (Building a table of the most kept per slot count and excess first costs
-        several times as much, and most tables are read with one or two components.)"""
-        size = self.size
-        cached = _SHIFTS.get(id(packed))
-        if cached is None or cached[0] is not packed or cached[1] != size:
-            cached = _layout_shifts(packed, size)
-        table = self.table
-        new = 0
-        for shift in cached[2]:
-            new |= table << shift
-        # (``kept_of_table``, its masks read from the table's.)
-        new &= self.valid
-        kept = size
-        for mask in self.kept_masks:
-            if new & mask:
-                return kept
-            kept -= 1
-        return 0
+# A knapsack table (``parts_table``) read for its last step (``best_with``): the table, the
+# hand size, the excess budget, the table's masks (``_layout_masks``) and a serial, as one
+# tuple of ints (the collector stops tracking such a tuple at the first collection it sees;
+# objects of a class of their own it would walk at every full collection).
+Totals = tuple[int, int, int, int, tuple[int, ...], int]
+TOTALS_SERIAL = 5  # (where a ``Totals`` holds its serial)
 
 
-# ``Totals.best_with`` by the serials of the table and the choices (one int: ints only, so
+def best_with(totals: Totals, packed: tuple[tuple[int, int], ...], serial: int) -> int:
+    """Most kept once one more component (its packed choices, and the serial that names them:
+    ``Component.serial``) is added to a knapsack (``totals``) and the slots must fit
+    (remembered per table and choices: the same few hundred choices recur)."""
+    key = (totals[5] << SERIAL_BITS) | serial
+    best = _BEST_WITH.get(key)
+    if best is None:
+        best = _best_with(totals, packed)
+        if len(_BEST_WITH) >= _BEST_WITH_LIMIT:
+            _BEST_WITH.clear()
+        _BEST_WITH[key] = best
+    return best
+
+
+def _best_with(totals: Totals, packed: tuple[tuple[int, int], ...]) -> int:
+    """``best_with``, computed: one knapsack step (``kept_adding``), 0 where nothing fits.
+    (Building a table of the most kept per slot count and excess first costs several times
+    as much, and most tables are read with one or two components.)"""
+    table, size, _, valid, kept_masks, _ = totals
+    cached = _SHIFTS.get(id(packed))
+    if cached is None or cached[0] is not packed or cached[1] != size:
+        cached = _layout_shifts(packed, size)
+    new = 0
+    for shift in cached[2]:
+        new |= table << shift
+    # (``kept_of_table``, its masks read from the table's.)
+    new &= valid
+    kept = size
+    for mask in kept_masks:
+        if new & mask:
+            return kept
+        kept -= 1
+    return 0
+
+
+# ``best_with`` by the serials of the table and the choices (one int: ints only, so
 # the collector never visits its entries).
 _BEST_WITH: dict[int, int] = {}
 
