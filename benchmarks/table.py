@@ -42,6 +42,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.benchstats import quantile  # noqa: E402
 from okey import Tile  # noqa: E402
+from vision.recognizer import Recognizer, RecognizerSpec  # noqa: E402
 from vision.table import TableReader, TableTile  # noqa: E402
 from vision.table_tracker import TableTracker  # noqa: E402
 from vision.types import iou  # noqa: E402
@@ -125,8 +126,12 @@ def game_readings(
     path = None
     if cache is not None:
         models = hashlib.sha1()
-        for name in ("tile_detector.onnx", "tile_classifier.onnx"):
-            models.update((ROOT / "models" / name).read_bytes())
+        # every file that shapes a reading: the networks and the manifest's reading options
+        spec = reader.recognizer.spec
+        for part in (spec.detector, spec.classifier, spec.way_up):
+            if part is not None:
+                models.update(part.with_suffix(".onnx").read_bytes())
+        models.update(repr(spec).encode())
         # "p": the readings carry the classifier's probabilities (older caches do not)
         key = f"{seed}-{turns}-{per_turn}-{pool}-{models.hexdigest()[:12]}-p"
         path = cache / f"game-{key}.pkl"
@@ -233,8 +238,12 @@ def main(argv: list[str] | None = None) -> int:
         metavar="NAME=VALUE",
         help="a tracker setting (TableTracker's keyword), to try one on the tune seeds",
     )
+    parser.add_argument("--manifest", type=Path, help="a recogniser manifest to read with")
     args = parser.parse_args(argv)
-    reader = TableReader.default()
+    if args.manifest:
+        reader = TableReader(Recognizer(RecognizerSpec.load(args.manifest)))
+    else:
+        reader = TableReader.default()
     reader.read(np.full((480, 640, 3), 128, np.uint8), require_tiles=False)  # warm up
     if not args.no_real:
         split = args.split

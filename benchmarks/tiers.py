@@ -311,9 +311,16 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="the renders to decide a constant on (other racks, training styles), not the check",
     )
+    parser.add_argument(
+        "--way-up",
+        help="a way-up model (.onnx) to read with instead of the manifest's, or 'none'",
+    )
     args = parser.parse_args(argv)
     turns = tuple(int(v) for v in args.turns.split(","))
     spec = RecognizerSpec.load()
+    if args.way_up:
+        way_up = None if args.way_up == "none" else Path(args.way_up).with_suffix("")
+        spec = replace(spec, way_up=way_up)
     results = {}
     for path in args.paths.split(","):
         recognizer = Recognizer(replace(spec, tiers=path == "tiers"))

@@ -43,7 +43,6 @@ from vision.adapt import (
     duplicates,
     hulls,
     ink_features,
-    ink_height,
     inside,
     map_back,
     nms_turned,
@@ -77,6 +76,7 @@ from vision.tiers import (
 )
 from vision.types import Recognition, TierView, TileReading
 from vision.types import iou as box_iou
+from vision.up import WayUp
 
 # A rack whose up lies within this sine of level (about 30 degrees) is on its side: no sense of it
 # is nearer the photo's up than the other.
@@ -92,10 +92,6 @@ REPLACED = 0.6
 # A tile of a tier at the frame's edge and narrower than this share of its tier's tiles is cut by
 # the frame (flagged, not read).
 CUT_SHORT = 0.8
-# Which way up a rack stands: the ink's height below the face's middle (0..0.5) counts this many
-# times a mean log-probability of the classifier reading its tiles as cut rather than turned over
-# (decided on renders of other racks than the check's: docs/experiments.md, "Reading decisions").
-INK_WEIGHT = 2.0
 # Pixels between the strip pieces packed into one detector canvas (grey, as the letterbox), and
 # the stride a canvas's sides are a multiple of.
 MOSAIC_GAP = 8
@@ -168,6 +164,10 @@ class RecognizerSpec:
     # strip, find the tiles again there and read them; tiles off the tiers and photos with no
     # tier are read by the whole-photo path
     tiers: bool = False
+    # the way-up model (``vision.up``, an ONNX file without suffix): which way up a rack stands,
+    # and a photo whose tiles are read one way for all (``up_vote_from``); None: as they are
+    # found (a rack by the sense of its up nearer the photo's, tiles by their smaller turn)
+    way_up: Path | None = None
 
     @classmethod
     def load(cls, path: Path = MANIFEST) -> RecognizerSpec:
@@ -208,6 +208,7 @@ class RecognizerSpec:
             merge_duplicates=float(raw.get("merge_duplicates", 1.0)),
             unreadable_cut=float(raw.get("unreadable_cut", 1.0)),
             tiers=bool(raw.get("tiers", False)),
+            way_up=base / raw["way_up"] if raw.get("way_up") else None,
         )
 
 
@@ -428,6 +429,7 @@ class Recognizer:
         self.classifier = (
             _load_net(spec.classifier, backend) if spec.architecture == "two_stage" else None
         )
+        self.way_up = WayUp(spec.way_up.with_suffix(".onnx")) if spec.way_up else None
 
     @classmethod
     def default(cls, backend: str | None = None) -> Recognizer:
@@ -486,9 +488,9 @@ class Recognizer:
         stand: float | None = None,
     ) -> tuple[np.ndarray, list[np.ndarray]]:
         """``classify`` and the crops it read.  With ``up`` (a photo's dominant turn, manifest
-        ``up_vote_from``) every tile is stood the same way and read both ways up; the way the
-        photo's tiles are surer of is kept for all.  With ``stand`` (a rack's turn, known) every
-        tile is stood within a quarter turn of it and read that way only."""
+        ``up_vote_from``) every tile is stood the same way, turned over for all when the way-up
+        model reads them upside down.  With ``stand`` (a rack's turn, known) every tile is stood
+        within a quarter turn of it and read that way only."""
         if not len(boxes):
             return np.zeros((0, NUM_CLASSES), np.float32), []
         size = self.spec.classifier_imgsz
@@ -503,20 +505,14 @@ class Recognizer:
             crops = [crop_tile(image_bgr, tuple(b), size, CROP_PAD) for b in boxes]
             both: list[int] = []
         elif up is not None:
-            ways = [unify_angles(turned, up), unify_angles(turned, up + 180.0)]
+            # the photo's tiles all stood one way; the way-up model's summed odds say which
             crops = [
                 straight_crop(image_bgr, tuple(r), size, CROP_PAD, "given")
-                for way in ways
-                for r in way
+                for r in unify_angles(turned, up)
             ]
-            probs = self.classifier(to_tensor(crops))
-            probs = probs / probs.sum(axis=1, keepdims=True)
-            n = len(boxes)
-            sure = [
-                float(np.log(np.maximum(p.max(axis=1), 1e-6)).sum()) for p in (probs[:n], probs[n:])
-            ]
-            k = int(sure[1] > sure[0])
-            return probs[k * n : (k + 1) * n], crops[k * n : (k + 1) * n]
+            if self.way_up is not None and self.way_up.upside_down(crops) > 0:
+                crops = [np.ascontiguousarray(c[::-1, ::-1]) for c in crops]
+            both = []
         else:
             crops = [straight_crop(image_bgr, tuple(r), size, CROP_PAD) for r in turned]
             both = [i for i, r in enumerate(turned) if self.spec.read_both_ways and wide(r)]
@@ -768,26 +764,23 @@ class Recognizer:
             pixels = cv2.resize(image_bgr, None, fx=shrink, fy=shrink, interpolation=cv2.INTER_AREA)
             turned = turned.copy()
             turned[:, :4] *= shrink
-        # which way up the rack stands (``_upside_down``: the classifier's sureness and where the
-        # ink sits); read the other way when it stands upside down, its tiers found again from
-        # their true tops
+        # which way up the rack stands: the way-up model (``vision.up``) reads the first look's
+        # standing tiles stood along the rack's up; upside down, the rack's up is the other
+        # sense, and its tiers are found from their true tops
+        standing = np.flatnonzero(standing_tiles(turned, up))
+        if self.way_up is not None and len(standing):
+            size = self.spec.classifier_imgsz
+            crops = [
+                straight_crop(pixels, tuple(r), size, CROP_PAD, "given")
+                for r in unify_angles(turned[standing], up_angle(up))
+            ]
+            if self.way_up.upside_down(crops) > 0:
+                up = -up
         found = self._tier_crops(pixels, turned, up)
-        if found is None:
-            # no tiers stand that way up: a rack turned over shows its tiers only from their true
-            # tops, when its standing tiles read upside down; a rack on its side (its up within
-            # SIDE_UP of level) has no way nearer the photo's up, and is tried both ways
-            standing = np.flatnonzero(standing_tiles(turned, up))
-            if len(standing) >= MIN_RACK_TILES:
-                other = abs(up[1]) < SIDE_UP
-                if not other:
-                    probs, crops = self._read(pixels, turned[standing, :4], turned[standing])
-                    other = self._upside_down(crops, probs)
-                if other:
-                    found = self._tier_crops(pixels, turned, -up)
-        else:
-            detected = [k for k, gap in enumerate(found[3]) if not gap]
-            if self._upside_down([found[4][k] for k in detected], found[5][detected]):
-                found = self._tier_crops(pixels, turned, -up) or found
+        if found is None and len(standing) >= MIN_RACK_TILES and abs(up[1]) < SIDE_UP:
+            # a rack on its side (its up within SIDE_UP of level): its tiers may run along the
+            # other sense's tops
+            found = self._tier_crops(pixels, turned, -up)
         if found is None:
             return None
         up, strips, places, from_gap, crops, probs = found
@@ -823,26 +816,6 @@ class Recognizer:
             tiles.append(replace(reading, place=place))
         tiles.sort(key=lambda t: (t.place is None, t.place or (0, t.centre[0], 0)))
         return tiles, tuple(_tier_view(strip, 1.0 / shrink) for strip in strips)
-
-    def _upside_down(self, crops: list[np.ndarray], probs: np.ndarray) -> bool:
-        """Whether a rack's tiles, cut as it was supposed to stand (``crops``, read as
-        ``probs``), stand upside down, from two signs weighed together (``INK_WEIGHT``): the
-        classifier reads them less surely as cut than turned over (mean log of each crop's
-        surest identity), and their ink sits low on the face (``vision.adapt.ink_height``,
-        median over the tiles: a numeral over a smaller mark sits high; a numeral alone, in the
-        middle, says little)."""
-        if not crops:
-            return False
-        turned = self.classifier(to_tensor([np.ascontiguousarray(c[::-1, ::-1]) for c in crops]))
-
-        def sure(p: np.ndarray) -> float:
-            p = p[:, :NUM_CLASSES]
-            return float(np.log(p.max(axis=1) / p.sum(axis=1) + 1e-6).mean())
-
-        gain = sure(probs) - sure(turned)
-        heights = [v for v in (ink_height(c) for c in crops) if v is not None]
-        ink = 0.5 - float(np.median(heights)) if heights else 0.0
-        return gain + INK_WEIGHT * ink < 0
 
     def _strip_tiles(
         self,
