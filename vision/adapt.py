@@ -277,27 +277,6 @@ def ink_features(crop: np.ndarray) -> np.ndarray | None:
     )
 
 
-def ink_height(crop: np.ndarray) -> float | None:
-    """Where a tile's ink sits from its top (0) to its bottom (1), from a crop stood as
-    supposed: the darkness-weighted mean row of the face's middle columns.  A tile's numeral,
-    its largest mark, sits in the upper half over a smaller mark or none (Okey's heart or
-    spade, Rummikub's circle), so an upright tile reads about 0.3-0.45 and one upside down
-    about 0.55-0.7; None when the crop shows no ink."""
-    import cv2
-
-    grey = cv2.cvtColor(crop, cv2.COLOR_BGR2GRAY).astype(np.float32)
-    h, w = grey.shape
-    middle = grey[int(h * 0.15) : int(h * 0.85), int(w * 0.2) : int(w * 0.8)]
-    face = float(np.percentile(middle, 80))
-    ink = np.clip((face - middle) / max(face, 1.0), 0, 1)
-    ink[ink < 0.25] = 0
-    total = float(ink.sum())
-    if total <= 0:
-        return None
-    rows = (np.arange(middle.shape[0], dtype=np.float32) + 0.5) / middle.shape[0]
-    return float((ink.sum(axis=1) @ rows) / total)
-
-
 def colour_marginals(probs: np.ndarray) -> np.ndarray:
     """Each row's probability of each colour R, Y, B, K (the false joker left out)."""
     return probs[:, : COLOURS * PER_COLOUR].reshape(-1, COLOURS, PER_COLOUR).sum(axis=2)
