@@ -8,6 +8,7 @@ Examples::
     istaka prepare real_obb            # the real photos as a YOLO set (oriented boxes)
     istaka crops --src datasets/build/real --out datasets/build/crops --copies 3
     istaka white-balance datasets/build/real/images/train
+    istaka way-up build && istaka way-up train   # the way-up model (models/tile_up.onnx)
 """
 
 from __future__ import annotations
@@ -79,6 +80,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     p.add_argument("data", type=Path, help="a folder of images with YOLO labels")
     p.set_defaults(func=_white_balance)
+
+    p = subparsers.add_parser("way-up", help="build the way-up model's crops, or train it")
+    p.add_argument("step", choices=("build", "train"), help="render and cut crops, or train")
+    p.add_argument("--data", type=Path, default=Path("datasets/build/up"), help="the crops' folder")
+    p.add_argument("--scenes", type=int, default=900, help="build: renders to cut tiles from")
+    p.add_argument("--workers", type=int, default=2, help="build: render processes")
+    p.add_argument("--epochs", type=int, default=6, help="train: passes over the crops")
+    p.add_argument("--out", type=Path, default=Path("models/tile_up.onnx"), help="train: ONNX")
+    p.set_defaults(func=_way_up)
 
 
 def _train(args: argparse.Namespace) -> int:
@@ -172,4 +182,14 @@ def _white_balance(args: argparse.Namespace) -> int:
     colour, photos = reference_colour(args.data)
     b, g, r = (round(float(v)) for v in colour)
     print(f"white_balance: [{b}, {g}, {r}]   # median face of {photos} photos of {args.data}")
+    return 0
+
+
+def _way_up(args: argparse.Namespace) -> int:
+    from vision.training.up import build, train
+
+    if args.step == "build":
+        build(args.scenes, args.data, args.workers)
+    else:
+        train(args.data, args.out, args.epochs)
     return 0

@@ -16,16 +16,14 @@ down), so the true way up is free on renders:
    random; a tenth of the renders is held out to measure it;
 3. the ONNX export (``models/tile_up.onnx``) is what ``vision.up.WayUp`` runs.
 
-    .venv/bin/python -m vision.training.up build --scenes 900 --out datasets/build/up
-    .venv/bin/python -m vision.training.up train --data datasets/build/up --out models/tile_up.onnx
+    .venv/bin/istaka way-up build      # 900 renders -> datasets/build/up/crops.npz
+    .venv/bin/istaka way-up train      # -> models/tile_up.onnx (6 epochs)
 
 Held-out style pool renders (``benchmarks/tiers.py``'s check) are never used here.
 """
 
 from __future__ import annotations
 
-import argparse
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -253,26 +251,3 @@ def _export(net, out: Path) -> None:
         opset_version=17,
         dynamo=False,
     )
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    sub = parser.add_subparsers(dest="command", required=True)
-    b = sub.add_parser("build", help="render scenes and cut their tiles upright")
-    b.add_argument("--scenes", type=int, default=900)
-    b.add_argument("--out", type=Path, default=Path("datasets/build/up"))
-    b.add_argument("--workers", type=int, default=2)
-    t = sub.add_parser("train", help="train the quarter-turn CNN and export it to ONNX")
-    t.add_argument("--data", type=Path, default=Path("datasets/build/up"))
-    t.add_argument("--out", type=Path, default=Path("models/tile_up.onnx"))
-    t.add_argument("--epochs", type=int, default=6)
-    args = parser.parse_args(argv)
-    if args.command == "build":
-        build(args.scenes, args.out, args.workers)
-    else:
-        train(args.data, args.out, args.epochs)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
