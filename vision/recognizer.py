@@ -92,10 +92,6 @@ REPLACED = 0.6
 # A tile of a tier at the frame's edge and narrower than this share of its tier's tiles is cut by
 # the frame (flagged, not read).
 CUT_SHORT = 0.8
-# A tile whose turn the way-up model names less surely than this is also read the other ways it
-# may stand, the classifier's surest reading kept (a lone real tile leaning 20 degrees, boxed
-# square, sits near 0.3 for two turns).
-WAY_UP_SURE = 0.5
 # Pixels between the strip pieces packed into one detector canvas (grey, as the letterbox), and
 # the stride a canvas's sides are a multiple of.
 MOSAIC_GAP = 8
@@ -149,10 +145,12 @@ class RecognizerSpec:
     up_vote_from: float | None = None
     # ... when the tiles agree on their turn at least this much (``vision.adapt.photo_angle``)
     up_vote_agree: float = 0.8
-    # with the way-up model, when the photo's up vote does not turn it, each tile is turned the
-    # way the model reads it: over or not, or, when its box is nearly square (short side at
-    # least this share of the long: its long side no longer tells which way the tile stands),
-    # by any quarter turn; 1.0: over or not only
+    # when the photo's up vote does not turn it: a tile whose stand-up turn is at least this
+    # many degrees (on its side: the smaller turn is a coin toss) is also read turned over, the
+    # surer reading kept; None: off
+    up_each_from: float | None = None
+    # ... and a tile whose box is nearly square (short side at least this share of the long: its
+    # long side no longer tells which way the tile stands) read four ways; 1.0: off
     up_each_square: float = 1.0
     # colour decided within the photo (``vision.adapt.colour_model``)
     colour_model: bool = False
@@ -204,6 +202,7 @@ class RecognizerSpec:
             second_look_turned=_pair(raw.get("second_look_turned")),
             up_vote_from=_optional(raw.get("up_vote_from")),
             up_vote_agree=float(raw.get("up_vote_agree", 0.8)),
+            up_each_from=_optional(raw.get("up_each_from")),
             up_each_square=float(raw.get("up_each_square", 1.0)),
             colour_model=bool(raw.get("colour_model", False)),
             merge_duplicates=float(raw.get("merge_duplicates", 1.0)),
@@ -475,8 +474,8 @@ class Recognizer:
         ``read_both_ways``, a box wider than tall once levelled (a tile on its side, or a
         standing tile squashed by a camera high above the rack: its box alone cannot tell) is
         also read levelled, and the reading whose most probable identity is surer is kept; with
-        the way-up model each tile is first turned the way it reads the tile
-        (:meth:`_stood_each`)."""
+        ``up_each_from``, a tile on its side or boxed nearly square is also read turned
+        (:meth:`_turns_each`), the surest reading kept the same way."""
         return self._read(image_bgr, boxes, turned)[0]
 
     def _read(
@@ -516,15 +515,14 @@ class Recognizer:
             both = []
         else:
             crops = [straight_crop(image_bgr, tuple(r), size, CROP_PAD) for r in turned]
-            unsure: list[tuple[int, np.ndarray]] = []
-            if self.way_up is not None and each_way:
-                crops, unsure = self._stood_each(crops, turned)
             both = [i for i, r in enumerate(turned) if self.spec.read_both_ways and wide(r)]
             crops += [
                 straight_crop(image_bgr, tuple(turned[i]), size, CROP_PAD, "level") for i in both
             ]
-            both += [i for i, _ in unsure]
-            crops += [c for _, c in unsure]
+            if self.spec.up_each_from is not None and each_way:
+                for i, turns in self._turns_each(turned):
+                    both += [i] * len(turns)
+                    crops += [np.ascontiguousarray(np.rot90(crops[i], k)) for k in turns]
         probs = self.classifier(to_tensor(crops))
         probs = probs / probs.sum(axis=1, keepdims=True)
         main, others = probs[: len(boxes)], probs[len(boxes) :]
@@ -535,25 +533,20 @@ class Recognizer:
                 shown[i] = crop
         return main, shown
 
-    def _stood_each(
-        self, crops: list[np.ndarray], turned: np.ndarray
-    ) -> tuple[list[np.ndarray], list[tuple[int, np.ndarray]]]:
-        """Each tile's crop (stood on its long side by its smaller turn) turned the way up the
-        way-up model reads it: over, or not; a box nearly square (``up_each_square``: its long
-        side does not say how the tile lies) by whichever quarter turn the model names.  Where
-        the model is unsure (``WAY_UP_SURE``), the other turns are returned too, by tile, for
-        the classifier's surest reading to decide."""
-        p = self.way_up.turns(crops)
-        out: list[np.ndarray] = []
-        unsure: list[tuple[int, np.ndarray]] = []
-        for i, (crop, r, q) in enumerate(zip(crops, turned, p, strict=True)):
-            _, _, w, h, _ = upright_rect(tuple(float(v) for v in r))
-            ways = (0, 1, 2, 3) if w >= self.spec.up_each_square * h else (0, 2)
-            k = max(ways, key=lambda j: q[j])
-            out.append(np.ascontiguousarray(np.rot90(crop, -k)) if k else crop)
-            if q[k] < WAY_UP_SURE:
-                unsure += [(i, np.ascontiguousarray(np.rot90(crop, -j))) for j in ways if j != k]
-        return out, unsure
+    def _turns_each(self, turned: np.ndarray) -> list[tuple[int, tuple[int, ...]]]:
+        """Per tile that the manifest's ``up_each_from`` reads more ways than stood up: its
+        index and the quarter turns (``np.rot90``'s k) of its crop to read too.  A box nearly
+        square (``up_each_square``) is read all four ways; one turned at least ``up_each_from``
+        degrees from standing (on its side, where the smaller turn up is a coin toss) also
+        turned over."""
+        out = []
+        for i, r in enumerate(turned):
+            _, _, w, h, angle = upright_rect(tuple(float(v) for v in r))
+            if w >= self.spec.up_each_square * h:
+                out.append((i, (1, 2, 3)))
+            elif abs(angle) >= self.spec.up_each_from:
+                out.append((i, (2,)))
+        return out
 
     def _second_look(
         self, image_bgr: np.ndarray, scores: np.ndarray, turned: np.ndarray, det_scale: float
@@ -694,7 +687,7 @@ class Recognizer:
         own box (stood up by its turned box), boxes the classifier calls no tile dropped, and
         the photo's turn when its tiles were read both ways up for all (manifest
         ``up_vote_from``), and which of the boxes the tiles are.  ``each_way`` False leaves out
-        the way-up model's turn of each tile; ``stand`` stands every tile within a quarter turn
+        the manifest's ``up_each_*`` readings; ``stand`` stands every tile within a quarter turn
         of that turn (a rack's, in degrees: ``vision.tiers.up_angle``) instead."""
         h, w = image_bgr.shape[:2]
         index = np.arange(len(boxes))
@@ -796,8 +789,8 @@ class Recognizer:
         )
         # the first look's own reading of every box: kept where a strip's tile agrees with its
         # box (the whole-photo path reads tiles lying on a table best), and for the table
-        # (each as its box stands it, not turned by the way-up model tile by tile; on a rack
-        # whose up points down the photo its tiles are stood its way up, not by their
+        # (``up_each_*`` is left to table scenes: on racks it read tiles turned the wrong way;
+        # on a rack whose up points down the photo its tiles are stood its way up, not by their
         # smallest turn, which stands them upside down)
         stand = up_angle(up) if up[1] > 0 else None
         first_tiles, _, index = self._read_photo(
