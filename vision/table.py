@@ -3,8 +3,8 @@ opened melds) becomes a ``seen`` tile, with its box and its turned outline.
 
 Tiles on a table lie at any angle, so a table photo is never read tier by tier: the whole-photo
 path of the recogniser reads it (its oriented-box detector finds the turned tiles; each is
-stood up and read from its own crop).  A recogniser built with ``tiers: true`` is used here as a
-copy with the tier stage off (``dataclasses.replace(spec, tiers=False)``), sharing its networks.
+stood up and read from its own crop).  The recogniser is used here as a copy with the tier
+stage and the levelled second reading off (``whole_photo_reader``), sharing its networks.
 
 Melds are rows of tiles lying side by side: two tiles belong to one row when they lie the same
 way (within ``MELD_ANGLE`` degrees), their centres are about a tile's width apart across their
@@ -149,17 +149,21 @@ def without_indicator(seen: list[Tile], indicator: Tile | None) -> list[Tile]:
 
 
 def whole_photo_reader(recognizer: Any) -> Any:
-    """``recognizer`` with the tier stage off (the same networks, a spec with ``tiers=False``);
-    a profiled recogniser keeps its profile around the copy."""
+    """``recognizer`` as a table is read (the same networks, a spec with the tier stage off,
+    ``tiers=False``, and no levelled second reading of wide boxes, ``read_both_ways=False``:
+    a tile lying flat under a table camera is not squashed, and the levelled reading of a tile
+    lying across kept the wrong identity for whole turns on the rendered games); a profiled
+    recogniser keeps its profile around the copy."""
     inner = getattr(recognizer, "recognizer", None)
     if inner is not None and hasattr(recognizer, "profile"):
         wrapped = copy.copy(recognizer)
         wrapped.recognizer = whole_photo_reader(inner)
         return wrapped
-    if not getattr(recognizer.spec, "tiers", False):
+    spec = recognizer.spec
+    if not getattr(spec, "tiers", False) and not getattr(spec, "read_both_ways", False):
         return recognizer
     plain = copy.copy(recognizer)
-    plain.spec = dataclasses.replace(recognizer.spec, tiers=False)
+    plain.spec = dataclasses.replace(spec, tiers=False, read_both_ways=False)
     return plain
 
 
