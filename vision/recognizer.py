@@ -770,11 +770,11 @@ class Recognizer:
         standing = np.flatnonzero(standing_tiles(turned, up))
         if self.way_up is not None and len(standing):
             size = self.spec.classifier_imgsz
-            crops = [
+            stood = [
                 straight_crop(pixels, tuple(r), size, CROP_PAD, "given")
                 for r in unify_angles(turned[standing], up_angle(up))
             ]
-            if self.way_up.upside_down(crops) > 0:
+            if self.way_up.upside_down(stood) > 0:
                 up = -up
         found = self._tier_crops(pixels, turned, up)
         if found is None and len(standing) >= MIN_RACK_TILES and abs(up[1]) < SIDE_UP:
