@@ -6,12 +6,12 @@ way a tile lying on a table faces: read upside down, a rack's rows and tiles com
 renderer knows each tile's true top (its face's corners, and whether the face was drawn upside
 down), so the true way up is free on renders:
 
-1. ``build``: render scenes of the training style pool (tiered racks frontal and oblique, near and
-   far, two-tier wooden racks, tables) and cut every tile whose number shows along its true corners,
-   stood upright with its surroundings, with the classifier's camera changes (turn jitter, blur,
-   motion, light, noise, JPEG: ``vision.training.crops.camera_crop``);
+1. ``build``: render scenes of the wide style pool (``POOL``: tiered racks frontal and oblique,
+   near and far, two-tier wooden racks, tables) and cut every tile whose number shows along its
+   true corners, stood upright with its surroundings, with the classifier's camera changes
+   (turn jitter, blur, motion, light, noise, JPEG: ``vision.training.crops.camera_crop``);
 2. ``train``: windows are cut from those as the recogniser may cut a tile (near it, or up to half
-   a tile off: a tier's line found along the tiles' feet; ``_window``), and a small CNN
+   a tile off: a first look's box on a close tiered rack; ``_window``), and a small CNN
    (``UpNet``) learns the quarter turn (0, 1, 2, 3: ``np.rot90``'s k) each window was given at
    random; a tenth of the renders is held out to measure it;
 3. the ONNX export (``models/tile_up.onnx``) is what ``vision.up.WayUp`` runs.
