@@ -315,9 +315,10 @@ def main(argv: list[str] | None = None) -> int:
         "--way-up",
         help="a way-up model (.onnx) to read with instead of the manifest's, or 'none'",
     )
+    parser.add_argument("--manifest", type=Path, help="a recogniser manifest to read with")
     args = parser.parse_args(argv)
     turns = tuple(int(v) for v in args.turns.split(","))
-    spec = RecognizerSpec.load()
+    spec = RecognizerSpec.load(args.manifest) if args.manifest else RecognizerSpec.load()
     if args.way_up:
         way_up = None if args.way_up == "none" else Path(args.way_up).with_suffix("")
         spec = replace(spec, way_up=way_up)

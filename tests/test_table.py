@@ -7,6 +7,7 @@ rendered game whose true seen tiles are known at every frame.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import json
 from collections import Counter
@@ -396,6 +397,31 @@ def test_scan_scene_table_json_gives_every_face_up_tile_with_its_box(
     assert all(len(s["quad"]) == 4 for s in data["seen"])
     assert data["indicator"] is None and any("indicator" in w for w in data["warnings"])
     assert cv2.imread(str(out_png)) is not None
+
+
+@needs_model
+def test_tiles_facing_away_are_read_turned_over() -> None:
+    """A table's tiles lie facing the seat that put them down: seen from the far side they stand
+    upside down once stood by their smaller turn.  The example rack turned over, read as a
+    table, gives the tiles it gives upright: each tile the way-up model reads upside down is
+    read turned over (manifest ``up_each_flip``; without it R2 and R13 read R3 and R10)."""
+    from vision.recognizer import Recognizer
+    from vision.table import TableReader
+
+    recognizer = Recognizer.default()
+    assert recognizer.spec.up_each_flip is not None
+    image = cv2.imread(str(REPO / "examples" / "rack_full.jpg"))
+    reader = TableReader(recognizer)
+    upright = Counter(str(t.tile) for t in reader.read(image).tiles)
+    lines = (REPO / "examples" / "rack_full.txt").read_text().splitlines()
+    rack = Counter(" ".join(line for line in lines if not line.startswith("#")).split())
+    assert upright == rack + Counter(["R3"])  # the rack's tiles and the indicator on the table
+    over = Counter(str(t.tile) for t in reader.read(cv2.rotate(image, cv2.ROTATE_180)).tiles)
+    assert over == upright
+    plain = copy.copy(recognizer)
+    plain.spec = dataclasses.replace(recognizer.spec, up_each_flip=None)
+    unflipped = TableReader(plain).read(cv2.rotate(image, cv2.ROTATE_180))
+    assert Counter(str(t.tile) for t in unflipped.tiles) != upright
 
 
 @needs_model

@@ -152,6 +152,10 @@ class RecognizerSpec:
     # ... and a tile whose box is nearly square (short side at least this share of the long: its
     # long side no longer tells which way the tile stands) read four ways; 1.0: off
     up_each_square: float = 1.0
+    # ... and a tile the way-up model reads upside down, stood by its smaller turn, by log odds
+    # of a half turn against none above this, read turned over (a tile lying on a table faces
+    # the seat that put it down); None: off
+    up_each_flip: float | None = None
     # colour decided within the photo (``vision.adapt.colour_model``)
     colour_model: bool = False
     # a box sharing this share of the smaller box's area with a surer box of like size is a
@@ -204,6 +208,7 @@ class RecognizerSpec:
             up_vote_agree=float(raw.get("up_vote_agree", 0.8)),
             up_each_from=_optional(raw.get("up_each_from")),
             up_each_square=float(raw.get("up_each_square", 1.0)),
+            up_each_flip=_optional(raw.get("up_each_flip")),
             colour_model=bool(raw.get("colour_model", False)),
             merge_duplicates=float(raw.get("merge_duplicates", 1.0)),
             unreadable_cut=float(raw.get("unreadable_cut", 1.0)),
@@ -515,14 +520,20 @@ class Recognizer:
             both = []
         else:
             crops = [straight_crop(image_bgr, tuple(r), size, CROP_PAD) for r in turned]
+            each = dict(self._turns_each(turned)) if each_way else {}
+            if self.spec.up_each_flip is not None and each_way and self.way_up is not None:
+                # the way-up model's turn where it is sure (a tile on a table faces the seat
+                # that laid it): the crop stood that way and read that way only
+                for i, k in self._sure_turns(crops, each):
+                    crops[i] = np.ascontiguousarray(np.rot90(crops[i], -k))
+                    each.pop(i, None)
             both = [i for i, r in enumerate(turned) if self.spec.read_both_ways and wide(r)]
             crops += [
                 straight_crop(image_bgr, tuple(turned[i]), size, CROP_PAD, "level") for i in both
             ]
-            if self.spec.up_each_from is not None and each_way:
-                for i, turns in self._turns_each(turned):
-                    both += [i] * len(turns)
-                    crops += [np.ascontiguousarray(np.rot90(crops[i], k)) for k in turns]
+            for i, turns in each.items():
+                both += [i] * len(turns)
+                crops += [np.ascontiguousarray(np.rot90(crops[i], k)) for k in turns]
         probs = self.classifier(to_tensor(crops))
         probs = probs / probs.sum(axis=1, keepdims=True)
         main, others = probs[: len(boxes)], probs[len(boxes) :]
@@ -539,13 +550,35 @@ class Recognizer:
         square (``up_each_square``) is read all four ways; one turned at least ``up_each_from``
         degrees from standing (on its side, where the smaller turn up is a coin toss) also
         turned over."""
-        out = []
+        out: list[tuple[int, tuple[int, ...]]] = []
+        if self.spec.up_each_from is None:
+            return out
         for i, r in enumerate(turned):
             _, _, w, h, angle = upright_rect(tuple(float(v) for v in r))
             if w >= self.spec.up_each_square * h:
                 out.append((i, (1, 2, 3)))
             elif abs(angle) >= self.spec.up_each_from:
                 out.append((i, (2,)))
+        return out
+
+    def _sure_turns(
+        self, crops: list[np.ndarray], each: dict[int, tuple[int, ...]]
+    ) -> list[tuple[int, int]]:
+        """The crops the way-up model is sure stand upright or upside down (the likelier of the
+        two ``up_each_flip`` log odds above any other turn), as (index, ``np.rot90``'s k: 0 or
+        2).  A box nearly square (``each`` reads it four ways) is left to the surest reading:
+        its crop need not lie along the tile's sides, which the model learnt from."""
+        p = self.way_up.turns(crops)
+        out = []
+        for i, row in enumerate(p):
+            k = int(row.argmax())
+            if k in (1, 3) or len(each.get(i, ())) > 1:
+                continue
+            if (
+                np.log(row[k] + 1e-6) - np.log(np.delete(row, k).max() + 1e-6)
+                > self.spec.up_each_flip
+            ):
+                out.append((i, k))
         return out
 
     def _second_look(
