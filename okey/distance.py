@@ -46,7 +46,16 @@ from okey.layout import (
     priced_size,
 )
 from okey.rules import Rules
-from okey.runs import _FIELD_LOW, _LONE_FACES, LINE_PROFILES, line_key, line_profile, lone_faces
+from okey.runs import (
+    _FIELD_LOW,
+    _LONE_FACES,
+    LINE_PROFILES,
+    line_key,
+    line_or_plain,
+    line_profile,
+    lone_faces,
+    searched_line,
+)
 from okey.sets import SET_PARTS, SetChoice, number_choices, take_set_keys
 from okey.solver import NUMBERED_KINDS, faces_and_okeys
 from okey.tiles import FALSE_JOKER_INDEX, Tile
@@ -675,12 +684,24 @@ class SetSearch:
             if masks is None:  # (no layout with no sets first: not read yet)
                 masks = self.masks = _layout_masks(size, self.budget)
             valid = masks[0]
+            at_least = at_least_masks(size, self.budget)
+            profiles, keys = self.profiles, self.keys
+            # A colour's line not searched yet stands as its plain line (``_visit``): where
+            # the plain lines keep fewer than ``need`` (they keep at least as many as the
+            # lines, ``runs.line_or_plain``), so do the lines; else they are searched.
+            get, tail = LINE_PROFILES.get, self.tail
+            unmade = [c for c in range(4) if get(keys[c] | tail) is not profiles[c]]
+            if unmade:
+                table = parts_table(
+                    (*profiles, *map(SET_PARTS.__getitem__, self.items)), size, valid
+                )
+                if not table & at_least[need]:
+                    return not self.ties and self.best >= self.enough
+                for c in unmade:
+                    profiles[c] = line_profile(keys[c], self.wrap, size)
             # (``layout_kept``: the colours' runs first, whose choices are the most, then the
             # sets; the order changes no total.)
-            table = parts_table(
-                (*self.profiles, *map(SET_PARTS.__getitem__, self.items)), size, valid
-            )
-            at_least = at_least_masks(size, self.budget)
+            table = parts_table((*profiles, *map(SET_PARTS.__getitem__, self.items)), size, valid)
             if table & at_least[need]:
                 kept = need
                 while kept < size and table & at_least[kept + 1]:
@@ -716,10 +737,12 @@ class SetSearch:
                 old_profiles = profiles[:]
                 for colour, delta in deltas:
                     key = keys[colour] = keys[colour] + delta
-                    # ``line_profile``, its cache read here first.
+                    # ``line_profile``, its cache read here first; one not made yet stands as
+                    # its plain line where that is at hand (the same bound terms,
+                    # ``runs.line_bound``), made at a leaf only where needed (``_leaf``).
                     new = get(key | tail)
                     if new is None:
-                        new = line_profile(key, self.wrap, self.size)
+                        new = line_or_plain(key, self.wrap, self.size)[0]
                     child += new.packed_bound - old_profiles[colour].packed_bound
                     profiles[colour] = new
                 if (bound + child) & HIGH != HIGH:
@@ -775,17 +798,31 @@ def kept_with_sets(
         bound += component.packed_bound
     wrap = rules.wrap_13_1
     cache, tail = LINE_PROFILES, (wrap << 39) | (size << 40)
+    budget = hand.okeys + hand.wild_avail
+    unmade = []  # (with ``at_least``: lines not made yet, read as their plain lines first)
     for key in keys:
         # ``line_profile``, its cache read here first.
         profile = cache.get(key | tail)
         if profile is None:
-            profile = line_profile(key, wrap, size)
+            if at_least is None:
+                profile = line_profile(key, wrap, size)
+            else:
+                profile, made = line_or_plain(key, wrap, size)
+                if not made:
+                    unmade.append((len(components), key))
         components.append(profile)
         bound += profile.packed_bound
     if at_least is not None and (bound + GUARDS[at_least]) & HIGH != HIGH:
         # (``kept_bound(components, size) < at_least``.)
         return -1
-    return layout_kept(components, size, hand.okeys + hand.wild_avail)
+    if unmade:
+        # A plain line keeps at least as many as its line (``runs.plain_profile``): where
+        # they fall short of ``at_least``, the lines themselves do.
+        if layout_kept(components, size, budget) < at_least:
+            return -1
+        for at, key in unmade:
+            components[at] = searched_line(key, wrap, size)
+    return layout_kept(components, size, budget)
 
 
 def _needs(sets: SetChoice) -> tuple[bool, int, int, int, tuple[tuple[int, int], ...]]:
