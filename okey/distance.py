@@ -497,6 +497,7 @@ class SetSearch:
         "plain",
         "guard",
         "masks",
+        "standing",
     )
 
     def __init__(
@@ -628,6 +629,9 @@ class SetSearch:
         self.plain = True
         # (``_layout_masks`` of the size and budget, read where first needed.)
         self.masks: tuple[int, tuple[int, ...]] | None = None
+        # The colours (bit c) whose profile in ``profiles`` stands for the line's as its plain
+        # line's (``_visit``), not searched yet.
+        self.standing = 0
 
     def run(self) -> tuple[int, list[SetChoice]]:
         red, yellow, blue, black = self.profiles
@@ -685,20 +689,21 @@ class SetSearch:
                 masks = self.masks = _layout_masks(size, self.budget)
             valid = masks[0]
             at_least = at_least_masks(size, self.budget)
-            profiles, keys = self.profiles, self.keys
-            # A colour's line not searched yet stands as its plain line (``_visit``): where
-            # the plain lines keep fewer than ``need`` (they keep at least as many as the
-            # lines, ``runs.line_or_plain``), so do the lines; else they are searched.
-            get, tail = LINE_PROFILES.get, self.tail
-            unmade = [c for c in range(4) if get(keys[c] | tail) is not profiles[c]]
-            if unmade:
+            profiles = self.profiles
+            if self.standing:
+                # A colour's line not searched yet stands as its plain line (``_visit``):
+                # where the plain lines keep fewer than ``need`` (they keep at least as many
+                # as the lines, ``runs.line_or_plain``), so do the lines; else they are
+                # searched.
                 table = parts_table(
                     (*profiles, *map(SET_PARTS.__getitem__, self.items)), size, valid
                 )
                 if not table & at_least[need]:
                     return not self.ties and self.best >= self.enough
-                for c in unmade:
-                    profiles[c] = line_profile(keys[c], self.wrap, size)
+                for c in range(4):
+                    if self.standing >> c & 1:
+                        profiles[c] = line_profile(self.keys[c], self.wrap, size)
+                self.standing = 0
             # (``layout_kept``: the colours' runs first, whose choices are the most, then the
             # sets; the order changes no total.)
             table = parts_table((*profiles, *map(SET_PARTS.__getitem__, self.items)), size, valid)
@@ -735,6 +740,7 @@ class SetSearch:
             if deltas:
                 old_keys = keys[:]
                 old_profiles = profiles[:]
+                old_standing = self.standing
                 for colour, delta in deltas:
                     key = keys[colour] = keys[colour] + delta
                     # ``line_profile``, its cache read here first; one not made yet stands as
@@ -742,12 +748,19 @@ class SetSearch:
                     # ``runs.line_bound``), made at a leaf only where needed (``_leaf``).
                     new = get(key | tail)
                     if new is None:
-                        new = line_or_plain(key, self.wrap, self.size)[0]
+                        new, made = line_or_plain(key, self.wrap, self.size)
+                        if not made:
+                            self.standing |= 1 << colour
+                        else:
+                            self.standing &= ~(1 << colour)
+                    else:
+                        self.standing &= ~(1 << colour)
                     child += new.packed_bound - old_profiles[colour].packed_bound
                     profiles[colour] = new
                 if (bound + child) & HIGH != HIGH:
                     keys[:] = old_keys
                     profiles[:] = old_profiles
+                    self.standing = old_standing
                     continue
             if choice_items:
                 items += choice_items
@@ -760,6 +773,7 @@ class SetSearch:
             if deltas:
                 keys[:] = old_keys
                 profiles[:] = old_profiles
+                self.standing = old_standing
             if done:
                 return True
             bound = after + self.guard
