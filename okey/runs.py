@@ -1126,31 +1126,26 @@ _LANES_VALID: dict[int, int] = {}
 
 
 def _undominated(bits: int, size: int, lanes: int = 1) -> int:
-    """A ``_runs_bits`` set less every choice that one with the same slots, less excess and as
-    many kept faces or more beats.
+    """A ``_runs_bits`` set less every choice that one with the same slots, one more excess
+    and as many kept faces or more beats.
 
     Such a choice is never useful (``useful_bits``), and stays beaten once the same runs are
     added to both (the same shift; the one with less excess is within every mask the other
     is), so dropping it at any step of the search changes no useful choice.  Most choices with
     much excess (drawn tiles with no copy left) are beaten that way: the sets shrink to a few
-    layers of excess, and every later shift of them is that much cheaper.  (With ``lanes``,
-    as ``_runs_bits``'s: each lane's layers apart.)"""
+    layers of excess, and every later shift of them is that much cheaper.  (Only the layer
+    just below each is read: one more step, ORing the layers below, drops few more and costs
+    more than it saves.)  (With ``lanes``, as ``_runs_bits``'s: each lane's layers apart.)"""
     width, smear = _DOMINATION.get(size) or _domination(size)
     width *= lanes
-    length = bits.bit_length()
-    if length <= width:
+    if bits.bit_length() <= width:
         return bits  # (one layer of excess: nothing with less)
     # Each field (one slot count of one layer) with every kept count under its most kept ...
     down = bits
     for step, mask in smear:
         down |= (down >> step) & mask
-    # ... and ORed over the layers below each layer (a prefix OR, one layer up).
-    below = down << width
-    shift = width
-    while shift < length:
-        below |= below << shift
-        shift <<= 1
-    return bits & ~below
+    # ... one layer up.
+    return bits & ~(down << width)
 
 
 def _domination(size: int) -> tuple[int, tuple[tuple[int, int], ...]]:
@@ -1197,12 +1192,20 @@ def _slot_bits(line: int, length: int, size: int, lanes: int = 1) -> int:
         line >>= 2 * cut
         length -= cut
         first = MAX_OUTSIDE
-    tail = (size << 40) | ((lanes - 1) << 46)
-    key = line | (length << 32) | tail
+    key = line | (length << 32) | (size << 40) | ((lanes - 1) << 46)
+    found = _SLOT_MEMO.get(key)
+    if found is None:
+        found = _slot_walk(line, length, size, lanes, key)
+    return found
+
+
+def _slot_walk(line: int, length: int, size: int, lanes: int, key: int) -> int:
+    """``_slot_bits`` of a line whose lowest face is at most ``MAX_OUTSIDE`` positions from its
+    start (or, with lanes, an empty line), not in the memo (``key``: its key there), made:
+    the walk up the line from its lowest face."""
+    first = ((line & -line).bit_length() - 1) >> 1 if line else length - 1
+    tail = key & ~((1 << 40) - 1)
     memo = _SLOT_MEMO
-    cached = memo.get(key)
-    if cached is not None:
-        return cached
     top = length - 1
     if lanes > 1 and top - first < LONGEST_SEARCHED:
         # Each lane walked alone (``_runs_bits``).
@@ -1227,11 +1230,15 @@ def _slot_bits(line: int, length: int, size: int, lanes: int = 1) -> int:
         low = ((rest & -rest).bit_length() - 1) >> 1
         if low > MAX_OUTSIDE:
             cut = low - MAX_OUTSIDE
-            found = memo.get((rest >> (2 * cut)) | ((length - cut) << 32) | tail)
+            sub_key = (rest >> (2 * cut)) | ((length - cut) << 32) | tail
+            found = memo.get(sub_key)
+            if found is None:
+                found = _slot_walk(rest >> (2 * cut), length - cut, size, lanes, sub_key)
         else:
-            found = memo.get(rest | (length << 32) | tail)
-        if found is None:
-            found = _slot_bits(rest, length, size, lanes)
+            sub_key = rest | (length << 32) | tail
+            found = memo.get(sub_key)
+            if found is None:
+                found = _slot_walk(rest, length, size, lanes, sub_key)
     # The walk reads the line only near its first face: its steps are made once per such
     # neighbourhood (``_slot_plan``) and replayed here.
     leads = first if first < MAX_OUTSIDE else MAX_OUTSIDE
@@ -1257,11 +1264,15 @@ def _slot_bits(line: int, length: int, size: int, lanes: int = 1) -> int:
             low = first + low_off if low_off >= 0 else ((left & -left).bit_length() - 1) >> 1
             if low > MAX_OUTSIDE:
                 cut = low - MAX_OUTSIDE
-                sub = memo.get((left >> (2 * cut)) | ((length - cut) << 32) | tail)
+                sub_key = (left >> (2 * cut)) | ((length - cut) << 32) | tail
+                sub = memo.get(sub_key)
+                if sub is None:
+                    sub = _slot_walk(left >> (2 * cut), length - cut, size, lanes, sub_key)
             else:
-                sub = memo.get(left | (length << 32) | tail)
-            if sub is None:
-                sub = _slot_bits(left, length, size, lanes)
+                sub_key = left | (length << 32) | tail
+                sub = memo.get(sub_key)
+                if sub is None:
+                    sub = _slot_walk(left, length, size, lanes, sub_key)
         for shift in shifts:
             found |= sub << shift
     found &= valid
