@@ -439,7 +439,23 @@ def _searched_bound(key: int, wrap: bool, size: int) -> int:
 def _bound_terms(best: list[int]) -> int:
     """The packed bound terms (``Component.packed_bound``) of the most kept at each slot count
     (-1: none).  (Only the slot counts that keep more than every smaller one can give a term:
-    a price per slot is positive.)"""
+    a price per slot is positive.)  (Cached: a few hundred rows serve every line.)"""
+    row = tuple(best)
+    packed = _BOUND_TERMS.get(row)
+    if packed is None:
+        packed = _bound_terms_of(best)
+        if len(_BOUND_TERMS) >= 1 << 14:
+            _BOUND_TERMS.clear()
+        _BOUND_TERMS[row] = packed
+    return packed
+
+
+# ``_bound_terms`` by the most kept at each slot count (tuples of ints: untracked).
+_BOUND_TERMS: dict[tuple[int, ...], int] = {}
+
+
+def _bound_terms_of(best: list[int]) -> int:
+    """``_bound_terms``, computed."""
     rising = []
     top = -1
     for slots, kept in enumerate(best):
