@@ -268,6 +268,40 @@ class Witnesses:
         # Per face, sets with which the hand plus that face keeps ``kept + 1`` faces (its
         # ``meld_raising_faces``, once ``advise`` has them): ``lets_keep``'s lower bound.
         self.raising: dict[int, SetChoice] = {}
+        # The raising faces whose layout keeps ``kept + 1`` with an okey to spare (``spares``).
+        self.spare: dict[int, SetChoice] | None = None
+
+    def spares(self, lacking: int, rules: Rules) -> dict[int, SetChoice]:
+        """Of the raising faces (``raising``, with their sets), those that let the hand less a
+        held tile of face ``lacking`` with no copy left to draw keep ``kept`` faces, a
+        seen tile: the hand plus the face keeps ``kept + 1`` with those sets and one okey fewer
+        to stand in for missing tiles (its layout with an okey in place of the discard, where
+        its runs keep it, then keeps ``kept`` within the budget: the same sets, the same
+        slots), and the sets hold no set at the discard's number (its copies held stay in their
+        colour's runs).  (``lets_keep`` reads them as known.)"""
+        spare = self.spare
+        if spare is None:
+            spare = self.spare = {}
+            for face, sets in self.raising.items():
+                drawn = self.drawn.get((face, sets))
+                if drawn is None:
+                    drawn = self.drawn[(face, sets)] = _Layout(
+                        self.hand.with_face(face), rules, sets
+                    )
+                if drawn.budget and (
+                    layout_kept([*drawn.items, *drawn.profiles], drawn.size, drawn.budget - 1)
+                    > self.kept
+                ):
+                    spare[face] = sets
+        number = lacking % 13
+        found = {}
+        for face, sets in spare.items():
+            shape = _SHAPES.get(sets)
+            if shape is None:
+                shape = _shape_of(sets)
+            if face != lacking and not shape[13] >> number & 1:
+                found[face] = sets
+        return found
 
     def layout_less(self, sets: SetChoice, hand: HandState, lacking: int, rules: Rules) -> _Layout:
         """The layout of ``sets`` for the hand less a held tile of face ``lacking`` (``hand``;
@@ -294,6 +328,17 @@ class Witnesses:
         tile) plus a drawn ``face`` keeps ``target`` faces with these ``sets``
         (``kept_with_sets``); False also, unread, where the whole hand's layout with the face
         has a set at the discard's number (below)."""
+        if (
+            target <= self.kept
+            and lacking is not None
+            and lacking != face
+            and self.hand is not None
+            and not self.hand.avail[lacking]
+            and self.spare is not None
+            and self.spare.get(face) == sets
+            and not (_SHAPES.get(sets) or _shape_of(sets))[13] >> (lacking % 13) & 1
+        ):
+            return True  # (``spares``)
         if (
             target <= self.kept
             and lacking is not None
