@@ -363,14 +363,30 @@ def line_or_plain(key: int, wrap: bool, size: int) -> tuple[Component, bool]:
     plain line's and False where that is at hand (``plain_profile``: the same bound terms,
     and no knapsack keeps more with the line than with it, so a check it fails the line
     fails, and only one it passes needs the line, ``searched_line``); else the line's,
-    searched, and True."""
+    searched, and True.  (A line read as its plain line is remembered as such until it is
+    searched: ``_STAND_INS``.)"""
+    full = key | (wrap << 39) | (size << 40)
+    profile = LINE_PROFILES.get(full)
+    if profile is not None:
+        return profile, True
+    profile = _STAND_INS.get(full)
+    if profile is not None:
+        return profile, False
     profile = line_at_hand(key, wrap, size)
     if profile is not None:
         return profile, True
-    profile = plain_profile(key, wrap, size)
-    if profile is not None:
-        return profile, False
+    plain = key | (((~key >> 1) & _FIELD_LOW) << 2)
+    if plain != key:
+        profile = plain_profile(plain, wrap, size)
+        if profile is not None:
+            _remember(_STAND_INS, full, profile)
+            return profile, False
     return searched_line(key, wrap, size), True
+
+
+# ``line_or_plain``'s plain lines standing in for lines not searched yet, by the lines'
+# ``line_profile`` keys.
+_STAND_INS: dict[int, Component] = {}
 
 
 def line_bound(key: int, wrap: bool, size: int) -> int:
