@@ -612,15 +612,19 @@ class SetSearch:
         rest.reverse()
         self.rest = rest
         self.keys = [key0, key1, key2, key3]
-        # ``line_profile``, its cache read here first.
+        # ``line_profile``, its cache read here first; a line not searched yet stands as its
+        # plain line where that is at hand (``standing``, below; searched only where a layout
+        # needs it: ``run``, ``_leaf``).
         self.tail = tail = wrap_bit | (size << 40)
         get = LINE_PROFILES.get
-        self.profiles = [
-            get(key0 | tail) or line_profile(key0, wrap, size),
-            get(key1 | tail) or line_profile(key1, wrap, size),
-            get(key2 | tail) or line_profile(key2, wrap, size),
-            get(key3 | tail) or line_profile(key3, wrap, size),
-        ]
+        profiles = [get(key0 | tail), get(key1 | tail), get(key2 | tail), get(key3 | tail)]
+        standing = 0
+        for c in range(4):
+            if profiles[c] is None:
+                profiles[c], made = line_or_plain(keys[c], wrap, size)
+                if not made:
+                    standing |= 1 << c
+        self.profiles = profiles
         self.items: list[int] = []  # (``SET_PARTS`` indexes)
         self.sets: list[tuple[tuple[int, ...], int]] = []
         self.best = 0
@@ -631,7 +635,7 @@ class SetSearch:
         self.masks: tuple[int, tuple[int, ...]] | None = None
         # The colours (bit c) whose profile in ``profiles`` stands for the line's as its plain
         # line's (``_visit``), not searched yet.
-        self.standing = 0
+        self.standing = standing
 
     def run(self) -> tuple[int, list[SetChoice]]:
         red, yellow, blue, black = self.profiles
@@ -653,6 +657,21 @@ class SetSearch:
                 kept -= 1
             else:
                 kept = 0
+            if kept > self.best and self.standing:
+                # (Plain lines keep at least as many: the lines are searched, ``_leaf``.)
+                profiles = self.profiles
+                for c in range(4):
+                    if self.standing >> c & 1:
+                        profiles[c] = line_profile(self.keys[c], self.wrap, self.size)
+                self.standing = 0
+                table = parts_table(profiles, self.size, valid)
+                kept = self.size
+                for mask in kept_masks:
+                    if table & mask:
+                        break
+                    kept -= 1
+                else:
+                    kept = 0
             if kept > self.best:
                 self.best = kept
                 if not self.ties:
