@@ -216,7 +216,7 @@ def _discards(
                     for drawn, sets in raising.items()
                     if sets in mine or sets not in whole_choices
                 }
-            elif solved[0] < whole_solved[0] and whole.avail[face] > 0:
+            elif solved[0] < whole_solved[0]:
                 if raising is None:
                     raising = meld_raising_faces(
                         whole, rules, whole_solved, whole_root, whole_layouts
@@ -227,8 +227,10 @@ def _discards(
                 # the layout that lets T keep one more, less the discard, mostly still keeps as
                 # many as T (a drawn copy takes the discard's place; not where that layout
                 # draws the discard's last copy elsewhere too, with no okey to spare), so its
-                # sets are tried first.
-                hints = raising
+                # sets are tried first.  With no copy of the discard left, it does where that
+                # layout keeps one more with an okey to spare (standing in for the discard)
+                # and has no set at the discard's number (``Witnesses.spares``): known.
+                hints = raising if whole.avail[face] > 0 else witnesses.spares(face, rules)
         shared = whole_root, (None if discard == okey else face)
         options.append(
             _option(discard, state, solved, never, rules, listing, okey, shared, hints, witnesses)

@@ -46,7 +46,16 @@ from okey.layout import (
     priced_size,
 )
 from okey.rules import Rules
-from okey.runs import _FIELD_LOW, _LONE_FACES, LINE_PROFILES, line_key, line_profile, lone_faces
+from okey.runs import (
+    _FIELD_LOW,
+    _LONE_FACES,
+    LINE_PROFILES,
+    line_key,
+    line_or_plain,
+    line_profile,
+    lone_faces,
+    searched_line,
+)
 from okey.sets import SET_PARTS, SetChoice, number_choices, take_set_keys
 from okey.solver import NUMBERED_KINDS, faces_and_okeys
 from okey.tiles import FALSE_JOKER_INDEX, Tile
@@ -488,6 +497,7 @@ class SetSearch:
         "plain",
         "guard",
         "masks",
+        "standing",
     )
 
     def __init__(
@@ -602,15 +612,19 @@ class SetSearch:
         rest.reverse()
         self.rest = rest
         self.keys = [key0, key1, key2, key3]
-        # ``line_profile``, its cache read here first.
+        # ``line_profile``, its cache read here first; a line not searched yet stands as its
+        # plain line where that is at hand (``standing``, below; searched only where a layout
+        # needs it: ``run``, ``_leaf``).
         self.tail = tail = wrap_bit | (size << 40)
         get = LINE_PROFILES.get
-        self.profiles = [
-            get(key0 | tail) or line_profile(key0, wrap, size),
-            get(key1 | tail) or line_profile(key1, wrap, size),
-            get(key2 | tail) or line_profile(key2, wrap, size),
-            get(key3 | tail) or line_profile(key3, wrap, size),
-        ]
+        profiles = [get(key0 | tail), get(key1 | tail), get(key2 | tail), get(key3 | tail)]
+        standing = 0
+        for c in range(4):
+            if profiles[c] is None:
+                profiles[c], made = line_or_plain(keys[c], wrap, size)
+                if not made:
+                    standing |= 1 << c
+        self.profiles = profiles
         self.items: list[int] = []  # (``SET_PARTS`` indexes)
         self.sets: list[tuple[tuple[int, ...], int]] = []
         self.best = 0
@@ -619,6 +633,9 @@ class SetSearch:
         self.plain = True
         # (``_layout_masks`` of the size and budget, read where first needed.)
         self.masks: tuple[int, tuple[int, ...]] | None = None
+        # The colours (bit c) whose profile in ``profiles`` stands for the line's as its plain
+        # line's (``_visit``), not searched yet.
+        self.standing = standing
 
     def run(self) -> tuple[int, list[SetChoice]]:
         red, yellow, blue, black = self.profiles
@@ -640,6 +657,21 @@ class SetSearch:
                 kept -= 1
             else:
                 kept = 0
+            if kept > self.best and self.standing:
+                # (Plain lines keep at least as many: the lines are searched, ``_leaf``.)
+                profiles = self.profiles
+                for c in range(4):
+                    if self.standing >> c & 1:
+                        profiles[c] = line_profile(self.keys[c], self.wrap, self.size)
+                self.standing = 0
+                table = parts_table(profiles, self.size, valid)
+                kept = self.size
+                for mask in kept_masks:
+                    if table & mask:
+                        break
+                    kept -= 1
+                else:
+                    kept = 0
             if kept > self.best:
                 self.best = kept
                 if not self.ties:
@@ -675,12 +707,25 @@ class SetSearch:
             if masks is None:  # (no layout with no sets first: not read yet)
                 masks = self.masks = _layout_masks(size, self.budget)
             valid = masks[0]
+            at_least = at_least_masks(size, self.budget)
+            profiles = self.profiles
+            if self.standing:
+                # A colour's line not searched yet stands as its plain line (``_visit``):
+                # where the plain lines keep fewer than ``need`` (they keep at least as many
+                # as the lines, ``runs.line_or_plain``), so do the lines; else they are
+                # searched.
+                table = parts_table(
+                    (*profiles, *map(SET_PARTS.__getitem__, self.items)), size, valid
+                )
+                if not table & at_least[need]:
+                    return not self.ties and self.best >= self.enough
+                for c in range(4):
+                    if self.standing >> c & 1:
+                        profiles[c] = line_profile(self.keys[c], self.wrap, size)
+                self.standing = 0
             # (``layout_kept``: the colours' runs first, whose choices are the most, then the
             # sets; the order changes no total.)
-            table = parts_table(
-                (*self.profiles, *map(SET_PARTS.__getitem__, self.items)), size, valid
-            )
-            at_least = at_least_masks(size, self.budget)
+            table = parts_table((*profiles, *map(SET_PARTS.__getitem__, self.items)), size, valid)
             if table & at_least[need]:
                 kept = need
                 while kept < size and table & at_least[kept + 1]:
@@ -714,17 +759,27 @@ class SetSearch:
             if deltas:
                 old_keys = keys[:]
                 old_profiles = profiles[:]
+                old_standing = self.standing
                 for colour, delta in deltas:
                     key = keys[colour] = keys[colour] + delta
-                    # ``line_profile``, its cache read here first.
+                    # ``line_profile``, its cache read here first; one not made yet stands as
+                    # its plain line where that is at hand (the same bound terms,
+                    # ``runs.line_bound``), made at a leaf only where needed (``_leaf``).
                     new = get(key | tail)
                     if new is None:
-                        new = line_profile(key, self.wrap, self.size)
+                        new, made = line_or_plain(key, self.wrap, self.size)
+                        if not made:
+                            self.standing |= 1 << colour
+                        else:
+                            self.standing &= ~(1 << colour)
+                    else:
+                        self.standing &= ~(1 << colour)
                     child += new.packed_bound - old_profiles[colour].packed_bound
                     profiles[colour] = new
                 if (bound + child) & HIGH != HIGH:
                     keys[:] = old_keys
                     profiles[:] = old_profiles
+                    self.standing = old_standing
                     continue
             if choice_items:
                 items += choice_items
@@ -737,6 +792,7 @@ class SetSearch:
             if deltas:
                 keys[:] = old_keys
                 profiles[:] = old_profiles
+                self.standing = old_standing
             if done:
                 return True
             bound = after + self.guard
@@ -775,17 +831,31 @@ def kept_with_sets(
         bound += component.packed_bound
     wrap = rules.wrap_13_1
     cache, tail = LINE_PROFILES, (wrap << 39) | (size << 40)
+    budget = hand.okeys + hand.wild_avail
+    unmade = []  # (with ``at_least``: lines not made yet, read as their plain lines first)
     for key in keys:
         # ``line_profile``, its cache read here first.
         profile = cache.get(key | tail)
         if profile is None:
-            profile = line_profile(key, wrap, size)
+            if at_least is None:
+                profile = line_profile(key, wrap, size)
+            else:
+                profile, made = line_or_plain(key, wrap, size)
+                if not made:
+                    unmade.append((len(components), key))
         components.append(profile)
         bound += profile.packed_bound
     if at_least is not None and (bound + GUARDS[at_least]) & HIGH != HIGH:
         # (``kept_bound(components, size) < at_least``.)
         return -1
-    return layout_kept(components, size, hand.okeys + hand.wild_avail)
+    if unmade:
+        # A plain line keeps at least as many as its line (``runs.plain_profile``): where
+        # they fall short of ``at_least``, the lines themselves do.
+        if layout_kept(components, size, budget) < at_least:
+            return -1
+        for at, key in unmade:
+            components[at] = searched_line(key, wrap, size)
+    return layout_kept(components, size, budget)
 
 
 def _needs(sets: SetChoice) -> tuple[bool, int, int, int, tuple[tuple[int, int], ...]]:

@@ -21,6 +21,7 @@ from okey.layout import (
     HIGH,
     SERIAL_BITS,
     TOTALS_SERIAL,
+    Component,
     Totals,
     best_with,
     kept_adding,
@@ -30,7 +31,16 @@ from okey.layout import (
     totals_of,
 )
 from okey.rules import Rules
-from okey.runs import _FIELD_LOW, LINE_PROFILES, NEAR, line_bound, line_profile, lone_faces
+from okey.runs import (
+    _FIELD_LOW,
+    LINE_PROFILES,
+    NEAR,
+    line_bound,
+    line_or_plain,
+    line_profile,
+    lone_faces,
+    searched_line,
+)
 from okey.sets import (
     SetChoice,
     lone_colours,
@@ -173,6 +183,21 @@ def hand_layouts(hand: HandState, rules: Rules, solved: tuple[int, list[SetChoic
     return [_Layout(hand, rules, sets) for sets in solved[1]]
 
 
+def _runs_keep(totals: Totals, key: int, wrap: bool, size: int, target: int) -> bool:
+    """Whether a knapsack (``totals``) plus the runs of one colour's line (``key``) keeps
+    ``target`` faces: ``best_with`` with its ``line_profile``.  Where the line is not made
+    yet, its plain line's profile is read first where at hand (``runs.plain_profile``: it
+    keeps at least as many), the line itself searched only where that reaches ``target``."""
+    profile = LINE_PROFILES.get(key | (wrap << 39) | (size << 40))
+    if profile is None:
+        profile, made = line_or_plain(key, wrap, size)
+        if not made:
+            if best_with(totals, profile.packed, profile.serial) < target:
+                return False
+            profile = searched_line(key, wrap, size)
+    return best_with(totals, profile.packed, profile.serial) >= target
+
+
 def sets_kept_without(layouts: list, face: int, kept: int) -> list[SetChoice]:
     """Of a hand's optimal layouts (``hand_layouts``, keeping ``kept`` faces), the sets of
     those that keep as many once a held tile of ``face`` (no okey) is discarded, a seen tile
@@ -187,12 +212,15 @@ def sets_kept_without(layouts: list, face: int, kept: int) -> list[SetChoice]:
         if not (key >> shift) & 3:
             continue
         key -= 1 << shift
-        # ``line_profile``, its cache read here first.
-        profile = LINE_PROFILES.get(key | (layout.wrap << 39) | (layout.size << 40))
+        # ``line_profile``, its cache read here first (where it is not made yet, its plain
+        # line's where at hand: the same bound terms, ``runs.line_bound``, and a knapsack
+        # keeping at least as many, ``_runs_keep``).
+        wrap, size = layout.wrap, layout.size
+        profile = LINE_PROFILES.get(key | (wrap << 39) | (size << 40))
         if profile is None:
-            profile = line_profile(key, layout.wrap, layout.size)
-        if (layout.bases[colour] + profile.packed_bound + guard) & HIGH == HIGH and (
-            best_with(layout.without(colour), profile.packed, profile.serial) >= kept
+            profile = line_or_plain(key, wrap, size)[0]
+        if (layout.bases[colour] + profile.packed_bound + guard) & HIGH == HIGH and _runs_keep(
+            layout.without(colour), key, wrap, size, kept
         ):
             found.append(layout.sets)
     return found
@@ -240,6 +268,40 @@ class Witnesses:
         # Per face, sets with which the hand plus that face keeps ``kept + 1`` faces (its
         # ``meld_raising_faces``, once ``advise`` has them): ``lets_keep``'s lower bound.
         self.raising: dict[int, SetChoice] = {}
+        # The raising faces whose layout keeps ``kept + 1`` with an okey to spare (``spares``).
+        self.spare: dict[int, SetChoice] | None = None
+
+    def spares(self, lacking: int, rules: Rules) -> dict[int, SetChoice]:
+        """Of the raising faces (``raising``, with their sets), those that let the hand less a
+        held tile of face ``lacking`` with no copy left to draw keep ``kept`` faces, a
+        seen tile: the hand plus the face keeps ``kept + 1`` with those sets and one okey fewer
+        to stand in for missing tiles (its layout with an okey in place of the discard, where
+        its runs keep it, then keeps ``kept`` within the budget: the same sets, the same
+        slots), and the sets hold no set at the discard's number (its copies held stay in their
+        colour's runs).  (``lets_keep`` reads them as known.)"""
+        spare = self.spare
+        if spare is None:
+            spare = self.spare = {}
+            for face, sets in self.raising.items():
+                drawn = self.drawn.get((face, sets))
+                if drawn is None:
+                    drawn = self.drawn[(face, sets)] = _Layout(
+                        self.hand.with_face(face), rules, sets
+                    )
+                if drawn.budget and (
+                    layout_kept([*drawn.items, *drawn.profiles], drawn.size, drawn.budget - 1)
+                    > self.kept
+                ):
+                    spare[face] = sets
+        number = lacking % 13
+        found = {}
+        for face, sets in spare.items():
+            shape = _SHAPES.get(sets)
+            if shape is None:
+                shape = _shape_of(sets)
+            if face != lacking and not shape[13] >> number & 1:
+                found[face] = sets
+        return found
 
     def layout_less(self, sets: SetChoice, hand: HandState, lacking: int, rules: Rules) -> _Layout:
         """The layout of ``sets`` for the hand less a held tile of face ``lacking`` (``hand``;
@@ -266,6 +328,17 @@ class Witnesses:
         tile) plus a drawn ``face`` keeps ``target`` faces with these ``sets``
         (``kept_with_sets``); False also, unread, where the whole hand's layout with the face
         has a set at the discard's number (below)."""
+        if (
+            target <= self.kept
+            and lacking is not None
+            and lacking != face
+            and self.hand is not None
+            and not self.hand.avail[lacking]
+            and self.spare is not None
+            and self.spare.get(face) == sets
+            and not (_SHAPES.get(sets) or _shape_of(sets))[13] >> (lacking % 13) & 1
+        ):
+            return True  # (``spares``)
         if (
             target <= self.kept
             and lacking is not None
@@ -312,11 +385,7 @@ class Witnesses:
             key = drawn.keys[away]
             if (key >> (3 * at)) & 3:
                 key -= 1 << (3 * at)
-                wrap, size = drawn.wrap, drawn.size
-                profile = LINE_PROFILES.get(key | (wrap << 39) | (size << 40))
-                if profile is None:
-                    profile = line_profile(key, wrap, size)
-                return best_with(drawn.without(away), profile.packed, profile.serial) >= target
+                return _runs_keep(drawn.without(away), key, drawn.wrap, drawn.size, target)
         if layout is None or layout.numbers >> number & 1 or lacking is None or lacking == face:
             return kept_with_sets(hand.with_face(face), rules, sets, target) >= target
         # The sets draw as they did (no set at the face's number, and the copies left are the
@@ -332,8 +401,7 @@ class Witnesses:
             if not (key >> shift) & 3:
                 return False  # (the sets hold every copy of the discard)
             key -= 1 << shift
-            profile = LINE_PROFILES.get(key | tail) or line_profile(key, wrap, size)
-            return best_with(layout.without(colour), profile.packed, profile.serial) >= target
+            return _runs_keep(layout.without(colour), key, wrap, size, target)
         key = layout.keys[away]
         if not (key >> shift) & 3:
             return False
@@ -347,7 +415,14 @@ class Witnesses:
                     parts.append(runs if c == colour else profile)
             table = self.tables[(face, away)] = knapsack_table(parts, size, budget)
         key -= 1 << shift
-        profile = LINE_PROFILES.get(key | tail) or line_profile(key, wrap, size)
+        profile = LINE_PROFILES.get(key | tail)
+        if profile is None:
+            # (Its plain line first where at hand, as ``_runs_keep``.)
+            profile, made = line_or_plain(key, wrap, size)
+            if not made:
+                if kept_adding(table, profile, size, budget) < target:
+                    return False
+                profile = searched_line(key, wrap, size)
         return kept_adding(table, profile, size, budget) >= target
 
 
@@ -804,14 +879,22 @@ def _melds_improving(
                 if (avail.get(face, hand_avail[face]) if avail else hand_avail[face]) == 1
                 else drawn
             )
-            # ``line_profile``, its cache read here first.
-            profile = cache.get(key | tail)
-            if profile is None:
-                profile = line_profile(key, wrap, size)
             # ``best_with(layout.without(colour), profile.packed, ...)``, the caches read first.
             totals = withouts.get(colour)
             if totals is None:
                 totals = layout.without(colour)
+            # ``line_profile``, its cache read here first.
+            profile = cache.get(key | tail)
+            if profile is None:
+                # Where the line needs a search, its plain line's knapsack first where at
+                # hand: it keeps at least as many (``runs.line_or_plain``); the line only where
+                # that reaches the target.
+                profile, made = line_or_plain(key, wrap, size)
+                if not made:
+                    if best_with(totals, profile.packed, profile.serial) < target:
+                        left.append(face)
+                        continue
+                    profile = searched_line(key, wrap, size)
             kept = best_get((totals[TOTALS_SERIAL] << SERIAL_BITS) | profile.serial)
             if kept is None:
                 kept = best_with(totals, profile.packed, profile.serial)
@@ -1051,7 +1134,7 @@ def _sets_improve(
                 if option in tried:
                     continue
                 tried.add(option)
-                if _pair_bound(layout, pair, other) < target:
+                if _pair_bound(layout, pair, other, target) < target:
                     continue
                 if _option_keeps(layout, hand, face, option, target):
                     return option
@@ -1075,9 +1158,7 @@ def _sets_improve(
                 # with the face is its knapsack without the colour's runs plus those
                 # (``kept_with_sets`` in one step).
                 tried.add(sets)
-                if profile is None:
-                    profile = line_profile(key, wrap, size)
-                if best_with(layout.without(colour), profile.packed, profile.serial) >= target:
+                if _runs_keep(layout.without(colour), key, wrap, size, target):
                     return sets
             else:
                 options.append(sets)
@@ -1097,7 +1178,7 @@ def _sets_improve(
                         continue
                     pair = (_PAIR_COLOURS[colour][other], number)
                     option = (*sets, pair)
-                    if option not in tried and _pair_bound(layout, pair, other) < target:
+                    if option not in tried and _pair_bound(layout, pair, other, target) < target:
                         tried.add(option)
                         continue
                     options.append(option)
@@ -1157,6 +1238,8 @@ def _option_keeps(
     # where a copy is left).
     shift = 3 * number
     keys, profiles = layout.keys, layout.profiles
+    wrap, size = layout.wrap, layout.size
+    unmade = []  # (the lines not made yet, each read as its plain line first: ``_runs_keep``)
     for c in range(4):
         key = keys[c]
         was = (key >> shift) & 7
@@ -1166,28 +1249,50 @@ def _option_keeps(
         else:
             key += (field - was) << shift
             # ``line_profile``, its cache read here first.
-            wrap, size = layout.wrap, layout.size
             profile = LINE_PROFILES.get(key | (wrap << 39) | (size << 40))
             if profile is None:
-                profile = line_profile(key, wrap, size)
+                profile, made = line_or_plain(key, wrap, size)
+                if not made:
+                    unmade.append((len(items), key))
             items.append(profile)
             bound += profile.packed_bound - profiles[c].packed_bound
     if (bound + GUARDS[target]) & HIGH != HIGH:
         return False
-    return layout_kept(items, layout.size, layout.budget) >= target
+    if unmade:
+        if layout_kept(items, size, layout.budget) < target:
+            return False
+        for at, key in unmade:
+            items[at] = searched_line(key, wrap, size)
+    return layout_kept(items, size, layout.budget) >= target
 
 
-def _pair_bound(layout: _Layout, pair: tuple[tuple[int, ...], int], other: int) -> int:
+def _pair_bound(layout: _Layout, pair: tuple[tuple[int, ...], int], other: int, target: int) -> int:
     """A bound on the faces a layout keeps with a new set of a drawn face and a held face of
     colour ``other`` at its number (``pair``) added: its knapsack without ``other``'s runs,
     plus that set and ``other``'s runs less that face, one choice of each.  (The drawn copy
-    and the set's drawn tiles only lower what is left to draw elsewhere.)"""
+    and the set's drawn tiles only lower what is left to draw elsewhere.)  Where those runs
+    are not made yet, their plain line's is read first where at hand (``_runs_keep``): a
+    bound under ``target`` from it is returned as it is."""
     colours, number = pair
     key = layout.keys[other] - (1 << (3 * number))
     # ``line_profile``, its cache read here first.
-    runs = LINE_PROFILES.get(key | (layout.wrap << 39) | (layout.size << 40))
+    wrap, size = layout.wrap, layout.size
+    runs = LINE_PROFILES.get(key | (wrap << 39) | (size << 40))
     if runs is None:
-        runs = line_profile(key, layout.wrap, layout.size)
+        runs, made = line_or_plain(key, wrap, size)
+        if not made:
+            found = _pair_kept(layout, pair, other, runs)
+            if found < target:
+                return found
+            runs = searched_line(key, wrap, size)
+    return _pair_kept(layout, pair, other, runs)
+
+
+def _pair_kept(
+    layout: _Layout, pair: tuple[tuple[int, ...], int], other: int, runs: Component
+) -> int:
+    """``_pair_bound`` with ``other``'s runs less the face (``runs``) given."""
+    colours, number = pair
     # (The caller checked the bound terms first: the layout but for ``other``'s runs, those
     # less the face, and a set of two held faces, ``set_bound``.)
     avail, hand_avail = layout.avail, layout.hand_avail

@@ -180,6 +180,16 @@ def _remember(cache: dict, key: int, value: object) -> None:
 
 def line_profile(key: int, wrap: bool, size: int) -> Component:
     """``_colour_profile`` of the line with this key (``line_key``)."""
+    profile = LINE_PROFILES.get(key | (wrap << 39) | (size << 40))
+    if profile is None:
+        profile = line_at_hand(key, wrap, size) or searched_line(key, wrap, size)
+    return profile
+
+
+def line_at_hand(key: int, wrap: bool, size: int) -> Component | None:
+    """``line_profile`` where it needs no search: made before, or in the table (the line or
+    the line with a copy left at every number no run can reach, ``relevant_key``); else
+    None (``searched_line`` makes it)."""
     full = key | (wrap << 39) | (size << 40)
     profile = LINE_PROFILES.get(full)
     if profile is None:
@@ -204,19 +214,28 @@ def line_profile(key: int, wrap: bool, size: int) -> Component:
             # The line with a copy left at every number no run can reach has the same
             # profile (``relevant_key``): the table may hold it, or it was searched.
             relevant = relevant_key(key, wrap) | (full & ~_LINE_BITS)
-            if relevant != full:
-                profile = LINE_PROFILES.get(relevant)
-                if profile is None and plain:
-                    profile = _table_profile(relevant)
+            if relevant == full:
+                return None
+            profile = LINE_PROFILES.get(relevant)
+            if profile is None and plain:
+                profile = _table_profile(relevant)
             if profile is None:
-                if wrap and _walk_mirrored(key):
-                    profile = _profile_of_key(mirror_key(key), wrap, size)
-                else:
-                    profile = _profile_of_key(key, wrap, size)
-                _remember(LINE_PROFILES, relevant, profile)
-                # Its bound terms are those of every line with its plain key (``line_bound``).
-                _remember(_BOUNDS, plain_key(key) | (full & ~_LINE_BITS), profile.packed_bound)
+                return None
         _remember(LINE_PROFILES, full, profile)
+    return profile
+
+
+def searched_line(key: int, wrap: bool, size: int) -> Component:
+    """``line_profile`` of a line ``line_at_hand`` has not (the run search), remembered."""
+    full = key | (wrap << 39) | (size << 40)
+    if wrap and _walk_mirrored(key):
+        profile = _profile_of_key(mirror_key(key), wrap, size)
+    else:
+        profile = _profile_of_key(key, wrap, size)
+    _remember(LINE_PROFILES, relevant_key(key, wrap) | (full & ~_LINE_BITS), profile)
+    # Its bound terms are those of every line with its plain key (``line_bound``).
+    _remember(_BOUNDS, plain_key(key) | (full & ~_LINE_BITS), profile.packed_bound)
+    _remember(LINE_PROFILES, full, profile)
     return profile
 
 
@@ -324,6 +343,52 @@ _FIELD_LOW = sum(1 << (3 * p) for p in range(13))
 _FIELD_COUNTS = 3 * _FIELD_LOW
 
 
+def plain_profile(key: int, wrap: bool, size: int) -> Component | None:
+    """The profile of the line's plain key (``plain_key``) where it is at hand (made before,
+    or in the table), else None.
+
+    The plain line has a copy left at least wherever the line has one, so it lays out the same
+    runs with no more excess: each of the line's choices is beaten by or equal to one of its
+    own, and no knapsack keeps more with the line than with it (an upper bound, read where
+    the line itself would be searched)."""
+    full = key | (((~key >> 1) & _FIELD_LOW) << 2) | (wrap << 39) | (size << 40)
+    profile = LINE_PROFILES.get(full)
+    if profile is None and full >> 39 == _PLAIN_RULES:
+        profile = _table_profile(full)
+    return profile
+
+
+def line_or_plain(key: int, wrap: bool, size: int) -> tuple[Component, bool]:
+    """The line's profile and True where it needs no search (``line_at_hand``); else its
+    plain line's and False where that is at hand (``plain_profile``: the same bound terms,
+    and no knapsack keeps more with the line than with it, so a check it fails the line
+    fails, and only one it passes needs the line, ``searched_line``); else the line's,
+    searched, and True.  (A line read as its plain line is remembered as such until it is
+    searched: ``_STAND_INS``.)"""
+    full = key | (wrap << 39) | (size << 40)
+    profile = LINE_PROFILES.get(full)
+    if profile is not None:
+        return profile, True
+    profile = _STAND_INS.get(full)
+    if profile is not None:
+        return profile, False
+    profile = line_at_hand(key, wrap, size)
+    if profile is not None:
+        return profile, True
+    plain = key | (((~key >> 1) & _FIELD_LOW) << 2)
+    if plain != key:
+        profile = plain_profile(plain, wrap, size)
+        if profile is not None:
+            _remember(_STAND_INS, full, profile)
+            return profile, False
+    return searched_line(key, wrap, size), True
+
+
+# ``line_or_plain``'s plain lines standing in for lines not searched yet, by the lines'
+# ``line_profile`` keys.
+_STAND_INS: dict[int, Component] = {}
+
+
 def line_bound(key: int, wrap: bool, size: int) -> int:
     """``line_profile(key, wrap, size).packed_bound``, read from the line's plain key
     (``plain_key``)."""
@@ -390,7 +455,23 @@ def _searched_bound(key: int, wrap: bool, size: int) -> int:
 def _bound_terms(best: list[int]) -> int:
     """The packed bound terms (``Component.packed_bound``) of the most kept at each slot count
     (-1: none).  (Only the slot counts that keep more than every smaller one can give a term:
-    a price per slot is positive.)"""
+    a price per slot is positive.)  (Cached: a few hundred rows serve every line.)"""
+    row = tuple(best)
+    packed = _BOUND_TERMS.get(row)
+    if packed is None:
+        packed = _bound_terms_of(best)
+        if len(_BOUND_TERMS) >= 1 << 14:
+            _BOUND_TERMS.clear()
+        _BOUND_TERMS[row] = packed
+    return packed
+
+
+# ``_bound_terms`` by the most kept at each slot count (tuples of ints: untracked).
+_BOUND_TERMS: dict[tuple[int, ...], int] = {}
+
+
+def _bound_terms_of(best: list[int]) -> int:
+    """``_bound_terms``, computed."""
     rising = []
     top = -1
     for slots, kept in enumerate(best):
@@ -816,17 +897,26 @@ def _runs_bits(line: int, avail: int, length: int, size: int, lanes: int = 1) ->
         avail >>= cut
         length -= cut
         first = MAX_OUTSIDE
-    tail = (avail << 32) | (length << 48) | (size << 56) | ((lanes - 1) << 62)
+    key = line | (avail << 32) | (length << 48) | (size << 56) | ((lanes - 1) << 62)
+    found = _BITS_MEMO.get(key)
+    if found is None:
+        found = _runs_walk(line, avail, length, size, lanes, key)
+    return found
+
+
+def _runs_walk(line: int, avail: int, length: int, size: int, lanes: int, key: int) -> int:
+    """``_runs_bits`` of a line whose lowest face is at most ``MAX_OUTSIDE`` positions from
+    its start (or, with lanes, an empty line), not in the memo (``key``: its key there), made:
+    the walk up the line from its lowest face."""
+    first = ((line & -line).bit_length() - 1) >> 1 if line else length - 1
+    tail = key & ~0xFFFFFFFF
     memo = _BITS_MEMO
-    cached = memo.get(line | tail)
-    if cached is not None:
-        return cached
     top = length - 1
     if lanes > 1 and top - first < LONGEST_SEARCHED:
         found = _lanes_apart(line, avail, length, size, lanes)
         if len(memo) >= _RUNS_MEMO_LIMIT:
             memo.clear()
-        memo[line | tail] = found
+        memo[key] = found
         return found
     walk = _WALKS.get(size | (lanes << 8))
     if walk is None:
@@ -841,18 +931,21 @@ def _runs_bits(line: int, avail: int, length: int, size: int, lanes: int = 1) ->
         low = ((rest & -rest).bit_length() - 1) >> 1
         if low > MAX_OUTSIDE:
             cut = low - MAX_OUTSIDE
-            key = (
-                (rest >> (2 * cut))
-                | ((avail >> cut) << 32)
+            sub_line, sub_avail = rest >> (2 * cut), avail >> cut
+            sub_key = (
+                sub_line
+                | (sub_avail << 32)
                 | ((length - cut) << 48)
                 | (size << 56)
                 | ((lanes - 1) << 62)
             )
+            found = memo.get(sub_key)
+            if found is None:
+                found = _runs_walk(sub_line, sub_avail, length - cut, size, lanes, sub_key)
         else:
-            key = rest | tail
-        found = memo.get(key)
-        if found is None:
-            found = _runs_bits(rest, avail, length, size, lanes)
+            found = memo.get(rest | tail)
+            if found is None:
+                found = _runs_walk(rest, avail, length, size, lanes, rest | tail)
     missing = ~avail
     leads = first if first < MAX_OUTSIDE else MAX_OUTSIDE
     # The positions a lead may draw (bit i: position first - leads + i) with no copy left.
@@ -898,18 +991,21 @@ def _runs_bits(line: int, avail: int, length: int, size: int, lanes: int = 1) ->
             low = first + low_off if low_off >= 0 else ((left & -left).bit_length() - 1) >> 1
             if low > MAX_OUTSIDE:
                 cut = low - MAX_OUTSIDE
-                key = (
-                    (left >> (2 * cut))
-                    | ((avail >> cut) << 32)
+                sub_line, sub_avail = left >> (2 * cut), avail >> cut
+                sub_key = (
+                    sub_line
+                    | (sub_avail << 32)
                     | ((length - cut) << 48)
                     | (size << 56)
                     | ((lanes - 1) << 62)
                 )
+                sub = memo.get(sub_key)
+                if sub is None:
+                    sub = _runs_walk(sub_line, sub_avail, length - cut, size, lanes, sub_key)
             else:
-                key = left | tail
-            sub = memo.get(key)
-            if sub is None:
-                sub = _runs_bits(left, avail, length, size, lanes)
+                sub = memo.get(left | tail)
+                if sub is None:
+                    sub = _runs_walk(left, avail, length, size, lanes, left | tail)
         at = kept_reach + (missing & gaps).bit_count() * excess_step if gaps else kept_reach
         if len(pads) == 1:
             found |= sub << (at + pads[0])
@@ -922,7 +1018,7 @@ def _runs_bits(line: int, avail: int, length: int, size: int, lanes: int = 1) ->
         found = _undominated(found, size, lanes)  # (one layer of excess: nothing to drop)
     if len(memo) >= _RUNS_MEMO_LIMIT:
         memo.clear()
-    memo[line | tail] = found
+    memo[key] = found
     return found
 
 
@@ -1062,31 +1158,26 @@ _LANES_VALID: dict[int, int] = {}
 
 
 def _undominated(bits: int, size: int, lanes: int = 1) -> int:
-    """A ``_runs_bits`` set less every choice that one with the same slots, less excess and as
-    many kept faces or more beats.
+    """A ``_runs_bits`` set less every choice that one with the same slots, one more excess
+    and as many kept faces or more beats.
 
     Such a choice is never useful (``useful_bits``), and stays beaten once the same runs are
     added to both (the same shift; the one with less excess is within every mask the other
     is), so dropping it at any step of the search changes no useful choice.  Most choices with
     much excess (drawn tiles with no copy left) are beaten that way: the sets shrink to a few
-    layers of excess, and every later shift of them is that much cheaper.  (With ``lanes``,
-    as ``_runs_bits``'s: each lane's layers apart.)"""
+    layers of excess, and every later shift of them is that much cheaper.  (Only the layer
+    just below each is read: one more step, ORing the layers below, drops few more and costs
+    more than it saves.)  (With ``lanes``, as ``_runs_bits``'s: each lane's layers apart.)"""
     width, smear = _DOMINATION.get(size) or _domination(size)
     width *= lanes
-    length = bits.bit_length()
-    if length <= width:
+    if bits.bit_length() <= width:
         return bits  # (one layer of excess: nothing with less)
     # Each field (one slot count of one layer) with every kept count under its most kept ...
     down = bits
     for step, mask in smear:
         down |= (down >> step) & mask
-    # ... and ORed over the layers below each layer (a prefix OR, one layer up).
-    below = down << width
-    shift = width
-    while shift < length:
-        below |= below << shift
-        shift <<= 1
-    return bits & ~below
+    # ... one layer up.
+    return bits & ~(down << width)
 
 
 def _domination(size: int) -> tuple[int, tuple[tuple[int, int], ...]]:
@@ -1133,12 +1224,20 @@ def _slot_bits(line: int, length: int, size: int, lanes: int = 1) -> int:
         line >>= 2 * cut
         length -= cut
         first = MAX_OUTSIDE
-    tail = (size << 40) | ((lanes - 1) << 46)
-    key = line | (length << 32) | tail
+    key = line | (length << 32) | (size << 40) | ((lanes - 1) << 46)
+    found = _SLOT_MEMO.get(key)
+    if found is None:
+        found = _slot_walk(line, length, size, lanes, key)
+    return found
+
+
+def _slot_walk(line: int, length: int, size: int, lanes: int, key: int) -> int:
+    """``_slot_bits`` of a line whose lowest face is at most ``MAX_OUTSIDE`` positions from its
+    start (or, with lanes, an empty line), not in the memo (``key``: its key there), made:
+    the walk up the line from its lowest face."""
+    first = ((line & -line).bit_length() - 1) >> 1 if line else length - 1
+    tail = key & ~((1 << 40) - 1)
     memo = _SLOT_MEMO
-    cached = memo.get(key)
-    if cached is not None:
-        return cached
     top = length - 1
     if lanes > 1 and top - first < LONGEST_SEARCHED:
         # Each lane walked alone (``_runs_bits``).
@@ -1163,11 +1262,15 @@ def _slot_bits(line: int, length: int, size: int, lanes: int = 1) -> int:
         low = ((rest & -rest).bit_length() - 1) >> 1
         if low > MAX_OUTSIDE:
             cut = low - MAX_OUTSIDE
-            found = memo.get((rest >> (2 * cut)) | ((length - cut) << 32) | tail)
+            sub_key = (rest >> (2 * cut)) | ((length - cut) << 32) | tail
+            found = memo.get(sub_key)
+            if found is None:
+                found = _slot_walk(rest >> (2 * cut), length - cut, size, lanes, sub_key)
         else:
-            found = memo.get(rest | (length << 32) | tail)
-        if found is None:
-            found = _slot_bits(rest, length, size, lanes)
+            sub_key = rest | (length << 32) | tail
+            found = memo.get(sub_key)
+            if found is None:
+                found = _slot_walk(rest, length, size, lanes, sub_key)
     # The walk reads the line only near its first face: its steps are made once per such
     # neighbourhood (``_slot_plan``) and replayed here.
     leads = first if first < MAX_OUTSIDE else MAX_OUTSIDE
@@ -1193,11 +1296,15 @@ def _slot_bits(line: int, length: int, size: int, lanes: int = 1) -> int:
             low = first + low_off if low_off >= 0 else ((left & -left).bit_length() - 1) >> 1
             if low > MAX_OUTSIDE:
                 cut = low - MAX_OUTSIDE
-                sub = memo.get((left >> (2 * cut)) | ((length - cut) << 32) | tail)
+                sub_key = (left >> (2 * cut)) | ((length - cut) << 32) | tail
+                sub = memo.get(sub_key)
+                if sub is None:
+                    sub = _slot_walk(left >> (2 * cut), length - cut, size, lanes, sub_key)
             else:
-                sub = memo.get(left | (length << 32) | tail)
-            if sub is None:
-                sub = _slot_bits(left, length, size, lanes)
+                sub_key = left | (length << 32) | tail
+                sub = memo.get(sub_key)
+                if sub is None:
+                    sub = _slot_walk(left, length, size, lanes, sub_key)
         for shift in shifts:
             found |= sub << shift
     found &= valid

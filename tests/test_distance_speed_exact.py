@@ -7,7 +7,11 @@
 - ``runs.walk_near`` (``advise``): a line near the hand's is searched as its mirror where that
   shares more states, with the same profile and bound terms;
 - ``runs.line_bound``: a plain line's bound terms from the search without the excess
-  (``runs._searched_bound``) are those of the line's profile;
+  (``runs._searched_bound``, ``runs._bound_terms`` cached by the most kept per slot count) are
+  those of the line's profile;
+- ``runs.line_or_plain``: a line's plain line stands in for it (the same bound terms, and no
+  knapsack keeps more with the line): the set search, ``kept_with_sets`` and ``advise`` give
+  the same answers as with every line searched;
 - ``HandState.columns`` as ``HandState.checked``, ``less`` and ``with_face`` keep it is the hand
   counted again from its faces and copies left.
 
@@ -231,3 +235,97 @@ def test_bounds_without_the_excess_on_seeded_random_lines():
         key = plain_key(key_of(counts, [False] * 13))
         wrap, size = rnd.random() < 0.8, rnd.choice([14, 21])
         assert _searched_bound(key, wrap, size) == _profile_of_key(key, wrap, size).packed_bound
+
+
+def test_cached_bound_terms_are_the_bound_terms():
+    from okey.runs import _bound_terms, _bound_terms_of
+
+    rnd = random.Random(7)
+    for _ in range(3000):
+        size = rnd.choice([14, 21])
+        best = sorted(rnd.randrange(-1, size + 1) for _ in range(size + 1))
+        best = [kept if kept <= slots else -1 for slots, kept in enumerate(best)]
+        assert _bound_terms(best) == _bound_terms(list(best)) == _bound_terms_of(best)
+
+
+def test_a_plain_line_keeps_at_least_as_many_as_its_line():
+    """``runs.plain_profile``: the line with a copy left wherever fewer than two are held has
+    the line's bound terms and, added to any knapsack (other lines' runs and sets, any excess
+    budget), keeps at least as many faces."""
+    from okey.layout import best_with, totals_of
+    from okey.runs import plain_profile
+    from okey.sets import set_component
+
+    rnd = random.Random(11)
+    for _ in range(3000 if THOROUGH else 300):
+        counts = [0] * 13
+        for _ in range(rnd.randrange(3, 17)):
+            counts[rnd.choice([p for p in range(13) if counts[p] < 2])] += 1
+        left = [c < 2 and rnd.random() < 0.6 for c in counts]
+        key = key_of(counts, left)
+        line = line_profile(key, True, 14)
+        plain = line_profile(plain_key(key), True, 14)
+        at_hand = plain_profile(key, True, 14)
+        assert at_hand is None or at_hand == plain
+        assert plain.packed_bound == line.packed_bound
+        other = [rnd.choice([0, 0, 1, 2]) for _ in range(13)]
+        parts = [line_profile(key_of(other, [c < 2 for c in other]), True, 14)]
+        for _ in range(rnd.randrange(3)):
+            colours = tuple(sorted(rnd.sample(range(4), rnd.choice([2, 3]))))
+            parts.append(set_component(colours, (rnd.randrange(3),) * 4)[0])
+        for budget in range(3):
+            totals = totals_of(parts, 14, budget)
+            assert best_with(totals, plain.packed, plain.serial) >= best_with(
+                totals, line.packed, line.serial
+            )
+
+
+def _families(seed: int, count: int):
+    """Hands of ``benchmarks/engine.py --adversarial``'s families, 0 to 40 seen tiles."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+    try:
+        from engine import _family_hand
+    finally:
+        sys.path.pop(0)
+    rnd = random.Random(seed)
+    families = ("one colour", "two colours", "many pairs", "both okeys")
+    for k in range(count):
+        hand, indicator = _family_hand(rnd, families[k % 4])
+        pool = list(FULL_SET)
+        for tile in [*hand, indicator]:
+            pool.remove(tile)
+        yield hand, indicator, rnd.sample(pool, rnd.choice([0, 10, 20, 40]))
+
+
+def test_plain_stand_ins_change_no_answer(monkeypatch):
+    """The set search (every optimal choice, in order), ``kept_with_sets`` with a floor and
+    ``advise`` on adversarial hands, against the same with every line searched where it is
+    first read (``runs.line_or_plain`` never standing a plain line in)."""
+    import okey.distance
+    import okey.draws
+    from okey import advise
+    from okey.distance import kept_with_sets, optimal_set_choices
+
+    def searched(key, wrap, size):
+        return line_profile(key, wrap, size), True
+
+    def answers(hand, indicator, seen):
+        state = HandState.of(hand, indicator, seen)
+        kept, optimal = optimal_set_choices(state, CLASSIC)
+        floors = [kept_with_sets(state, CLASSIC, sets, kept) for sets in optimal]
+        after = []
+        for face in range(52):
+            if state.faces[face]:
+                less = state.less(face)
+                after.append(optimal_set_choices(less, CLASSIC, max(0, kept - 1)))
+        return kept, optimal, floors, after, advise(hand, indicator, CLASSIC, seen).to_dict()
+
+    for hand, indicator, seen in _families(34, 200 if THOROUGH else 24):
+        stood = answers(hand, indicator, seen)
+        with monkeypatch.context() as patch:
+            patch.setattr(okey.distance, "line_or_plain", searched)
+            patch.setattr(okey.draws, "line_or_plain", searched)
+            assert answers(hand, indicator, seen) == stood, (hand, indicator, seen)
