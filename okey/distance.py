@@ -467,6 +467,17 @@ def optimal_set_choices(
 _NUMBER_CHOICES: dict[int, tuple] = {}
 
 
+def _most_kept(table: int, kept_masks: Sequence[int], size: int) -> int:
+    """The most tiles a layout keeps, from a hand's parts table (``parts_table``) and the masks
+    of the layouts keeping ``size``, ``size - 1``, ... tiles (``_layout_masks``)."""
+    kept = size
+    for mask in kept_masks:
+        if table & mask:
+            return kept
+        kept -= 1
+    return 0
+
+
 class SetSearch:
     """Depth-first search over the set choices, number by number, with a bound that prunes.
 
@@ -649,14 +660,7 @@ class SetSearch:
                 self.size, self.budget
             )
             valid, kept_masks = masks
-            table = parts_table(self.profiles, self.size, valid)
-            kept = self.size
-            for mask in kept_masks:
-                if table & mask:
-                    break
-                kept -= 1
-            else:
-                kept = 0
+            kept = _most_kept(parts_table(self.profiles, self.size, valid), kept_masks, self.size)
             if kept > self.best and self.standing:
                 # (Plain lines keep at least as many: the lines are searched, ``_leaf``.)
                 profiles = self.profiles
@@ -664,14 +668,7 @@ class SetSearch:
                     if self.standing >> c & 1:
                         profiles[c] = line_profile(self.keys[c], self.wrap, self.size)
                 self.standing = 0
-                table = parts_table(profiles, self.size, valid)
-                kept = self.size
-                for mask in kept_masks:
-                    if table & mask:
-                        break
-                    kept -= 1
-                else:
-                    kept = 0
+                kept = _most_kept(parts_table(profiles, self.size, valid), kept_masks, self.size)
             if kept > self.best:
                 self.best = kept
                 if not self.ties:
