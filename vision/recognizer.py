@@ -152,9 +152,10 @@ class RecognizerSpec:
     # ... and a tile whose box is nearly square (short side at least this share of the long: its
     # long side no longer tells which way the tile stands) read four ways; 1.0: off
     up_each_square: float = 1.0
-    # ... and a tile the way-up model reads upside down, stood by its smaller turn, by log odds
-    # of a half turn against none above this, read turned over (a tile lying on a table faces
-    # the seat that put it down); None: off
+    # ... and a tile the way-up model is sure stands upright or upside down once stood by its
+    # smaller turn (that turn's log odds above any other turn's by this much; a nearly square box
+    # left to the four ways) read that way only (a tile lying on a table faces the seat that put
+    # it down; ``Recognizer._sure_turns``); None: off
     up_each_flip: float | None = None
     # colour decided within the photo (``vision.adapt.colour_model``)
     colour_model: bool = False
@@ -480,7 +481,9 @@ class Recognizer:
         standing tile squashed by a camera high above the rack: its box alone cannot tell) is
         also read levelled, and the reading whose most probable identity is surer is kept; with
         ``up_each_from``, a tile on its side or boxed nearly square is also read turned
-        (:meth:`_turns_each`), the surest reading kept the same way."""
+        (:meth:`_turns_each`), the surest reading kept the same way; with ``up_each_flip``, a
+        tile the way-up model is sure of is stood its way and read that way only
+        (:meth:`_sure_turns`)."""
         return self._read(image_bgr, boxes, turned)[0]
 
     def _read(
