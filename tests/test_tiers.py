@@ -9,6 +9,7 @@ and the real example photo turned 90, 180 and 270 degrees.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -60,6 +61,48 @@ def test_tiers_are_found_from_tile_tops_when_boxes_reach_into_the_tier_below() -
     want = [100 + t * 0.7 * H for t in range(3)]
     found = [min(tops, key=lambda v, w=w: abs(v - w)) for w in want]
     assert all(abs(f - w) < 0.1 * H for f, w in zip(found, want, strict=True))
+
+
+def oblique_rack(
+    per_tier: int = 12, far: float = 0.45
+) -> tuple[np.ndarray, Callable[[float], float]]:
+    """First-look boxes of a two-tier rack seen from its left end: tiles shrink to ``far`` of
+    their size at the right end, and the two tiers' tops converge towards the vanishing point
+    on the right.  Returns the boxes and a tile's true height as a function of x."""
+    length = sum(W * far ** (k / (per_tier - 1)) for k in range(per_tier))
+    vanish = length / (1 - far)  # where the tiles would shrink to nothing
+
+    def height(x: float) -> float:
+        return H * (vanish - (x - 100)) / vanish
+
+    boxes = []
+    for t in range(2):
+        x = 100.0
+        while x < 100 + length - 1:
+            w = W * height(x) / H
+            top = 100 + t * 1.2 * (height(x + w / 2))
+            boxes.append([x + w / 2, top + height(x + w / 2) / 2, w, height(x + w / 2), 0.0])
+            x += w
+    return np.float32(boxes), height
+
+
+def test_a_tiers_height_along_the_rack_follows_its_tops_not_swollen_boxes() -> None:
+    """Seen obliquely, a tier is drawn as high as its tiles stand at each end (its strip then
+    shows every tile as wide as the next): the two tiers' lines of tops converge as the tiles
+    shrink, which holds where the near end's boxes each take in half the next tile (their widths
+    alone made the tier 1.3 times too high at that end, squeezing its tiles in the strip)."""
+    boxes, height = oblique_rack()
+    near = boxes[:, 0] < boxes[:, 0].min() + 2 * W
+    boxes[near, 0] += boxes[near, 2] * 0.25  # a box across a tile and half the next
+    boxes[near, 2] *= 1.5
+    tiers, _ = find_tiers(boxes)
+    tier = max(tiers, key=lambda t: len(t.members))
+    left, right = tier.quad[0, 0], tier.quad[1, 0]
+    for x, drawn in (
+        (left, tier.quad[3, 1] - tier.quad[0, 1]),
+        (right, tier.quad[2, 1] - tier.quad[1, 1]),
+    ):
+        assert drawn == pytest.approx(height(x), rel=0.1)
 
 
 def test_tiers_turn_with_the_rack() -> None:

@@ -61,6 +61,8 @@ TOP_TOLERANCE = 0.12
 MAX_TIER_SLOPE = 30.0
 MAX_TIER_GAP = 6.0
 PARALLEL_TIERS = 15.0
+# Two lines of tops holding this many tiles each say how the tiles shrink along the rack.
+PERSPECTIVE_TILES = 3
 # Standing tiles on no line of tops, each a candidate tier of its own (at most this many).
 MAX_LONE = 3
 # Candidate lines closer than this share of a tile's height are one; a tier's tiles are found
@@ -292,7 +294,6 @@ def find_tiers(
     u, v = tops @ right, tops @ down
     w = width[standing]
     span = (float((u - w / 2).min()), float((u + w / 2).max()))
-    tile_width = _width_along(u, w)
     lines: list[tuple[float, float, tuple[int, ...]]] = []  # (v at u = 0, slope, members)
     on_line = np.zeros(len(standing), bool)
     for members in top_lines(np.stack([u, v], axis=1), w):
@@ -300,6 +301,7 @@ def find_tiers(
         order = members[np.argsort(u[members])]
         lines.append((float(v0), float(slope), tuple(int(standing[i]) for i in order)))
         on_line[members] = True
+    tile_width = _width_along(u, w, lines)
     slope = lines[0][1] if lines else 0.0
     for i in np.flatnonzero(~on_line)[:MAX_LONE]:
         lines.append((float(v[i] - slope * u[i]), slope, (int(standing[i]),)))
@@ -328,10 +330,32 @@ def find_tiers(
     return tiers, up
 
 
-def _width_along(u: np.ndarray, w: np.ndarray):
-    """A tile's width as a function of its place along the rack: a straight-line fit (tiles
-    shrink with distance) where the tiles spread over a few widths, else their median."""
+def _width_along(u: np.ndarray, w: np.ndarray, lines: Sequence[tuple[float, float, tuple]] = ()):
+    """A tile's width as a function of its place ``u`` along the rack (``w``: the first look's
+    widths; ``lines``: the tiers' lines of tops, v at u = 0, slope, members).
+
+    Where two lines of tops hold ``PERSPECTIVE_TILES`` tiles or more each and lie as two tiers of
+    a rack do (half a tile to ``MAX_TIER_SPACING`` tile heights apart), their spacing says it:
+    two tiers' tops are a fixed length apart on the rack, so their spacing in the photo shrinks
+    with distance as the tiles do (and is zero where the lines meet, at the vanishing point).
+    Lines fitted through many tops hold where a box across two tiles or half a tile off swells a
+    width.  Else a straight-line fit of the widths where the tiles spread over a few widths, else
+    their median.
+
+    >>> lines = [(0.0, 0.0, (0, 1, 2)), (50.0, -0.1, (3, 4, 5))]  # spacing 50 - 0.1 u
+    >>> width = _width_along(np.float64([0, 100, 200]), np.float64([30, 30, 30]), lines)
+    >>> round(width(100), 1), round(width(0), 1), round(width(300), 1)
+    (30.0, 37.5, 15.0)
+    """
     median = float(np.median(w))
+    tiers = sorted((m for m in lines if len(m[2]) >= PERSPECTIVE_TILES), key=lambda m: -len(m[2]))
+    if len(tiers) >= 2:
+        (a0, a1, _), (b0, b1, _) = tiers[:2]
+        here = float(np.median(u))
+        spacing = abs((b0 - a0) + (b1 - a1) * here) / (median / TILE_ASPECT)  # in tile heights
+        if 0.5 <= spacing <= MAX_TIER_SPACING:  # two tiers of one rack, not two rows on a table
+            rate = (b1 - a1) / ((b0 - a0) + (b1 - a1) * here)  # the spacing's change per pixel
+            return lambda x: median * float(np.clip(1 + rate * (x - here), 0.5, 2))
     if len(u) >= 3 and float(u.max() - u.min()) >= 3 * median:
         b, a = np.polyfit(u, w, 1)
         return lambda x: float(np.clip(a + b * x, 0.5 * median, 2 * median))
