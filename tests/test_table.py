@@ -349,6 +349,25 @@ def test_a_pile_s_tiles_are_read_the_way_up_its_tiles_lie() -> None:
     assert kinds(feed(plain, 12, [[square]] * 4)) == [("added", "B6")]
 
 
+def test_a_square_box_turned_off_its_tile_stays_as_read() -> None:
+    # the right pile's tops point left (180 degrees); K7 is boxed nearly square 45 degrees off
+    # the tile: the way-up model splits the top between two sides of the box (-142 and 128
+    # degrees), and the way nearest the pile's direction (-142) reads K11: the reading stays
+    # the recogniser's surest (K7)
+    tracker = TableTracker(image_size=SIZE, confirm=3)
+    b8 = lying("B8", 560, 260, turn=90)
+    feed(tracker, 0, [[ways_read(b8, (-170, 0.99, {"B8": 0.99}), (10, 0.01, {"B8": 0.9}))]] * 4)
+    feed(tracker, 4, [[]] * 2)
+    square = ways_read(
+        lying("K7", 566, 256, turn=40),
+        (128, 0.5, {"K7": 0.99}),
+        (-142, 0.4, {"K11": 0.85}),
+        (-52, 0.08, {"K7": 0.9}),
+        (38, 0.02, {"K12": 0.3}),
+    )
+    assert kinds(feed(tracker, 6, [[square]] * 4)) == [("added", "K7")]
+
+
 def test_where_a_way_points_in_the_picture() -> None:
     # a box standing in the picture: stood, its top up (-90 degrees); turned a quarter
     # counter-clockwise the crop's top is the tile's right side; a box lying along the x axis

@@ -72,11 +72,10 @@ SIDES = ("near", "right", "far", "left", "middle")
 REREAD = 2.0  # a top is re-read as another tile only when that tile leads by this many frames
 # which way up a place's tiles lie (``TableTracker._oriented``): a reading shows it when its
 # way-up reading is this sure; the place's readings agree when their tops' mean direction is
-# this long (1: all alike); a reading is read its way nearest it (the nearest of four ways 90
-# degrees apart lies within 45), where the way-up model puts this much on that axis of its box
+# this long (1: all alike); a nearly square box is read its way nearest it where the way-up
+# model puts this much on that axis of the box
 WAY_SURE = 0.9
 WAY_AGREE = 0.8
-WAY_NEAR = 45.0
 WAY_AXIS = 0.5
 MIDDLE = 0.12  # within this share of the picture's size from its centre: the middle
 
@@ -330,9 +329,9 @@ class TableTracker:
         where the tops of its tiles point in the readings that show it surely: a box clearly
         longer than wide (read two ways) whose way-up reading is sure (``WAY_SURE``).  Once
         ``confirm`` such readings agree on one direction (``WAY_AGREE``), a reading is read its
-        way nearest that direction (a nearly square box, read four ways, whose surest reading
-        is upside down; a tile the way-up model is unsure of), unless that way lies across the
-        direction or the way-up model finds the tile's top on the box's other axis."""
+        way nearest that direction (a tile the way-up model is unsure of; a nearly square box,
+        read four ways, whose surest reading is upside down), unless the box is nearly square
+        and the way-up model finds the tile's top on its other axis."""
         ways = reading.ways
         if len(ways) == 2:
             best = max(ways, key=lambda w: w.upright)
@@ -345,13 +344,12 @@ class TableTracker:
             return reading
         direction = math.degrees(math.atan2(y, x))
         way = min(ways, key=lambda w: _apart(w.up, direction))
-        if _apart(way.up, direction) > WAY_NEAR:
-            return reading
-        # the place decides which end of the box is the top, not which side is long: where the
-        # way-up model finds the top off this axis of the box (a box turned 45 degrees off its
-        # tile), the reading stays as read
+        # a nearly square box read four ways: the place tells which end of the box is the top,
+        # not which of its sides is long; where the way-up model finds the top off the box's
+        # axis nearest the place's direction (a box turned 45 degrees off its tile: two of its
+        # ways lie about as near), the reading stays as read
         axis = sum(w.upright for w in ways if _apart(w.up, way.up) > 135.0 or w is way)
-        if axis < WAY_AXIS:
+        if len(ways) > 2 and axis < WAY_AXIS:
             return reading
         tile = Tile(int(np.argmax(way.probs)))
         return dataclasses.replace(reading, tile=tile, probs=way.probs)
