@@ -406,11 +406,13 @@ class TableReader:
         self.ways = ways
 
     @classmethod
-    def default(cls, backend: str | None = None, profile: Any = None) -> TableReader:
+    def default(
+        cls, backend: str | None = None, profile: Any = None, ways: bool = True
+    ) -> TableReader:
         from vision.profiles import with_profile
         from vision.recognizer import Recognizer
 
-        return cls(with_profile(Recognizer.default(backend), profile))
+        return cls(with_profile(Recognizer.default(backend), profile), ways=ways)
 
     def read(
         self,
