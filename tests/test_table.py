@@ -368,6 +368,20 @@ def test_a_square_box_turned_off_its_tile_stays_as_read() -> None:
     assert kinds(feed(tracker, 6, [[square]] * 4)) == [("added", "K7")]
 
 
+def test_a_tile_boxed_along_either_side_keeps_its_turn() -> None:
+    # the detector boxes one B5 now along one side, now along the other: its long side at 158
+    # degrees in some frames, 63 in others, the same turn modulo a right angle (as poses are
+    # compared); their median turn is that one (a plain median, 110, made it a copy put on
+    # its twin in a rendered game), and a blend of them stays there
+    from vision.table_tracker import _blend, _median_pose
+
+    poses = [(320.0, 70.0, 158.0), (324.0, 70.0, 63.0)] * 2
+    median = _median_pose(poses)
+    assert median is not None and abs(median[2] % 90 - 66) < 5
+    blended = _blend(poses[0], poses[1])
+    assert abs(blended[2] % 90 - 66) < 5
+
+
 def test_where_a_way_points_in_the_picture() -> None:
     # a box standing in the picture: stood, its top up (-90 degrees); turned a quarter
     # counter-clockwise the crop's top is the tile's right side; a box lying along the x axis
