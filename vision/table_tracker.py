@@ -6,7 +6,10 @@ readings are matched to the places by their centres (within ``REACH`` of a tile'
 and each place keeps its last ``window`` votes (the tile read there, or nothing) with the
 classifier's probabilities.  The votes say *that* a tile is there; *which* tile it is, is what
 the probabilities summed over its frames make it, and never a third copy of a tile (a set has
-two of each, and two false jokers: a reading that would make a third is its next likeliest):
+two of each, and two false jokers: a reading that would make a third is its next likeliest).  A
+reading read every way up (``TableTile.ways``) is read the way the place's tiles lie, once its
+sure readings agree on where their tops point (a discard pile's tiles all face the seat that
+put them down: ``TableTracker._oriented``):
 
 - a tile read at one place in ``confirm`` of the last ``window`` frames counts: on an empty new
   place it is *added* to ``seen``; read where the tile below the top was (within
