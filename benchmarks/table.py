@@ -132,8 +132,10 @@ def game_readings(
             if part is not None:
                 models.update(part.with_suffix(".onnx").read_bytes())
         models.update(repr(spec).encode())
-        # "p": the readings carry the classifier's probabilities (older caches do not)
-        key = f"{seed}-{turns}-{per_turn}-{pool}-{models.hexdigest()[:12]}-p"
+        # "p": the readings carry the classifier's probabilities (older caches do not); "w":
+        # and each tile read every way up (``TableReader.ways``)
+        kind = "pw" if getattr(reader, "ways", False) else "p"
+        key = f"{seed}-{turns}-{per_turn}-{pool}-{models.hexdigest()[:12]}-{kind}"
         path = cache / f"game-{key}.pkl"
         if path.exists():
             with path.open("rb") as f:

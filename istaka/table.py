@@ -51,7 +51,8 @@ def run_table_scan(args: argparse.Namespace, indicator: Tile | None, rules: Rule
         )
     ):
         raise InputError(f"--annotate {args.annotate}: write a .png or .jpg file")
-    reader = TableReader.default(args.backend, profile=args.profile)
+    # one photo at a time: no tracker reads a pile's tiles the other ways up
+    reader = TableReader.default(args.backend, profile=args.profile, ways=False)
     worst = EXIT_OK
     for path in photos:
         try:

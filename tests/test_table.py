@@ -19,7 +19,8 @@ import pytest
 
 from istaka.cli import main
 from okey import Tile
-from vision.table import TableTile, touching_rows, without_indicator
+from vision.crops import straight_crop
+from vision.table import TableTile, Way, top_direction, touching_rows, without_indicator
 from vision.table_tracker import TableTracker
 from vision.types import iou
 
@@ -305,6 +306,97 @@ def test_a_new_top_read_two_ways_counts_as_the_likelier() -> None:
     changes = feed(tracker, 6, [[r4], [fj], [r4], [r4], [fj], [r4], [r4]])
     assert kinds(changes) == [("added", "R4")]
     assert sorted(str(t) for t in tracker.seen) == ["R4", "Y6"]
+
+
+def ways_read(tile: TableTile, *ways: tuple[float, float, dict[str, float]]) -> TableTile:
+    """``tile`` read every way up: (where its top points, degrees; the way-up model's
+    probability of that way; the classifier's probabilities read that way), the first way the
+    reading itself."""
+    read = [read_as(tile, probs) for _, _, probs in ways]
+    return dataclasses.replace(
+        read[0], ways=tuple(Way(up, p, r.probs) for (up, p, _), r in zip(ways, read, strict=True))
+    )
+
+
+def test_a_pile_s_tiles_are_read_the_way_up_its_tiles_lie() -> None:
+    # the far pile's tiles face the far seat: their tops point down the picture (90 degrees).
+    # R3 and K9, boxed long, are read so; then B5 is put on them in a nearly square box, which
+    # the recogniser read four ways and whose surest reading is upside down (B6, its top up
+    # the picture), the way-up model unsure of it: the pile's way reads it B5
+    tracker = TableTracker(image_size=SIZE, confirm=3)
+    r3 = lying("R3", 320, 60, turn=2)
+    k9 = lying("K9", 323, 62, turn=-9)
+    feed(tracker, 0, [[ways_read(r3, (90, 0.97, {"R3": 0.99}), (-90, 0.03, {"R3": 0.95}))]] * 4)
+    feed(tracker, 4, [[]] * 2)  # the hand that puts K9 down
+    feed(tracker, 6, [[ways_read(k9, (82, 0.9, {"K9": 0.97}), (-98, 0.1, {"K6": 0.9}))]] * 4)
+    feed(tracker, 10, [[]] * 2)
+    square = ways_read(
+        lying("B5", 318, 58, turn=4),
+        (-86, 0.35, {"B6": 0.99}),
+        (94, 0.3, {"B5": 0.97}),
+        (4, 0.2, {"FJ": 0.5}),
+        (184, 0.15, {"B12": 0.4}),
+    )
+    changes = feed(tracker, 12, [[square]] * 4)
+    assert kinds(changes) == [("added", "B5")]
+    assert sorted(str(t) for t in tracker.seen) == ["B5", "K9", "R3"]
+    # without the readings' other ways the tracker keeps the recogniser's reading
+    plain = TableTracker(image_size=SIZE, confirm=3, ways=False)
+    feed(plain, 0, [[ways_read(r3, (90, 0.97, {"R3": 0.99}), (-90, 0.03, {"R3": 0.95}))]] * 4)
+    feed(plain, 4, [[]] * 2)
+    feed(plain, 6, [[ways_read(k9, (82, 0.9, {"K9": 0.97}), (-98, 0.1, {"K6": 0.9}))]] * 4)
+    feed(plain, 10, [[]] * 2)
+    assert kinds(feed(plain, 12, [[square]] * 4)) == [("added", "B6")]
+
+
+def test_a_square_box_turned_off_its_tile_stays_as_read() -> None:
+    # the right pile's tops point left (180 degrees); K7 is boxed nearly square 45 degrees off
+    # the tile: the way-up model splits the top between two sides of the box (-142 and 128
+    # degrees), and the way nearest the pile's direction (-142) reads K11: the reading stays
+    # the recogniser's surest (K7)
+    tracker = TableTracker(image_size=SIZE, confirm=3)
+    b8 = lying("B8", 560, 260, turn=90)
+    feed(tracker, 0, [[ways_read(b8, (-170, 0.99, {"B8": 0.99}), (10, 0.01, {"B8": 0.9}))]] * 4)
+    feed(tracker, 4, [[]] * 2)
+    square = ways_read(
+        lying("K7", 566, 256, turn=40),
+        (128, 0.5, {"K7": 0.99}),
+        (-142, 0.4, {"K11": 0.85}),
+        (-52, 0.08, {"K7": 0.9}),
+        (38, 0.02, {"K12": 0.3}),
+    )
+    assert kinds(feed(tracker, 6, [[square]] * 4)) == [("added", "K7")]
+
+
+def test_a_tile_boxed_along_either_side_keeps_its_turn() -> None:
+    # the detector boxes one B5 now along one side, now along the other: its long side at 158
+    # degrees in some frames, 63 in others, the same turn modulo a right angle (as poses are
+    # compared); their median turn is that one (a plain median, 110, made it a copy put on
+    # its twin in a rendered game), and a blend of them stays there
+    from vision.table_tracker import _blend, _median_pose
+
+    poses = [(320.0, 70.0, 158.0), (324.0, 70.0, 63.0)] * 2
+    median = _median_pose(poses)
+    assert median is not None and abs(median[2] % 90 - 66) < 5
+    blended = _blend(poses[0], poses[1])
+    assert abs(blended[2] % 90 - 66) < 5
+
+
+def test_where_a_way_points_in_the_picture() -> None:
+    # a box standing in the picture: stood, its top up (-90 degrees); turned a quarter
+    # counter-clockwise the crop's top is the tile's right side; a box lying along the x axis
+    # is stood by a quarter turn, its top to one side
+    assert round(top_direction((50, 50, 20, 40, 0))) == -90
+    assert round(top_direction((50, 50, 20, 40, 0), 1)) == 0
+    assert abs(round(top_direction((50, 50, 20, 40, 0), 3))) == 180
+    assert abs(round(top_direction((50, 50, 40, 20, 0)))) in (0, 180)
+    image = np.zeros((120, 120, 3), np.uint8)
+    cv2.fillPoly(image, [np.int32(cv2.boxPoints(((60, 60), (30, 50), 30)))], (255, 255, 255))
+    up = np.radians(top_direction((60, 60, 30, 50, 30)))
+    cv2.circle(image, (int(60 + 15 * np.cos(up)), int(60 + 15 * np.sin(up))), 4, (0, 0, 255), -1)
+    crop = straight_crop(image, (60, 60, 30, 50, 30), 64)
+    red = np.argwhere((crop[..., 2] > 200) & (crop[..., 0] < 100))
+    assert red[:, 0].mean() < 24  # the mark at the crop's top
 
 
 def test_no_third_copy_a_reading_that_would_make_one_is_its_next_likeliest() -> None:

@@ -54,6 +54,16 @@ class NoTableTilesError(NothingFoundError):
 
 
 @dataclass(frozen=True)
+class Way:
+    """A tile read one way up: where its top points in the picture, how likely the way-up model
+    makes that way the tile's upright, and the classifier's probabilities read that way."""
+
+    up: float  # degrees in the picture (x right, y down) from the tile's centre to its top
+    upright: float  # the way-up model's probability that the tile's top is there
+    probs: np.ndarray = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True)
 class TableTile:
     """A tile lying face up on the table."""
 
@@ -67,6 +77,9 @@ class TableTile:
     # the classifier's probability of each identity (53, index = ``Tile.index``), when known:
     # a video's tracker sums them over the frames that read one spot
     probs: np.ndarray | None = field(default=None, compare=False, repr=False)
+    # the tile read each way up its box allows (turned over; a nearly square box also on its
+    # sides): a video's tracker reads a pile's tiles all the same way (``read_ways``)
+    ways: tuple[Way, ...] = field(default=(), compare=False, repr=False)
 
     @property
     def centre(self) -> tuple[float, float]:
@@ -167,20 +180,25 @@ def whole_photo_reader(recognizer: Any) -> Any:
     return plain
 
 
-def read_turned(recognizer: Any, image_bgr: np.ndarray) -> tuple[Recognition, np.ndarray | None]:
-    """The whole-photo path's reading of a photo and each tile's turned box ``(cx, cy, w, h,
-    degrees)`` (None for an upright-box detector, or through a profile).
+def read_turned(
+    recognizer: Any, image_bgr: np.ndarray, ways: bool = False
+) -> tuple[Recognition, np.ndarray | None, list[tuple[Way, ...]]]:
+    """The whole-photo path's reading of a photo, each tile's turned box ``(cx, cy, w, h,
+    degrees)`` (None for an upright-box detector) and, with ``ways``, each tile read every way
+    up (``read_ways``; none through a profile, whose reading is its own).
 
     The steps are the recogniser's own (its first look, a strong colour cast found again in the
     balanced photo, its second looks, ``_read_photo``); they are called here so that the turned
     boxes, which ``Recognition`` does not carry on this path, stay with the tiles."""
     inner = getattr(recognizer, "recognizer", None)
     if inner is not None and hasattr(recognizer, "profile"):
-        recognition, turned = read_turned(inner, image_bgr)
-        return recognizer.profile.apply(image_bgr, recognition), turned
+        recognition, turned, _ = read_turned(inner, image_bgr)
+        none: list[tuple[Way, ...]] = [() for _ in recognition.tiles]
+        return recognizer.profile.apply(image_bgr, recognition), turned, none
     spec = recognizer.spec
     if spec.detector_task != "obb" or recognizer.classifier is None:
-        return whole_photo_reader(recognizer).recognize(image_bgr), None
+        recognition = whole_photo_reader(recognizer).recognize(image_bgr)
+        return recognition, None, [() for _ in recognition.tiles]
     t0 = time.perf_counter()
     boxes, scores, turned = recognizer._detect(image_bgr)
     gains = recognizer._gains(image_bgr, boxes)
@@ -207,6 +225,15 @@ def read_turned(recognizer: Any, image_bgr: np.ndarray) -> tuple[Recognition, np
     tiles, up, index = recognizer._read_photo(image_bgr, boxes, scores, turned, det_conf)
     t2 = time.perf_counter()
     timings = {"detect": (t1 - t0) * 1000, "classify": (t2 - t1) * 1000, "total": (t2 - t0) * 1000}
+    found: list[tuple[Way, ...]] = [() for _ in tiles]
+    if ways:
+        t3 = time.perf_counter()
+        read = [k for k, t in enumerate(tiles) if t.unreadable is None]
+        each = read_ways(recognizer, image_bgr, turned[index[read]], [tiles[k].probs for k in read])
+        for k, w_ in zip(read, each, strict=True):
+            found[k] = w_
+        timings["ways"] = (time.perf_counter() - t3) * 1000
+        timings["total"] += timings["ways"]
     recognition = Recognition(
         tiles=tiles,
         image_size=(w, h),
@@ -214,7 +241,105 @@ def read_turned(recognizer: Any, image_bgr: np.ndarray) -> tuple[Recognition, np
         balanced=None if gains is None else tuple(float(g) for g in gains),
         second_look=looks + (("up",) if up is not None else ()),
     )
-    return recognition, turned[index]
+    return recognition, turned[index], found
+
+
+def read_ways(
+    recognizer: Any, image_bgr: np.ndarray, turned: np.ndarray, probs: Sequence[np.ndarray]
+) -> list[tuple[Way, ...]]:
+    """Each tile (turned box ``turned[i]``, read ``probs[i]``) read every way up its box allows:
+    stood by its smaller turn and turned over, and a box nearly square (the manifest's
+    ``up_each_square``: its long side no longer tells which way the tile stands) also on its two
+    sides.  Each way carries where the tile's top points in the picture, the way-up model's
+    probability of that way (from the stood crop) and the classifier's probabilities read that
+    way, with the colours of ``probs`` (a tile's colour is read from its ink, ``colour_model``;
+    the way up changes the number it shows, not its colour).  Empty without a way-up model."""
+    way_up = getattr(recognizer, "way_up", None)
+    if way_up is None or recognizer.classifier is None or not len(turned):
+        return [() for _ in range(len(turned))]
+    from vision.crops import CROP_PAD, straight_crop
+    from vision.recognizer import NUM_CLASSES, to_tensor
+
+    spec = recognizer.spec
+    stood = [straight_crop(image_bgr, tuple(r), spec.classifier_imgsz, CROP_PAD) for r in turned]
+    up = way_up.turns(stood)
+    # the way the tile was read already (``Recognizer._read``): the way-up model's where it is
+    # sure (``up_each_flip``), else stood, unless the tile was read more ways (the surest kept:
+    # which, is not known here)
+    each = dict(recognizer._turns_each(turned))
+    known = {i: 0 for i in range(len(turned)) if i not in each}
+    if spec.up_each_flip is not None:
+        known.update({i: (-k) % 4 for i, k in recognizer._sure_turns(stood, each)})
+    crops, rows = [], []
+    for i, r in enumerate(turned):
+        _, _, w, h, _ = upright_rect(tuple(float(v) for v in r))
+        for k in (0, 1, 2, 3) if w >= spec.up_each_square * h else (0, 2):
+            if known.get(i) != k:
+                crops.append(np.ascontiguousarray(np.rot90(stood[i], k)))
+            rows.append((i, k))
+    read = iter(())
+    if crops:
+        raw = recognizer.classifier(to_tensor(crops))[:, :NUM_CLASSES].astype(np.float64)
+        read = iter(raw / np.maximum(raw.sum(axis=1, keepdims=True), 1e-12))
+    out: list[list[Way]] = [[] for _ in range(len(turned))]
+    for i, k in rows:
+        reading = np.asarray(probs[i], np.float64)
+        p = reading if known.get(i) == k else with_colours(next(read), reading)
+        out[i].append(
+            Way(
+                up=top_direction(turned[i], k),
+                upright=float(up[i, (-k) % 4]),  # crop k is upright when the stood one is -k
+                probs=np.asarray(p, np.float32),
+            )
+        )
+    return [tuple(w) for w in out]
+
+
+def top_direction(rect: np.ndarray | Sequence[float], k: int = 0) -> float:
+    """Where a tile's top points in the picture (degrees, x right, y down) when its turned box
+    ``(cx, cy, w, h, degrees)`` is stood by its smaller turn (``straight_crop``) and the crop then
+    turned ``k`` quarter turns counter-clockwise (``np.rot90``).
+
+    >>> round(top_direction((50, 50, 20, 40, 0)))  # standing: its top up the picture
+    -90
+    >>> round(top_direction((50, 50, 20, 40, 0), 2))  # turned over: down
+    90
+    """
+    _, _, _, _, angle = upright_rect(tuple(float(v) for v in rect))
+    # the crop's top, turned back k quarter turns clockwise (x right, y down), then back from
+    # the stood crop into the picture (the stand-up turn's transpose)
+    x, y = 0.0, -1.0
+    for _ in range(k % 4):
+        x, y = -y, x
+    a = math.radians(angle)
+    c, s = math.cos(a), math.sin(a)
+    return math.degrees(math.atan2(s * x + c * y, c * x - s * y))
+
+
+def with_colours(probs: np.ndarray, reading: np.ndarray) -> np.ndarray:
+    """``probs`` with each colour's share of the tiles other than the false jokers made
+    ``reading``'s (the numbers' proportions within a colour, and the false jokers', kept).
+
+    >>> red = np.r_[np.eye(4)[0].repeat(13) / 13, 0]
+    >>> p = with_colours(np.r_[np.full(52, 1 / 52) * 0.9, 0.1], red)
+    >>> round(float(p[:13].sum()), 3), round(float(p[13:52].sum()), 3), round(float(p[52]), 3)
+    (0.9, 0.0, 0.1)
+    """
+    n = 4 * 13
+    out = np.array(probs, np.float64, copy=True)
+    blocks = out[:n].reshape(4, 13)
+    have = blocks.sum(axis=1)
+    want = np.asarray(reading, np.float64)[:n].reshape(4, 13).sum(axis=1)
+    if want.sum() <= 1e-9 or have.sum() <= 1e-9:
+        return out
+    want = want / want.sum() * have.sum()
+    for c in range(4):
+        if have[c] > 1e-12:
+            blocks[c] *= want[c] / have[c]
+        else:  # nothing read in this colour this way: its numbers as the way reads the others
+            blocks[c] = want[c] * blocks.sum(axis=0) / max(blocks.sum(), 1e-12)
+    out[:n] = blocks.reshape(-1)
+    return out
 
 
 def quad_of(rect: np.ndarray | tuple[float, ...]) -> tuple[tuple[float, float], ...]:
@@ -274,15 +399,20 @@ def _side_by_side(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
 class TableReader:
     """Reads table photos with a recogniser (loaded once; the tier stage left off)."""
 
-    def __init__(self, recognizer: Any) -> None:
+    def __init__(self, recognizer: Any, ways: bool = True) -> None:
         self.recognizer = whole_photo_reader(recognizer)
+        # each tile also read every way up (``read_ways``): a video's tracker reads a pile's
+        # tiles all one way
+        self.ways = ways
 
     @classmethod
-    def default(cls, backend: str | None = None, profile: Any = None) -> TableReader:
+    def default(
+        cls, backend: str | None = None, profile: Any = None, ways: bool = True
+    ) -> TableReader:
         from vision.profiles import with_profile
         from vision.recognizer import Recognizer
 
-        return cls(with_profile(Recognizer.default(backend), profile))
+        return cls(with_profile(Recognizer.default(backend), profile), ways=ways)
 
     def read(
         self,
@@ -299,9 +429,9 @@ class TableReader:
         image_bgr = as_bgr(image_bgr)
         rules = rules or Rules.classic()
         t0 = time.perf_counter()
-        recognition, turned = read_turned(self.recognizer, image_bgr)
+        recognition, turned, ways = read_turned(self.recognizer, image_bgr, self.ways)
         t1 = time.perf_counter()
-        scan = assemble(recognition, turned, indicator=indicator, rules=rules)
+        scan = assemble(recognition, turned, indicator=indicator, rules=rules, ways=ways)
         scan.timings_ms = {**recognition.timings_ms, "table": (time.perf_counter() - t1) * 1000}
         scan.timings_ms["total"] = (time.perf_counter() - t0) * 1000
         if require_tiles and not scan.tiles:
@@ -315,6 +445,7 @@ def assemble(
     *,
     indicator: Tile | None,
     rules: Rules,
+    ways: Sequence[tuple[Way, ...]] | None = None,
 ) -> TableScan:
     """A table scan from the recogniser's tiles: unreadable ones set apart, the rest read
     jointly (at most two copies of a tile, two false jokers), rows of touching tiles as melds,
@@ -338,6 +469,7 @@ def assemble(
             confidence=float(t.probs[tile.index] * t.detection_confidence),
             quad=None if turned is None else quad_of(turned[i]),
             probs=np.asarray(t.probs, np.float32),
+            ways=() if ways is None else ways[i],
         )
         for k, ((i, t), tile) in enumerate(zip(readings, read, strict=True))
     ]

@@ -6,7 +6,10 @@ readings are matched to the places by their centres (within ``REACH`` of a tile'
 and each place keeps its last ``window`` votes (the tile read there, or nothing) with the
 classifier's probabilities.  The votes say *that* a tile is there; *which* tile it is, is what
 the probabilities summed over its frames make it, and never a third copy of a tile (a set has
-two of each, and two false jokers: a reading that would make a third is its next likeliest):
+two of each, and two false jokers: a reading that would make a third is its next likeliest).  A
+reading read every way up (``TableTile.ways``) is read the way the place's tiles lie, once its
+sure readings agree on where their tops point (a discard pile's tiles all face the seat that
+put them down: ``TableTracker._oriented``):
 
 - a tile read at one place in ``confirm`` of the last ``window`` frames counts: on an empty new
   place it is *added* to ``seen``; read where the tile below the top was (within
@@ -46,6 +49,7 @@ person named is not read again from the frames.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import Counter, deque
 from collections.abc import Sequence
@@ -69,6 +73,13 @@ POSE_TURN = 20.0  # and within this many degrees of the turn it lay at
 # face-down stacks and the indicator)
 SIDES = ("near", "right", "far", "left", "middle")
 REREAD = 2.0  # a top is re-read as another tile only when that tile leads by this many frames
+# which way up a place's tiles lie (``TableTracker._oriented``): a reading shows it when its
+# way-up reading is this sure; the place's readings agree when their tops' mean direction is
+# this long (1: all alike); a nearly square box is read its way nearest it where the way-up
+# model puts this much on that axis of the box
+WAY_SURE = 0.9
+WAY_AGREE = 0.8
+WAY_AXIS = 0.5
 MIDDLE = 0.12  # within this share of the picture's size from its centre: the middle
 
 
@@ -144,6 +155,9 @@ class _Place:
     first_unseen: int | None = None  # the first frame nothing was read since then
     empty_for: int = 0
     taken: tuple[_Laid, int] | None = None  # the last take from here: its tile and change
+    # which way up the tiles here lie: the directions of their tops summed (x, y) over the
+    # readings that show it surely, and how many (``TableTracker._oriented``)
+    way: np.ndarray = field(default_factory=lambda: np.zeros(3))
 
 
 class TableTracker:
@@ -157,6 +171,7 @@ class TableTracker:
         window: int = 5,
         gone: int = 8,
         indicator: Tile | None = None,
+        ways: bool = True,
     ) -> None:
         if not 1 <= confirm <= window:
             raise ValueError(f"confirm must be 1..window ({window}), got {confirm}")
@@ -165,6 +180,7 @@ class TableTracker:
         self.window = window
         self.gone = gone
         self.indicator = indicator
+        self.ways = ways  # a reading read every way up is read the way its place's tiles lie
         self.changes: list[Change] = []
         self._places: list[_Place] = []
         self._counted: dict[int, Tile] = {}  # "added" change id -> the tile it counts
@@ -223,6 +239,8 @@ class TableTracker:
         matched = self._match(whole_tiles(tiles, anchors, self.image_size[1]))
         for place in list(self._places):
             reading = matched.get(place.id)
+            if reading is not None and reading.ways and self.ways:
+                reading = self._oriented(place, reading)
             place.votes.append(None if reading is None else reading.tile)
             place.poses.append(None if reading is None else pose_of(reading))
             place.probs.append(None if reading is None else probs_of(reading))
@@ -307,6 +325,37 @@ class TableTracker:
                 self._places.append(place)
                 out[place.id] = t
         return out
+
+    def _oriented(self, place: _Place, reading: TableTile) -> TableTile:
+        """``reading`` read the way up the place's tiles lie (all the tiles of a discard pile lie
+        turned the same way, towards the seat that put them down).  The place's direction is
+        where the tops of its tiles point in the readings that show it surely: a box clearly
+        longer than wide (read two ways) whose way-up reading is sure (``WAY_SURE``).  Once
+        ``confirm`` such readings agree on one direction (``WAY_AGREE``), a reading is read its
+        way nearest that direction (a tile the way-up model is unsure of; a nearly square box,
+        read four ways, whose surest reading is upside down), unless the box is nearly square
+        and the way-up model finds the tile's top on its other axis."""
+        ways = reading.ways
+        if len(ways) == 2:
+            best = max(ways, key=lambda w: w.upright)
+            if best.upright >= WAY_SURE:
+                a = math.radians(best.up)
+                place.way += np.array([math.cos(a), math.sin(a), 1.0])
+        x, y, n = place.way
+        agree = math.hypot(x, y) / max(n, 1.0)
+        if n < self.confirm or agree < WAY_AGREE:
+            return reading
+        direction = math.degrees(math.atan2(y, x))
+        way = min(ways, key=lambda w: _apart(w.up, direction))
+        # a nearly square box read four ways: the place tells which end of the box is the top,
+        # not which of its sides is long; where the way-up model finds the top off the box's
+        # axis nearest the place's direction (a box turned 45 degrees off its tile: two of its
+        # ways lie about as near), the reading stays as read
+        axis = sum(w.upright for w in ways if _apart(w.up, way.up) > 135.0 or w is way)
+        if len(ways) > 2 and axis < WAY_AXIS:
+            return reading
+        tile = Tile(int(np.argmax(way.probs)))
+        return dataclasses.replace(reading, tile=tile, probs=way.probs)
 
     def _next_place_id(self) -> int:
         self._place_ids += 1
@@ -589,6 +638,11 @@ def usual_sizes(
     return np.exp(fit)
 
 
+def _apart(a: float, b: float) -> float:
+    """Degrees between two directions."""
+    return abs((a - b + 180.0) % 360.0 - 180.0)
+
+
 def probs_of(tile: TableTile) -> np.ndarray:
     """A reading's probability of each tile: the classifier's, or all on the tile read."""
     if tile.probs is not None:
@@ -609,10 +663,11 @@ def pose_of(tile: TableTile) -> Pose:
 
 
 def _blend(old: Pose | None, new: Pose, rate: float = 0.3) -> Pose:
-    """A top tile's pose refreshed by a new reading of it (the turn blended across 0/180)."""
+    """A top tile's pose refreshed by a new reading of it (the turn blended modulo a right
+    angle, as turns are compared: ``_same_pose``)."""
     if old is None:
         return new
-    turn = (new[2] - old[2] + 90.0) % 180.0 - 90.0
+    turn = (new[2] - old[2] + 45.0) % 90.0 - 45.0
     return (
         old[0] + rate * (new[0] - old[0]),
         old[1] + rate * (new[1] - old[1]),
@@ -621,10 +676,15 @@ def _blend(old: Pose | None, new: Pose, rate: float = 0.3) -> Pose:
 
 
 def _median_pose(poses: list[Pose | None]) -> Pose | None:
-    known = [p for p in poses if p is not None]
-    if not known:
+    """The median centre of ``poses`` and their mean turn modulo a right angle (a tile's box
+    may name either side the long one: boxes at 68 and 153 degrees lie alike)."""
+    known = np.asarray([p for p in poses if p is not None], float)
+    if not len(known):
         return None
-    return tuple(float(v) for v in np.median(np.asarray(known), axis=0))  # type: ignore[return-value]
+    x, y = (float(v) for v in np.median(known[:, :2], axis=0))
+    quarter = np.radians(known[:, 2] * 4.0)  # a right angle's period made a whole turn's
+    turn = math.degrees(math.atan2(np.sin(quarter).sum(), np.cos(quarter).sum())) / 4.0
+    return (x, y, turn % 90.0)
 
 
 def _same_pose(a: Pose | None, b: Pose | None, place: _Place) -> bool:
