@@ -556,8 +556,11 @@ def _profile_of_key(key: int, wrap: bool, size: int) -> Component:
     if not ones or not wrap:
         # One split: the profile depends on the clusters' shapes only, which repeat across
         # lines far more than whole lines do (cached by them).
-        clusters = tuple(_clusters_packed(line, avail, top))
-        shapes = (clusters, size)
+        clusters = _clusters_packed(line, avail, top)
+        # (Keyed by one int: a tuple of tuples would stay tracked by the collector.)
+        shapes = size
+        for cluster_line, cluster_avail, length in clusters:
+            shapes = (shapes << 48) | cluster_line | cluster_avail << 28 | length << 42 | 1 << 47
         component = _SHAPES_MEMO.get(shapes)
         if component is None:
             component = _profile_of_clusters(clusters, size)
@@ -576,7 +579,7 @@ def _profile_of_key(key: int, wrap: bool, size: int) -> Component:
     return _component_of_packed(_useful_items(found & _run_fields(size)[3], size))
 
 
-def _profile_of_clusters(clusters: tuple[tuple[int, int, int], ...], size: int) -> Component:
+def _profile_of_clusters(clusters: list[tuple[int, int, int]], size: int) -> Component:
     """The profile of a line of one split (``_profile_of_key``) from its clusters."""
     if len(clusters) == 1:
         # One cluster: its choices are already the useful ones (``useful_bits`` of a useful set
@@ -595,8 +598,10 @@ def _profile_of_clusters(clusters: tuple[tuple[int, int, int], ...], size: int) 
     return _component_of_packed(_useful_items(table, size))
 
 
-# Profiles of lines of one split by their clusters (``_profile_of_clusters``).
-_SHAPES_MEMO: dict[tuple, Component] = {}
+# Profiles of lines of one split by their clusters (``_profile_of_clusters``), packed in one
+# int (per cluster, 48 bits: its line, availability and length, and a marker bit; the size
+# below them).
+_SHAPES_MEMO: dict[int, Component] = {}
 
 
 def _line_bits(key: int, wrap: bool) -> tuple[int, int]:
