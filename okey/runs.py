@@ -586,16 +586,36 @@ def _profile_of_clusters(clusters: list[tuple[int, int, int]], size: int) -> Com
         # of choices is the same set), all within ``size`` slots and with less excess than
         # LONGEST_RUN (a run keeps at least one face).
         return _component_of_packed(_runs_packed(*clusters[0], size))
-    kept_bits, excess_at, _, valid = _run_fields(size)
+    kept_bits, width, _, valid = _run_fields(size)
+    within = _slots_within(size)
     # (The first cluster's bits are taken whole: choices another beats still lose to it once
     # the same choices are added, so the useful choices at the end are the same.)
     table = _runs_bits(*clusters[0], size) & valid if clusters else 1
     for cluster in clusters[1:]:
         new = 0
         for k, kept in _runs_packed(*cluster, size):
-            new |= table << (kept + ((k & SLOTS_MASK) << kept_bits) + ((k >> SHIFT) << excess_at))
+            slots = k & SLOTS_MASK
+            # (Only the totals that stay within ``size`` slots: a layer has no room for more.)
+            new |= (table & within[slots]) << (kept + (slots << kept_bits) + (k >> SHIFT) * width)
         table = new & valid
     return _component_of_packed(_useful_items(table, size))
+
+
+def _slots_within(size: int) -> tuple[int, ...]:
+    """Per slot count s up to ``size``, the mask of the totals (``_run_fields``) within
+    ``size - s`` slots and ``size`` excess."""
+    found = _SLOTS_WITHIN.get(size)
+    if found is None:
+        kept_bits, width, _, _ = _run_fields(size)
+        masks = []
+        for slots in range(size + 1):
+            layer = (1 << ((size - slots + 1) << kept_bits)) - 1
+            masks.append(sum(layer << (excess * width) for excess in range(size + 1)))
+        found = _SLOTS_WITHIN[size] = tuple(masks)
+    return found
+
+
+_SLOTS_WITHIN: dict[int, tuple[int, ...]] = {}
 
 
 # Profiles of lines of one split by their clusters (``_profile_of_clusters``), packed in one
@@ -741,8 +761,8 @@ def _pads(
     with no copy left (bits of ``lead_missing``, the lowest the furthest left, and of
     ``trail_missing``, the lowest the nearest) counts one excess (``lanes`` layers of
     ``_runs_bits``'s lanes apart)."""
-    kept_bits, excess_at, _, _ = _run_fields(size)
-    excess_step = lanes << excess_at
+    kept_bits, width, _, _ = _run_fields(size)
+    excess_step = lanes * width
     outside = _OUTSIDE[reach]
     shifts = set()
     for trail in range(room + 1):
@@ -767,28 +787,56 @@ def _runs_packed(line: int, avail: int, length: int, size: int) -> tuple[tuple[i
     return cached
 
 
-# Bit positions of a run choice (``_runs_bits``): kept in the lowest ``size.bit_length()`` bits,
-# slots in the next ones, wide enough for a total over ``size`` plus a longest run and a carry
-# (such totals are dropped at once), excess above.  Per size: (kept bits, excess shift, mask of
-# the totals within ``size`` slots and ``size`` excess).
+# Bit positions of a run choice (``_runs_bits``): kept in the lowest ``size.bit_length()`` bits
+# (a field of one bit per kept count), slots in the next ones, one field per slot count, excess
+# above: excess e's layer from bit ``e * width`` on.  A layer holds the fields of ``size`` slots,
+# and room for what a step adds before the totals over ``size`` are dropped (a longest searched
+# run and a carry of its kept into the next field, ``_runs_bits``; ``useful_bits``' spread of
+# a field to more slots), no more: the sets are shifted and ORed at every state of the search,
+# and their length is most of the cost (a layer of a power of two fields, 32 for 14 tiles, made
+# them 40 % longer).  Per size: (kept bits, layer width in bits, mask of the totals within
+# ``size`` slots and ``size`` excess, the same with at most ``LONGEST_RUN`` excess).
 _RUN_FIELDS: dict[int, tuple[int, int, int, int]] = {}
 
 
 def _run_fields(size: int) -> tuple[int, int, int, int]:
-    """(kept bits, excess shift, mask of the totals within ``size`` slots, the same with at
+    """(kept bits, layer width, mask of the totals within ``size`` slots, the same with at
     most ``LONGEST_RUN`` excess: a whole line's totals, ``_profile_of_key``)."""
     fields = _RUN_FIELDS.get(size)
     if fields is None:
         kept_bits = kept_field_width(size)
-        excess_at = kept_bits + (max(size + LONGEST_RUN, 2 * size) + 1).bit_length()
+        width = _layer_fields(size) << kept_bits
         valid = line = 0
         slots_mask = (1 << ((size + 1) << kept_bits)) - 1
         for excess in range(size + 1):
-            valid |= slots_mask << (excess << excess_at)
+            valid |= slots_mask << (excess * width)
             if excess <= LONGEST_RUN:
-                line |= slots_mask << (excess << excess_at)
-        fields = _RUN_FIELDS[size] = (kept_bits, excess_at, valid, line)
+                line |= slots_mask << (excess * width)
+        fields = _RUN_FIELDS[size] = (kept_bits, width, valid, line)
     return fields
+
+
+def _useful_spreads(size: int) -> list[int]:
+    """The numbers of slots ``useful_bits`` spreads a field by, one step each (1, 2, 4, ...:
+    a field reaches every count from 3 to ``size`` more slots)."""
+    spreads = []
+    spread, reached = 1, 0
+    while reached < size - 3:
+        spreads.append(spread)
+        reached += spread
+        spread <<= 1
+    return spreads
+
+
+def _layer_fields(size: int) -> int:
+    """The slot fields of a layer of ``_run_fields``: the ``size + 1`` of the totals kept, and
+    room past them for the most a step moves a field before the fields over ``size`` are
+    dropped, so that nothing reaches the next layer: a run of ``LONGEST_SEARCHED`` slots, plus
+    the carry of its kept count (at most ``size`` kept before it, as no total keeps more than
+    its slots) into the fields above (``_runs_bits``); ``useful_bits``' largest spread."""
+    longest = LONGEST_SEARCHED
+    carry = (size + longest) >> kept_field_width(size)
+    return size + 1 + max(longest + carry, *_useful_spreads(size), 3)
 
 
 def useful_bits(bits: int, size: int) -> dict[int, int]:
@@ -803,7 +851,7 @@ def useful_bits(bits: int, size: int) -> dict[int, int]:
     once: each field's most kept, less those that the fields of less excess (at its slot
     count) or of 3 or more fewer slots (no more excess) reach, each field filled below its
     most kept first (``_useful_masks``); the few choices left are read off in order."""
-    kept_bits, excess_at, _, _ = _run_fields(size)
+    kept_bits = _run_fields(size)[0]
     width, smear, low_bits, slot_fields, steps = _USEFUL_MASKS.get(size) or _useful_masks(size)
     # Each field with every kept count under its most kept (as ``_undominated``) ...
     down = bits
@@ -825,11 +873,10 @@ def useful_bits(bits: int, size: int) -> dict[int, int]:
     left = most & ~below & ~fewer
     found = {}
     field_mask = (1 << kept_bits) - 1
-    slots_mask = (1 << (excess_at - kept_bits)) - 1
     while left:
         bit = left & -left
-        at = bit.bit_length() - 1
-        found[((at >> kept_bits) & slots_mask) + ((at >> excess_at) << SHIFT)] = at & field_mask
+        excess, at = divmod(bit.bit_length() - 1, width)
+        found[(at >> kept_bits) + (excess << SHIFT)] = at & field_mask
         left ^= bit
     return found
 
@@ -843,10 +890,10 @@ _USEFUL_MASKS: dict[int, tuple[int, tuple[tuple[int, int], ...], int, int, tuple
 def _useful_masks(size: int) -> tuple[int, tuple[tuple[int, int], ...], int, int, tuple[int, ...]]:
     """``_USEFUL_MASKS``'s entry for a hand size, made (over as many layers as
     ``_domination``'s, which the smearing covers: every excess up to ``size``)."""
-    kept_bits, excess_at, _, _ = _run_fields(size)
+    kept_bits = _run_fields(size)[0]
     width, smear = _DOMINATION.get(size) or _domination(size)
     field = 1 << kept_bits
-    per_layer = 1 << (excess_at - kept_bits)
+    per_layer = _layer_fields(size)
     low_bits = slot_fields = 0
     for layer in range(3 * (size + 1)):
         for slots in range(per_layer):
@@ -854,15 +901,11 @@ def _useful_masks(size: int) -> tuple[int, tuple[tuple[int, int], ...], int, int
             low_bits |= ((1 << (field - 1)) - 1) << at
             if slots <= size:
                 slot_fields |= ((1 << field) - 1) << at
-    # (A field moves at most 3 + (size - 3) fields up, within its layer: a layer has room for
-    # size + LONGEST_RUN + 1 of them and the mask drops those past ``size`` at each step.)
-    steps = []
-    spread, reached = 1, 0  # (a field reaches ``reached`` more slots after the steps so far)
-    while reached < size - 3:
-        steps.append(spread << kept_bits)
-        reached += spread
-        spread <<= 1
-    found = _USEFUL_MASKS[size] = (width, smear, low_bits, slot_fields, tuple(steps))
+    # (A field moves at most 3 + (size - 3) fields up, one spread at a time, within its layer:
+    # a layer has room for the largest spread past ``size`` (``_layer_fields``), and the mask
+    # drops the fields past ``size`` at each step.)
+    steps = tuple(spread << kept_bits for spread in _useful_spreads(size))
+    found = _USEFUL_MASKS[size] = (width, smear, low_bits, slot_fields, steps)
     return found
 
 
@@ -1100,11 +1143,11 @@ _LAYER_BITS: dict[int, int] = {}
 
 def _walk_constants(size: int, lanes: int) -> tuple[int, int, int]:
     """``_WALKS``'s entry for a hand size and lanes, made."""
-    kept_bits, excess_at, valid, _ = _run_fields(size)
+    kept_bits, width, valid, _ = _run_fields(size)
     if lanes > 1:
         valid = _lanes_valid(size, lanes)
-    _LAYER_BITS[size | (lanes << 8)] = lanes << excess_at
-    walk = _WALKS[size | (lanes << 8)] = (kept_bits, lanes << excess_at, valid)
+    _LAYER_BITS[size | (lanes << 8)] = lanes * width
+    walk = _WALKS[size | (lanes << 8)] = (kept_bits, lanes * width, valid)
     return walk
 
 
@@ -1120,9 +1163,9 @@ def _lanes_apart(line: int, avail: int, length: int, size: int, lanes: int) -> i
 
 
 def _lane_spread(bits: int, lane: int, lanes: int, size: int) -> int:
-    """A ``_runs_bits`` set of one lane in lanes' layers: excess e's layer (``1 << excess_at``
-    bits, ``_run_fields``) to layer ``e * lanes + lane`` (``_runs_bits`` with ``lanes``)."""
-    width = 1 << _run_fields(size)[1]
+    """A ``_runs_bits`` set of one lane in lanes' layers: excess e's layer (``_run_fields``'
+    width) to layer ``e * lanes + lane`` (``_runs_bits`` with ``lanes``)."""
+    width = _run_fields(size)[1]
     mask = (1 << width) - 1
     found = 0
     at = lane * width
@@ -1135,7 +1178,7 @@ def _lane_spread(bits: int, lane: int, lanes: int, size: int) -> int:
 
 def _lane_of(bits: int, lane: int, lanes: int, size: int) -> int:
     """One lane of a ``_runs_bits`` set in lanes (``_lane_spread`` undone)."""
-    width = 1 << _run_fields(size)[1]
+    width = _run_fields(size)[1]
     mask = (1 << width) - 1
     bits >>= lane * width
     found = 0
@@ -1188,9 +1231,9 @@ def _undominated(bits: int, size: int, lanes: int = 1) -> int:
 def _domination(size: int) -> tuple[int, tuple[tuple[int, int], ...]]:
     """``_undominated``'s layer width and its smearing steps (shift, mask) of the kept fields,
     over every layer within ``size`` excess, in up to 3 lanes (``_runs_bits``)."""
-    kept_bits, excess_at, _, _ = _run_fields(size)
+    kept_bits, width, _, _ = _run_fields(size)
     field = 1 << kept_bits
-    fields = 3 * (size + 1) << (excess_at - kept_bits)
+    fields = 3 * (size + 1) * _layer_fields(size)
     smear = []
     step = 1
     while step < field:
@@ -1201,7 +1244,7 @@ def _domination(size: int) -> tuple[int, tuple[tuple[int, int], ...]]:
             copies *= 2
         smear.append((step, mask))
         step <<= 1
-    found = _DOMINATION[size] = (1 << excess_at, tuple(smear))
+    found = _DOMINATION[size] = (width, tuple(smear))
     return found
 
 
