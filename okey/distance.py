@@ -56,7 +56,8 @@ from okey.runs import (
     lone_faces,
     searched_line,
 )
-from okey.sets import SET_PARTS, SetChoice, number_choices, take_set_keys
+from okey.sets import CHOICE_GAINS, CHOICES, SET_PARTS, SetChoice, choice_gain, take_set_keys
+from okey.sets import _number_choices as number_choices_at
 from okey.solver import NUMBERED_KINDS, faces_and_okeys
 from okey.tiles import FALSE_JOKER_INDEX, Tile
 
@@ -462,11 +463,6 @@ def optimal_set_choices(
     return SetSearch(hand, rules, rules.hand_size + 1, True).run()
 
 
-# ``number_choices`` by a number's counts, copies left and lone colours packed in one int
-# (``SetSearch``).
-_NUMBER_CHOICES: dict[int, tuple] = {}
-
-
 def _most_kept(table: int, kept_masks: Sequence[int], size: int) -> int:
     """The most tiles a layout keeps, from a hand's parts table (``parts_table``) and the masks
     of the layouts keeping ``size``, ``size - 1``, ... tiles (``_layout_masks``)."""
@@ -572,14 +568,14 @@ class SetSearch:
         wide_numbers: list[int] = []
         wide_choices: list[tuple] = []
         wide_gains: list[int] = []
-        known = _NUMBER_CHOICES
+        known, known_gains = CHOICES, CHOICE_GAINS
         while chosen:
             low = chosen & -chosen
             chosen ^= low
             at = low.bit_length() - 1
             n = at >> 4
-            # ``number_choices``, read first from a table keyed by one int: the number's
-            # column (``HandState.columns``), its lone colours and the number.
+            # ``number_choices``, read from its table by its key (``sets.choices_key``): the
+            # number's column (``HandState.columns``), its lone colours and the number.
             key = (columns >> at) & 0xFFFF | n << 20
             if any_lone:
                 key |= (
@@ -590,23 +586,18 @@ class SetSearch:
                 ) << 16
             found = known.get(key)
             if found is None:
-                found = number_choices(
-                    (key & 3, key >> 2 & 3, key >> 4 & 3, key >> 6 & 3),
-                    (key >> 8 & 3, key >> 10 & 3, key >> 12 & 3, key >> 14 & 3),
-                    n,
-                    key >> 16 & 15,
-                )
-                if len(known) >= 1 << 14:
-                    known.clear()
-                known[key] = found
-            if widest_first and len(found[0]) > 2:
+                found = number_choices_at(key)
+            gain = known_gains.get(key)
+            if gain is None:
+                gain = choice_gain(key)
+            if widest_first and len(found) > 2:
                 wide_numbers.append(n)
-                wide_choices.append(found[0])
-                wide_gains.append(found[1])
+                wide_choices.append(found)
+                wide_gains.append(gain)
                 continue
             numbers.append(n)
-            choices.append(found[0])
-            gains.append(found[1])
+            choices.append(found)
+            gains.append(gain)
         if wide_numbers:
             numbers = wide_numbers + numbers
             choices = wide_choices + choices

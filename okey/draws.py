@@ -5,7 +5,6 @@ tile away), found from the optimal layouts of the hand instead of solving it aga
 from __future__ import annotations
 
 from okey.distance import (
-    _NUMBER_CHOICES,
     HandState,
     SetSearch,
     kept_in_pairs_of,
@@ -42,7 +41,10 @@ from okey.runs import (
     searched_line,
 )
 from okey.sets import (
+    CHOICES,
     SetChoice,
+    _number_choices,
+    choice_gain,
     lone_colours,
     number_choices,
     number_gain,
@@ -991,8 +993,8 @@ def _last_copy_raises(
             | (lone_faces(keys[2], wrap) >> number & 1) << 2
             | (lone_faces(keys[3], wrap) >> number & 1) << 3
         )
-        # ``number_choices``, read first from the set search's table (``SetSearch``).
-        found = _NUMBER_CHOICES.get(
+        # ``number_choices``, read from its table by its key (``sets.choices_key``).
+        key = (
             faces[r]
             | faces[y] << 2
             | faces[b] << 4
@@ -1004,22 +1006,18 @@ def _last_copy_raises(
             | singles << 16
             | number << 20
         )
-        if found is None:
-            found = number_choices(
-                (faces[r], faces[y], faces[b], faces[k]),
-                (avail[r], avail[y], avail[b], avail[k]),
-                number,
-                singles,
-            )
-        kept_choices = _last_copy_choices(found[0], colour, held)
+        here = CHOICES.get(key)
+        if here is None:
+            here = _number_choices(key)
+        kept_choices = _last_copy_choices(here, colour, held)
         if not kept_choices:
             return None
         if bound is not None:
             # The search's first step (``SetSearch._visit`` at its number, searched first):
-            # the root's bound with that number's gain (``found[1]``, the most of its choices)
-            # replaced by each choice's own, then the runs bound of each colour the choice
-            # takes faces or last copies from replaced by that of its line after.
-            cut = bound - found[1] + GUARDS[target]
+            # the root's bound with that number's gain (``choice_gain``, the most of its
+            # choices) replaced by each choice's own, then the runs bound of each colour the
+            # choice takes faces or last copies from replaced by that of its line after.
+            cut = bound - choice_gain(key) + GUARDS[target]
             size = rules.hand_size
             for choice in kept_choices:
                 child = cut + choice[0]
