@@ -34,6 +34,7 @@ from okey.runs import (
     _FIELD_LOW,
     LINE_PROFILES,
     NEAR,
+    drawn_as_okeys,
     line_bound,
     line_or_plain,
     line_profile,
@@ -196,6 +197,11 @@ def _runs_keep(totals: Totals, key: int, wrap: bool, size: int, target: int) -> 
         if not made:
             if best_with(totals, profile.packed, profile.serial) < target:
                 return False
+            # (The plain line's choices drawing only tiles with no copy left: no more than
+            # the line's, ``runs.drawn_as_okeys``.)
+            floor = drawn_as_okeys(profile)
+            if best_with(totals, floor.packed, floor.serial) >= target:
+                return True
             profile = searched_line(key, wrap, size)
     return best_with(totals, profile.packed, profile.serial) >= target
 
@@ -424,6 +430,8 @@ class Witnesses:
             if not made:
                 if kept_adding(table, profile, size, budget) < target:
                     return False
+                if kept_adding(table, drawn_as_okeys(profile), size, budget) >= target:
+                    return True  # (``runs.drawn_as_okeys``)
                 profile = searched_line(key, wrap, size)
         return kept_adding(table, profile, size, budget) >= target
 
@@ -895,6 +903,13 @@ def _melds_improving(
                 if not made:
                     if best_with(totals, profile.packed, profile.serial) < target:
                         left.append(face)
+                        continue
+                    # (No line keeps fewer than its plain line drawing only tiles with no
+                    # copy left, ``runs.drawn_as_okeys``: where that reaches the target, so
+                    # does the line, unsearched.)
+                    floor = drawn_as_okeys(profile)
+                    if best_with(totals, floor.packed, floor.serial) >= target:
+                        found[face] = layout.sets
                         continue
                     profile = searched_line(key, wrap, size)
             kept = best_get((totals[TOTALS_SERIAL] << SERIAL_BITS) | profile.serial)

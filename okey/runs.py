@@ -389,6 +389,26 @@ def line_or_plain(key: int, wrap: bool, size: int) -> tuple[Component, bool]:
 _STAND_INS: dict[int, Component] = {}
 
 
+def drawn_as_okeys(plain: Component) -> Component:
+    """A plain line's profile (``line_or_plain``'s stand-in) with every tile each choice draws
+    taken as one with no copy left (its excess: its slots less its kept faces).
+
+    A line with the plain line's counts lays out the same runs (the run search reads the copies
+    left only for the excess of a drawn tile), each with at most that much excess, so no
+    knapsack keeps fewer with the line than with this profile: a check it passes, the line
+    passes unsearched (``advise``'s checks after the plain line's, where okeys to spare or a
+    few drawn tiles settle them)."""
+    found = _AS_OKEYS.get(plain.serial)
+    if found is None:
+        found = interned(tuple(sorted({(s, k, s - k) for s, k, _ in plain.entries})))
+        _remember(_AS_OKEYS, plain.serial, found)
+    return found
+
+
+# ``drawn_as_okeys`` by the plain line's profile's serial.
+_AS_OKEYS: dict[int, Component] = {}
+
+
 def line_bound(key: int, wrap: bool, size: int) -> int:
     """``line_profile(key, wrap, size).packed_bound``, read from the line's plain key
     (``plain_key``)."""
