@@ -50,6 +50,7 @@ from okey.runs import (
     _FIELD_LOW,
     _LONE_FACES,
     LINE_PROFILES,
+    drawn_as_okeys,
     line_key,
     line_or_plain,
     line_profile,
@@ -652,8 +653,9 @@ class SetSearch:
             )
             valid, kept_masks = masks
             kept = _most_kept(parts_table(self.profiles, self.size, valid), kept_masks, self.size)
-            if kept > self.best and self.standing:
-                # (Plain lines keep at least as many: the lines are searched, ``_leaf``.)
+            if kept > self.best and self.standing and kept > self._floor_kept(valid, kept_masks):
+                # (Plain lines keep at least as many, and as few as their choices drawing
+                # only missing tiles: where those differ, the lines are searched, ``_leaf``.)
                 profiles = self.profiles
                 for c in range(4):
                     if self.standing >> c & 1:
@@ -674,6 +676,16 @@ class SetSearch:
         else:
             self._leaf()
         return self.best, self.optimal
+
+    def _floor_kept(self, valid: int, kept_masks: Sequence[int], items: tuple = ()) -> int:
+        """``layout_kept`` of the colours' runs (and the set components ``items``) with each
+        line standing as its plain line read as ``runs.drawn_as_okeys`` of it: no more than
+        the lines keep.  (Where it is what the plain lines keep, so is the lines'.)"""
+        profiles = [
+            drawn_as_okeys(profile) if self.standing >> c & 1 else profile
+            for c, profile in enumerate(self.profiles)
+        ]
+        return _most_kept(parts_table((*profiles, *items), self.size, valid), kept_masks, self.size)
 
     def _set_guard(self) -> None:
         """``guard``: a packed bound plus it has bit 15 set in all five fields (``HIGH``) exactly
@@ -697,23 +709,27 @@ class SetSearch:
             valid = masks[0]
             at_least = at_least_masks(size, self.budget)
             profiles = self.profiles
+            items = tuple(map(SET_PARTS.__getitem__, self.items))
             if self.standing:
                 # A colour's line not searched yet stands as its plain line (``_visit``):
                 # where the plain lines keep fewer than ``need`` (they keep at least as many
-                # as the lines, ``runs.line_or_plain``), so do the lines; else they are
-                # searched.
-                table = parts_table(
-                    (*profiles, *map(SET_PARTS.__getitem__, self.items)), size, valid
-                )
+                # as the lines, ``runs.line_or_plain``), so do the lines; where as many as
+                # with their choices drawing only missing tiles (``runs.drawn_as_okeys``: no
+                # more than the lines keep), the lines keep that many; else they are searched.
+                table = parts_table((*profiles, *items), size, valid)
                 if not table & at_least[need]:
                     return not self.ties and self.best >= self.enough
-                for c in range(4):
-                    if self.standing >> c & 1:
-                        profiles[c] = line_profile(self.keys[c], self.wrap, size)
-                self.standing = 0
-            # (``layout_kept``: the colours' runs first, whose choices are the most, then the
-            # sets; the order changes no total.)
-            table = parts_table((*profiles, *map(SET_PARTS.__getitem__, self.items)), size, valid)
+                kept = _most_kept(table, masks[1], size)
+                if self._floor_kept(valid, masks[1], items) < kept:
+                    for c in range(4):
+                        if self.standing >> c & 1:
+                            profiles[c] = line_profile(self.keys[c], self.wrap, size)
+                    self.standing = 0
+                    table = parts_table((*profiles, *items), size, valid)
+            else:
+                # (``layout_kept``: the colours' runs first, whose choices are the most, then
+                # the sets; the order changes no total.)
+                table = parts_table((*profiles, *items), size, valid)
             if table & at_least[need]:
                 kept = need
                 while kept < size and table & at_least[kept + 1]:
@@ -838,9 +854,17 @@ def kept_with_sets(
         return -1
     if unmade:
         # A plain line keeps at least as many as its line (``runs.plain_profile``): where
-        # they fall short of ``at_least``, the lines themselves do.
-        if layout_kept(components, size, budget) < at_least:
+        # they fall short of ``at_least``, the lines themselves do; where its choices drawing
+        # only missing tiles keep as many (``runs.drawn_as_okeys``: no more than the line),
+        # the lines keep that many.
+        most = layout_kept(components, size, budget)
+        if most < at_least:
             return -1
+        floors = components[:]
+        for at, _ in unmade:
+            floors[at] = drawn_as_okeys(floors[at])
+        if layout_kept(floors, size, budget) == most:
+            return most
         for at, key in unmade:
             components[at] = searched_line(key, wrap, size)
     return layout_kept(components, size, budget)

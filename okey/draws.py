@@ -1274,6 +1274,11 @@ def _option_keeps(
     if unmade:
         if layout_kept(items, size, layout.budget) < target:
             return False
+        floors = items[:]
+        for at, _ in unmade:
+            floors[at] = drawn_as_okeys(floors[at])
+        if layout_kept(floors, size, layout.budget) >= target:
+            return True  # (no line keeps fewer: ``runs.drawn_as_okeys``)
         for at, key in unmade:
             items[at] = searched_line(key, wrap, size)
     return layout_kept(items, size, layout.budget) >= target
@@ -1295,8 +1300,8 @@ def _pair_bound(layout: _Layout, pair: tuple[tuple[int, ...], int], other: int, 
         runs, made = line_or_plain(key, wrap, size)
         if not made:
             found = _pair_kept(layout, pair, other, runs)
-            if found < target:
-                return found
+            if found < target or _pair_kept(layout, pair, other, drawn_as_okeys(runs)) == found:
+                return found  # (the line's: no fewer, ``runs.drawn_as_okeys``)
             runs = searched_line(key, wrap, size)
     return _pair_kept(layout, pair, other, runs)
 
