@@ -381,7 +381,10 @@ def line_or_plain(key: int, wrap: bool, size: int) -> tuple[Component, bool]:
         if profile is not None:
             _remember(_STAND_INS, full, profile)
             return profile, False
-    return searched_line(key, wrap, size), True
+    # (Else the most kept at each slot count, with no excess: ``_row_stand_in``.)
+    profile = _row_stand_in(_slot_row(plain, wrap, size))
+    _remember(_STAND_INS, full, profile)
+    return profile, False
 
 
 # ``line_or_plain``'s plain lines standing in for lines not searched yet, by the lines'
@@ -422,12 +425,47 @@ def line_bound(key: int, wrap: bool, size: int) -> int:
         profile = _table_profile(full) if full >> 39 == _PLAIN_RULES else None
         if profile is not None:
             bound = profile.packed_bound
-        elif wrap and _walk_mirrored(plain, _FIELD_COUNTS):
-            bound = _searched_bound(mirror_key(plain), wrap, size)
         else:
-            bound = _searched_bound(plain, wrap, size)
+            bound = _bound_terms(_slot_row(plain, wrap, size))
         _remember(_BOUNDS, full, bound)
     return bound
+
+
+def _slot_row(plain: int, wrap: bool, size: int) -> tuple[int, ...]:
+    """The most kept at each slot count (-1: none) of the lines with these counts (a plain
+    key, ``plain_key``), from the run search without the excess (``_searched_row``; cached)."""
+    full = plain | (wrap << 39) | (size << 40)
+    row = _SLOT_ROWS.get(full)
+    if row is None:
+        if wrap and _walk_mirrored(plain, _FIELD_COUNTS):
+            row = _searched_row(mirror_key(plain), wrap, size)
+        else:
+            row = _searched_row(plain, wrap, size)
+        _remember(_SLOT_ROWS, full, row)
+    return row
+
+
+# ``_slot_row`` by ``line_profile`` key of the plain line (tuples of ints: untracked).
+_SLOT_ROWS: dict[int, tuple[int, ...]] = {}
+
+
+def _row_stand_in(row: tuple[int, ...]) -> Component:
+    """A profile of the most kept at each slot count (``_slot_row``) with no excess: no line
+    of those counts keeps more in any knapsack (each of its choices keeps no more in as many
+    slots, with no less excess), and its bound terms are theirs (``line_bound``); and with its
+    drawn tiles taken as missing (``drawn_as_okeys``), none keeps fewer (the choice keeping
+    that many draws no more tiles than that).  ``line_or_plain``'s stand-in where no plain
+    line is at hand."""
+    found = _ROW_STAND_INS.get(row)
+    if found is None:
+        found = interned(tuple((slots, kept, 0) for slots, kept in enumerate(row) if kept >= 0))
+        if len(_ROW_STAND_INS) >= 1 << 14:
+            _ROW_STAND_INS.clear()
+        _ROW_STAND_INS[row] = found
+    return found
+
+
+_ROW_STAND_INS: dict[tuple[int, ...], Component] = {}
 
 
 # ``line_bound`` by ``line_profile`` key of the plain line (ints only), where no profile of it
@@ -436,7 +474,14 @@ _BOUNDS: dict[int, int] = {}
 
 
 def _searched_bound(key: int, wrap: bool, size: int) -> int:
-    """``line_profile(key, wrap, size).packed_bound``, from the run search without the excess.
+    """``line_profile(key, wrap, size).packed_bound``, from the run search without the excess
+    (``_searched_row``)."""
+    return _bound_terms(_searched_row(key, wrap, size))
+
+
+def _searched_row(key: int, wrap: bool, size: int) -> tuple[int, ...]:
+    """The line's most kept at each slot count up to ``size`` (-1: none), from the run search
+    without the excess: ``_searched_bound``'s row.
 
     A bound term is the most ``SCALE * kept - price * slots`` over the line's choices within
     ``size`` slots, which never reads the excess: so the search walks the same runs keeping only
@@ -455,7 +500,7 @@ def _searched_bound(key: int, wrap: bool, size: int) -> int:
         found = 0
         for high in range(lanes):
             found |= _slot_bits(line - high, top + 1, size, lanes) >> (high * stride) & within
-        return _bound_terms(_most_kept(found, kept_bits, size))
+        return tuple(_most_kept(found, kept_bits, size))
     best = None  # most kept at each slot count, over the clusters so far
     for cluster, _, length in _clusters_packed(line, 0, top):
         own = _most_kept(_slot_bits(cluster, length, size), kept_bits, size)
@@ -469,7 +514,7 @@ def _searched_bound(key: int, wrap: bool, size: int) -> int:
                     if extra >= 0 and kept + extra > added[slots + more]:
                         added[slots + more] = kept + extra
         best = added
-    return _bound_terms(best or [0] + [-1] * size)
+    return tuple(best or [0] + [-1] * size)
 
 
 def _bound_terms(best: list[int]) -> int:
