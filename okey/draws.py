@@ -633,7 +633,8 @@ class _Layout:
         "size",
         "wrap",
         "budget",
-        "profiles",
+        "_profiles",
+        "standing",
         "_without",
         "bound",
         "bound_with_pair",
@@ -651,10 +652,21 @@ class _Layout:
         self.size = size = rules.hand_size
         self.wrap = wrap = rules.wrap_13_1
         self.budget = hand.okeys + hand.wild_avail
-        # ``line_profile``, its cache read here first.
+        # ``line_profile``, its cache read here first; a line not searched yet stands as its
+        # plain line where at hand (``runs.line_or_plain``: the same bound terms), searched
+        # only where a knapsack needs it (``profiles``, ``without``).
         tail = (wrap << 39) | (size << 40)
         get = LINE_PROFILES.get
-        self.profiles = [get(key | tail) or line_profile(key, wrap, size) for key in self.keys]
+        self._profiles = profiles = []
+        standing = 0
+        for c, key in enumerate(self.keys):
+            profile = get(key | tail)
+            if profile is None:
+                profile, made = line_or_plain(key, wrap, size)
+                if not made:
+                    standing |= 1 << c
+            profiles.append(profile)
+        self.standing = standing
         self._without: dict[int, Totals] = {}
         # The layout's bound terms (``kept_bound``), plus a new set of two held faces: a bound
         # for the layout with such a set added for a drawn face (that set's faces leave their
@@ -662,11 +674,27 @@ class _Layout:
         self.bound = (
             priced_size(self.size)
             + sum(c.packed_bound for c in self.items)
-            + sum(p.packed_bound for p in self.profiles)
+            + sum(p.packed_bound for p in profiles)
         )
         self.bound_with_pair = self.bound + set_bound(2)
         # The bound terms of everything but each colour's runs.
-        self.bases = [self.bound - p.packed_bound for p in self.profiles]
+        self.bases = [self.bound - p.packed_bound for p in profiles]
+
+    @property
+    def profiles(self) -> list[Component]:
+        """The colours' runs (``line_profile`` of each line; those standing as their plain
+        lines searched now)."""
+        if self.standing:
+            self._search(self.standing)
+        return self._profiles
+
+    def _search(self, colours: int) -> None:
+        """Search the lines of these colours (bits) that stand as their plain lines."""
+        profiles, keys = self._profiles, self.keys
+        for c in range(4):
+            if colours >> c & 1:
+                profiles[c] = line_profile(keys[c], self.wrap, self.size)
+        self.standing &= ~colours
 
     def less(self, hand: HandState, face: int) -> _Layout:
         """This layout of a hand, for that hand less a held tile of ``face`` (no okey; the
@@ -680,13 +708,18 @@ class _Layout:
         layout.size, layout.wrap, layout.budget = self.size, self.wrap, self.budget
         layout.keys = keys = list(self.keys)
         key = keys[colour] = keys[colour] - (1 << (3 * number))
-        layout.profiles = profiles = list(self.profiles)
-        # ``line_profile``, its cache read here first.
+        layout._profiles = profiles = list(self._profiles)
+        # ``line_profile``, its cache read here first; where not searched yet, its plain line
+        # where at hand (as ``__init__``).
+        standing = self.standing & ~(1 << colour)
         profile = LINE_PROFILES.get(key | (self.wrap << 39) | (self.size << 40))
         if profile is None:
-            profile = line_profile(key, self.wrap, self.size)
+            profile, made = line_or_plain(key, self.wrap, self.size)
+            if not made:
+                standing |= 1 << colour
+        layout.standing = standing
         profiles[colour] = profile
-        change = profile.packed_bound - self.profiles[colour].packed_bound
+        change = profile.packed_bound - self._profiles[colour].packed_bound
         layout.bound = bound = self.bound + change
         layout.bound_with_pair = bound + _PAIR_TERMS
         # (The bases of the other colours change as the bound does; that colour's is as it was.)
@@ -701,7 +734,10 @@ class _Layout:
         """The knapsack of everything but ``colour``'s runs."""
         totals = self._without.get(colour)
         if totals is None:
-            others = [p for c, p in enumerate(self.profiles) if c != colour]
+            need = self.standing & ~(1 << colour)
+            if need:
+                self._search(need)
+            others = [p for c, p in enumerate(self._profiles) if c != colour]
             totals = _canonical(totals_of((*self.items, *others), self.size, self.budget))
             self._without[colour] = totals
         return totals
