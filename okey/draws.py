@@ -296,10 +296,7 @@ class Witnesses:
                     drawn = self.drawn[(face, sets)] = _Layout(
                         self.hand.with_face(face), rules, sets
                     )
-                if drawn.budget and (
-                    layout_kept([*drawn.items, *drawn.profiles], drawn.size, drawn.budget - 1)
-                    > self.kept
-                ):
+                if drawn.budget and _keeps_more(drawn, drawn.budget - 1, self.kept):
                     spare[face] = sets
         number = lacking % 13
         found = {}
@@ -434,6 +431,21 @@ class Witnesses:
                     return True  # (``runs.drawn_as_okeys``)
                 profile = searched_line(key, wrap, size)
         return kept_adding(table, profile, size, budget) >= target
+
+
+def _keeps_more(layout: _Layout, budget: int, kept: int) -> bool:
+    """Whether the layout keeps more than ``kept`` faces within ``budget`` excess
+    (``layout_kept``); its lines standing as their plain lines are searched only where those
+    keep more and their choices drawing only missing tiles do not (``runs.drawn_as_okeys``)."""
+    standing = layout.standing
+    if standing:
+        profiles = layout._profiles
+        if layout_kept([*layout.items, *profiles], layout.size, budget) <= kept:
+            return False
+        floors = [drawn_as_okeys(p) if standing >> c & 1 else p for c, p in enumerate(profiles)]
+        if layout_kept([*layout.items, *floors], layout.size, budget) > kept:
+            return True
+    return layout_kept([*layout.items, *layout.profiles], layout.size, budget) > kept
 
 
 class RootBound:
@@ -1286,7 +1298,7 @@ def _option_keeps(
     # The lines with the number's field as the sets there leave it (its count held, plus 4
     # where a copy is left).
     shift = 3 * number
-    keys, profiles = layout.keys, layout.profiles
+    keys, profiles, standing = layout.keys, layout._profiles, layout.standing
     wrap, size = layout.wrap, layout.size
     unmade = []  # (the lines not made yet, each read as its plain line first: ``_runs_keep``)
     for c in range(4):
@@ -1294,6 +1306,8 @@ def _option_keeps(
         was = (key >> shift) & 7
         field = held[c] | (4 if here[c] > 0 else 0)
         if was == field:
+            if standing >> c & 1:
+                unmade.append((len(items), key))  # (the layout's, not searched yet)
             items.append(profiles[c])
         else:
             key += (field - was) << shift
@@ -1316,7 +1330,7 @@ def _option_keeps(
         if layout_kept(floors, size, layout.budget) >= target:
             return True  # (no line keeps fewer: ``runs.drawn_as_okeys``)
         for at, key in unmade:
-            items[at] = searched_line(key, wrap, size)
+            items[at] = line_profile(key, wrap, size)
     return layout_kept(items, size, layout.budget) >= target
 
 
