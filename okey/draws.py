@@ -269,7 +269,7 @@ class Witnesses:
         for ``layout_less``)."""
         self.kept = kept
         self.by_sets = {layout.sets: layout for layout in layouts}
-        self.tables: dict[tuple[int, int], int] = {}
+        self.tables: dict[tuple[int, int], tuple[int, int | None, int]] = {}
         self.hand = hand
         self.others: dict[SetChoice, _Layout] = {}
         self.drawn: dict[tuple[int, SetChoice], _Layout] = {}
@@ -410,25 +410,53 @@ class Witnesses:
         key = layout.keys[away]
         if not (key >> shift) & 3:
             return False
-        table = self.tables.get((face, away))
-        if table is None:
+        # The knapsack of the layout's parts but the discard's colour, with the face in its
+        # colour's runs (once per face and that colour, for every discard): where that line
+        # is not searched yet, as its plain line (no fewer kept) and with that line's choices
+        # drawing only missing tiles (no more), searched only where those two differ
+        # (``runs.drawn_as_okeys``).
+        tables = self.tables.get((face, away))
+        if tables is None:
             drawn = layout.keys[colour] + step
-            runs = LINE_PROFILES.get(drawn | tail) or line_profile(drawn, wrap, size)
+            runs = LINE_PROFILES.get(drawn | tail)
+            made = True
+            if runs is None:
+                runs, made = line_or_plain(drawn, wrap, size)
             parts = [*layout.items]
             for c, profile in enumerate(layout.profiles):
                 if c != away:
                     parts.append(runs if c == colour else profile)
-            table = self.tables[(face, away)] = knapsack_table(parts, size, budget)
+            table = knapsack_table(parts, size, budget)
+            floor = None
+            if not made:
+                floors = [*layout.items]
+                for c, profile in enumerate(layout.profiles):
+                    if c != away:
+                        floors.append(drawn_as_okeys(runs) if c == colour else profile)
+                floor = knapsack_table(floors, size, budget)
+            tables = self.tables[(face, away)] = (table, floor, drawn)
+        table, floor, drawn = tables
         key -= 1 << shift
         profile = LINE_PROFILES.get(key | tail)
+        made = True
         if profile is None:
             # (Its plain line first where at hand, as ``_runs_keep``.)
             profile, made = line_or_plain(key, wrap, size)
+        if not made or floor is not None:
+            if kept_adding(table, profile, size, budget) < target:
+                return False
+            least = profile if made else drawn_as_okeys(profile)
+            if kept_adding(table if floor is None else floor, least, size, budget) >= target:
+                return True  # (``runs.drawn_as_okeys``)
+            if floor is not None:
+                runs = line_profile(drawn, wrap, size)
+                parts = [*layout.items]
+                for c, part in enumerate(layout.profiles):
+                    if c != away:
+                        parts.append(runs if c == colour else part)
+                table = knapsack_table(parts, size, budget)
+                self.tables[(face, away)] = (table, None, drawn)
             if not made:
-                if kept_adding(table, profile, size, budget) < target:
-                    return False
-                if kept_adding(table, drawn_as_okeys(profile), size, budget) >= target:
-                    return True  # (``runs.drawn_as_okeys``)
                 profile = searched_line(key, wrap, size)
         return kept_adding(table, profile, size, budget) >= target
 
