@@ -47,7 +47,6 @@ from okey.sets import (
     _number_choices,
     choice_gain,
     lone_colours,
-    number_choices,
     number_gain,
     set_bound,
     set_component,
@@ -614,9 +613,9 @@ class RootBound:
                 avail[26 + number],
                 avail[39 + number],
             )
-            # ``number_choices(...)[1]``, cached by one int: the counts held and the copies
-            # left there, two bits a colour (one more held of the face's colour and one fewer
-            # left: a copy drawn), the lone colours and the number.
+            # ``number_choices(...)[1]``, cached by its key (``sets.choices_key``): the counts
+            # held and the copies left there, two bits a colour (one more held of the face's
+            # colour and one fewer left: a copy drawn), the lone colours and the number.
             step = 2 * colour
             packed = (
                 (f0 | f1 << 2 | f2 << 4 | f3 << 6) + (1 << step)
@@ -626,11 +625,9 @@ class RootBound:
             )
             gain = _DRAWN_GAINS.get(packed)
             if gain is None:
-                counts = [f0, f1, f2, f3]
-                counts[colour] += 1
-                here = [a0, a1, a2, a3]
-                here[colour] = left
-                gain = number_choices(tuple(counts), tuple(here), number, singles)[1]
+                # (``sets.choice_gain``: the most of the choices there, read from their
+                # template, which no number changes, where they are not made yet.)
+                gain = choice_gain(packed)
                 if len(_DRAWN_GAINS) >= 1 << 16:
                     _DRAWN_GAINS.clear()
                 _DRAWN_GAINS[packed] = gain
