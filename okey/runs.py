@@ -359,12 +359,14 @@ def plain_profile(key: int, wrap: bool, size: int) -> Component | None:
 
 
 def line_or_plain(key: int, wrap: bool, size: int) -> tuple[Component, bool]:
-    """The line's profile and True where it needs no search (``line_at_hand``); else its
-    plain line's and False where that is at hand (``plain_profile``: the same bound terms,
-    and no knapsack keeps more with the line than with it, so a check it fails the line
-    fails, and only one it passes needs the line, ``searched_line``); else the line's,
-    searched, and True.  (A line read as its plain line is remembered as such until it is
-    searched: ``_STAND_INS``.)"""
+    """The line's profile and True where it needs no search (``line_at_hand``); else a
+    stand-in and False: its plain line's where that is at hand (``plain_profile``), else its
+    most kept at each slot count with no excess (``_row_stand_in``).  Either has the line's
+    bound terms and no knapsack keeps more with the line than with it, so a check it fails
+    the line fails; with its drawn tiles all taken as missing (``drawn_as_okeys``) none keeps
+    less, so a check that passes the line passes: only one between the two needs the line
+    (``searched_line``).  (A line read so is remembered as such until it is searched:
+    ``_STAND_INS``.)"""
     full = key | (wrap << 39) | (size << 40)
     profile = LINE_PROFILES.get(full)
     if profile is not None:
@@ -387,14 +389,14 @@ def line_or_plain(key: int, wrap: bool, size: int) -> tuple[Component, bool]:
     return profile, False
 
 
-# ``line_or_plain``'s plain lines standing in for lines not searched yet, by the lines'
+# ``line_or_plain``'s stand-ins (plain lines, rows) for lines not searched yet, by the lines'
 # ``line_profile`` keys.
 _STAND_INS: dict[int, Component] = {}
 
 
 def drawn_as_okeys(plain: Component) -> Component:
-    """A plain line's profile (``line_or_plain``'s stand-in) with every tile each choice draws
-    taken as one with no copy left (its excess: its slots less its kept faces).
+    """A plain line's profile (``line_or_plain``'s stand-in, or a row) with every tile each
+    choice draws taken as one with no copy left (its excess: its slots less its kept faces).
 
     A line with the plain line's counts lays out the same runs (the run search reads the copies
     left only for the excess of a drawn tile), each with at most that much excess, so no
