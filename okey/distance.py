@@ -50,13 +50,15 @@ from okey.runs import (
     _FIELD_LOW,
     _LONE_FACES,
     LINE_PROFILES,
+    drawn_as_okeys,
     line_key,
     line_or_plain,
     line_profile,
     lone_faces,
     searched_line,
 )
-from okey.sets import SET_PARTS, SetChoice, number_choices, take_set_keys
+from okey.sets import CHOICE_GAINS, CHOICES, SET_PARTS, SetChoice, choice_gain, take_set_keys
+from okey.sets import _number_choices as number_choices_at
 from okey.solver import NUMBERED_KINDS, faces_and_okeys
 from okey.tiles import FALSE_JOKER_INDEX, Tile
 
@@ -462,11 +464,6 @@ def optimal_set_choices(
     return SetSearch(hand, rules, rules.hand_size + 1, True).run()
 
 
-# ``number_choices`` by a number's counts, copies left and lone colours packed in one int
-# (``SetSearch``).
-_NUMBER_CHOICES: dict[int, tuple] = {}
-
-
 def _most_kept(table: int, kept_masks: Sequence[int], size: int) -> int:
     """The most tiles a layout keeps, from a hand's parts table (``parts_table``) and the masks
     of the layouts keeping ``size``, ``size - 1``, ... tiles (``_layout_masks``)."""
@@ -572,14 +569,14 @@ class SetSearch:
         wide_numbers: list[int] = []
         wide_choices: list[tuple] = []
         wide_gains: list[int] = []
-        known = _NUMBER_CHOICES
+        known, known_gains = CHOICES, CHOICE_GAINS
         while chosen:
             low = chosen & -chosen
             chosen ^= low
             at = low.bit_length() - 1
             n = at >> 4
-            # ``number_choices``, read first from a table keyed by one int: the number's
-            # column (``HandState.columns``), its lone colours and the number.
+            # ``number_choices``, read from its table by its key (``sets.choices_key``): the
+            # number's column (``HandState.columns``), its lone colours and the number.
             key = (columns >> at) & 0xFFFF | n << 20
             if any_lone:
                 key |= (
@@ -590,23 +587,18 @@ class SetSearch:
                 ) << 16
             found = known.get(key)
             if found is None:
-                found = number_choices(
-                    (key & 3, key >> 2 & 3, key >> 4 & 3, key >> 6 & 3),
-                    (key >> 8 & 3, key >> 10 & 3, key >> 12 & 3, key >> 14 & 3),
-                    n,
-                    key >> 16 & 15,
-                )
-                if len(known) >= 1 << 14:
-                    known.clear()
-                known[key] = found
-            if widest_first and len(found[0]) > 2:
+                found = number_choices_at(key)
+            gain = known_gains.get(key)
+            if gain is None:
+                gain = choice_gain(key)
+            if widest_first and len(found) > 2:
                 wide_numbers.append(n)
-                wide_choices.append(found[0])
-                wide_gains.append(found[1])
+                wide_choices.append(found)
+                wide_gains.append(gain)
                 continue
             numbers.append(n)
-            choices.append(found[0])
-            gains.append(found[1])
+            choices.append(found)
+            gains.append(gain)
         if wide_numbers:
             numbers = wide_numbers + numbers
             choices = wide_choices + choices
@@ -661,8 +653,9 @@ class SetSearch:
             )
             valid, kept_masks = masks
             kept = _most_kept(parts_table(self.profiles, self.size, valid), kept_masks, self.size)
-            if kept > self.best and self.standing:
-                # (Plain lines keep at least as many: the lines are searched, ``_leaf``.)
+            if kept > self.best and self.standing and kept > self._floor_kept(valid, kept_masks):
+                # (Plain lines keep at least as many, and as few as their choices drawing
+                # only missing tiles: where those differ, the lines are searched, ``_leaf``.)
                 profiles = self.profiles
                 for c in range(4):
                     if self.standing >> c & 1:
@@ -683,6 +676,16 @@ class SetSearch:
         else:
             self._leaf()
         return self.best, self.optimal
+
+    def _floor_kept(self, valid: int, kept_masks: Sequence[int], items: tuple = ()) -> int:
+        """``layout_kept`` of the colours' runs (and the set components ``items``) with each
+        line standing as its plain line read as ``runs.drawn_as_okeys`` of it: no more than
+        the lines keep.  (Where it is what the plain lines keep, so is the lines'.)"""
+        profiles = [
+            drawn_as_okeys(profile) if self.standing >> c & 1 else profile
+            for c, profile in enumerate(self.profiles)
+        ]
+        return _most_kept(parts_table((*profiles, *items), self.size, valid), kept_masks, self.size)
 
     def _set_guard(self) -> None:
         """``guard``: a packed bound plus it has bit 15 set in all five fields (``HIGH``) exactly
@@ -706,23 +709,27 @@ class SetSearch:
             valid = masks[0]
             at_least = at_least_masks(size, self.budget)
             profiles = self.profiles
+            items = tuple(map(SET_PARTS.__getitem__, self.items))
             if self.standing:
                 # A colour's line not searched yet stands as its plain line (``_visit``):
                 # where the plain lines keep fewer than ``need`` (they keep at least as many
-                # as the lines, ``runs.line_or_plain``), so do the lines; else they are
-                # searched.
-                table = parts_table(
-                    (*profiles, *map(SET_PARTS.__getitem__, self.items)), size, valid
-                )
+                # as the lines, ``runs.line_or_plain``), so do the lines; where as many as
+                # with their choices drawing only missing tiles (``runs.drawn_as_okeys``: no
+                # more than the lines keep), the lines keep that many; else they are searched.
+                table = parts_table((*profiles, *items), size, valid)
                 if not table & at_least[need]:
                     return not self.ties and self.best >= self.enough
-                for c in range(4):
-                    if self.standing >> c & 1:
-                        profiles[c] = line_profile(self.keys[c], self.wrap, size)
-                self.standing = 0
-            # (``layout_kept``: the colours' runs first, whose choices are the most, then the
-            # sets; the order changes no total.)
-            table = parts_table((*profiles, *map(SET_PARTS.__getitem__, self.items)), size, valid)
+                kept = _most_kept(table, masks[1], size)
+                if self._floor_kept(valid, masks[1], items) < kept:
+                    for c in range(4):
+                        if self.standing >> c & 1:
+                            profiles[c] = line_profile(self.keys[c], self.wrap, size)
+                    self.standing = 0
+                    table = parts_table((*profiles, *items), size, valid)
+            else:
+                # (``layout_kept``: the colours' runs first, whose choices are the most, then
+                # the sets; the order changes no total.)
+                table = parts_table((*profiles, *items), size, valid)
             if table & at_least[need]:
                 kept = need
                 while kept < size and table & at_least[kept + 1]:
@@ -847,9 +854,17 @@ def kept_with_sets(
         return -1
     if unmade:
         # A plain line keeps at least as many as its line (``runs.plain_profile``): where
-        # they fall short of ``at_least``, the lines themselves do.
-        if layout_kept(components, size, budget) < at_least:
+        # they fall short of ``at_least``, the lines themselves do; where its choices drawing
+        # only missing tiles keep as many (``runs.drawn_as_okeys``: no more than the line),
+        # the lines keep that many.
+        most = layout_kept(components, size, budget)
+        if most < at_least:
             return -1
+        floors = components[:]
+        for at, _ in unmade:
+            floors[at] = drawn_as_okeys(floors[at])
+        if layout_kept(floors, size, budget) == most:
+            return most
         for at, key in unmade:
             components[at] = searched_line(key, wrap, size)
     return layout_kept(components, size, budget)

@@ -5,7 +5,6 @@ tile away), found from the optimal layouts of the hand instead of solving it aga
 from __future__ import annotations
 
 from okey.distance import (
-    _NUMBER_CHOICES,
     HandState,
     SetSearch,
     kept_in_pairs_of,
@@ -35,6 +34,7 @@ from okey.runs import (
     _FIELD_LOW,
     LINE_PROFILES,
     NEAR,
+    drawn_as_okeys,
     line_bound,
     line_or_plain,
     line_profile,
@@ -42,9 +42,11 @@ from okey.runs import (
     searched_line,
 )
 from okey.sets import (
+    CHOICES,
     SetChoice,
+    _number_choices,
+    choice_gain,
     lone_colours,
-    number_choices,
     number_gain,
     set_bound,
     set_component,
@@ -194,6 +196,11 @@ def _runs_keep(totals: Totals, key: int, wrap: bool, size: int, target: int) -> 
         if not made:
             if best_with(totals, profile.packed, profile.serial) < target:
                 return False
+            # (The plain line's choices drawing only tiles with no copy left: no more than
+            # the line's, ``runs.drawn_as_okeys``.)
+            floor = drawn_as_okeys(profile)
+            if best_with(totals, floor.packed, floor.serial) >= target:
+                return True
             profile = searched_line(key, wrap, size)
     return best_with(totals, profile.packed, profile.serial) >= target
 
@@ -261,7 +268,7 @@ class Witnesses:
         for ``layout_less``)."""
         self.kept = kept
         self.by_sets = {layout.sets: layout for layout in layouts}
-        self.tables: dict[tuple[int, int], int] = {}
+        self.tables: dict[tuple[int, int], tuple[int, int | None, int]] = {}
         self.hand = hand
         self.others: dict[SetChoice, _Layout] = {}
         self.drawn: dict[tuple[int, SetChoice], _Layout] = {}
@@ -288,10 +295,7 @@ class Witnesses:
                     drawn = self.drawn[(face, sets)] = _Layout(
                         self.hand.with_face(face), rules, sets
                     )
-                if drawn.budget and (
-                    layout_kept([*drawn.items, *drawn.profiles], drawn.size, drawn.budget - 1)
-                    > self.kept
-                ):
+                if drawn.budget and _keeps_more(drawn, drawn.budget - 1, self.kept):
                     spare[face] = sets
         number = lacking % 13
         found = {}
@@ -405,25 +409,70 @@ class Witnesses:
         key = layout.keys[away]
         if not (key >> shift) & 3:
             return False
-        table = self.tables.get((face, away))
-        if table is None:
+        # The knapsack of the layout's parts but the discard's colour, with the face in its
+        # colour's runs (once per face and that colour, for every discard): where that line
+        # is not searched yet, as its plain line (no fewer kept) and with that line's choices
+        # drawing only missing tiles (no more), searched only where those two differ
+        # (``runs.drawn_as_okeys``).
+        tables = self.tables.get((face, away))
+        if tables is None:
             drawn = layout.keys[colour] + step
-            runs = LINE_PROFILES.get(drawn | tail) or line_profile(drawn, wrap, size)
+            runs = LINE_PROFILES.get(drawn | tail)
+            made = True
+            if runs is None:
+                runs, made = line_or_plain(drawn, wrap, size)
             parts = [*layout.items]
             for c, profile in enumerate(layout.profiles):
                 if c != away:
                     parts.append(runs if c == colour else profile)
-            table = self.tables[(face, away)] = knapsack_table(parts, size, budget)
+            table = knapsack_table(parts, size, budget)
+            floor = None
+            if not made:
+                floors = [*layout.items]
+                for c, profile in enumerate(layout.profiles):
+                    if c != away:
+                        floors.append(drawn_as_okeys(runs) if c == colour else profile)
+                floor = knapsack_table(floors, size, budget)
+            tables = self.tables[(face, away)] = (table, floor, drawn)
+        table, floor, drawn = tables
         key -= 1 << shift
         profile = LINE_PROFILES.get(key | tail)
+        made = True
         if profile is None:
             # (Its plain line first where at hand, as ``_runs_keep``.)
             profile, made = line_or_plain(key, wrap, size)
+        if not made or floor is not None:
+            if kept_adding(table, profile, size, budget) < target:
+                return False
+            least = profile if made else drawn_as_okeys(profile)
+            if kept_adding(table if floor is None else floor, least, size, budget) >= target:
+                return True  # (``runs.drawn_as_okeys``)
+            if floor is not None:
+                runs = line_profile(drawn, wrap, size)
+                parts = [*layout.items]
+                for c, part in enumerate(layout.profiles):
+                    if c != away:
+                        parts.append(runs if c == colour else part)
+                table = knapsack_table(parts, size, budget)
+                self.tables[(face, away)] = (table, None, drawn)
             if not made:
-                if kept_adding(table, profile, size, budget) < target:
-                    return False
                 profile = searched_line(key, wrap, size)
         return kept_adding(table, profile, size, budget) >= target
+
+
+def _keeps_more(layout: _Layout, budget: int, kept: int) -> bool:
+    """Whether the layout keeps more than ``kept`` faces within ``budget`` excess
+    (``layout_kept``); its lines standing as their plain lines are searched only where those
+    keep more and their choices drawing only missing tiles do not (``runs.drawn_as_okeys``)."""
+    standing = layout.standing
+    if standing:
+        profiles = layout._profiles
+        if layout_kept([*layout.items, *profiles], layout.size, budget) <= kept:
+            return False
+        floors = [drawn_as_okeys(p) if standing >> c & 1 else p for c, p in enumerate(profiles)]
+        if layout_kept([*layout.items, *floors], layout.size, budget) > kept:
+            return True
+    return layout_kept([*layout.items, *layout.profiles], layout.size, budget) > kept
 
 
 class RootBound:
@@ -564,9 +613,9 @@ class RootBound:
                 avail[26 + number],
                 avail[39 + number],
             )
-            # ``number_choices(...)[1]``, cached by one int: the counts held and the copies
-            # left there, two bits a colour (one more held of the face's colour and one fewer
-            # left: a copy drawn), the lone colours and the number.
+            # ``number_choices(...)[1]``, cached by its key (``sets.choices_key``): the counts
+            # held and the copies left there, two bits a colour (one more held of the face's
+            # colour and one fewer left: a copy drawn), the lone colours and the number.
             step = 2 * colour
             packed = (
                 (f0 | f1 << 2 | f2 << 4 | f3 << 6) + (1 << step)
@@ -576,11 +625,9 @@ class RootBound:
             )
             gain = _DRAWN_GAINS.get(packed)
             if gain is None:
-                counts = [f0, f1, f2, f3]
-                counts[colour] += 1
-                here = [a0, a1, a2, a3]
-                here[colour] = left
-                gain = number_choices(tuple(counts), tuple(here), number, singles)[1]
+                # (``sets.choice_gain``: the most of the choices there, read from their
+                # template, which no number changes, where they are not made yet.)
+                gain = choice_gain(packed)
                 if len(_DRAWN_GAINS) >= 1 << 16:
                     _DRAWN_GAINS.clear()
                 _DRAWN_GAINS[packed] = gain
@@ -623,7 +670,8 @@ class _Layout:
         "size",
         "wrap",
         "budget",
-        "profiles",
+        "_profiles",
+        "standing",
         "_without",
         "bound",
         "bound_with_pair",
@@ -641,10 +689,21 @@ class _Layout:
         self.size = size = rules.hand_size
         self.wrap = wrap = rules.wrap_13_1
         self.budget = hand.okeys + hand.wild_avail
-        # ``line_profile``, its cache read here first.
+        # ``line_profile``, its cache read here first; a line not searched yet stands as its
+        # plain line where at hand (``runs.line_or_plain``: the same bound terms), searched
+        # only where a knapsack needs it (``profiles``, ``without``).
         tail = (wrap << 39) | (size << 40)
         get = LINE_PROFILES.get
-        self.profiles = [get(key | tail) or line_profile(key, wrap, size) for key in self.keys]
+        self._profiles = profiles = []
+        standing = 0
+        for c, key in enumerate(self.keys):
+            profile = get(key | tail)
+            if profile is None:
+                profile, made = line_or_plain(key, wrap, size)
+                if not made:
+                    standing |= 1 << c
+            profiles.append(profile)
+        self.standing = standing
         self._without: dict[int, Totals] = {}
         # The layout's bound terms (``kept_bound``), plus a new set of two held faces: a bound
         # for the layout with such a set added for a drawn face (that set's faces leave their
@@ -652,11 +711,27 @@ class _Layout:
         self.bound = (
             priced_size(self.size)
             + sum(c.packed_bound for c in self.items)
-            + sum(p.packed_bound for p in self.profiles)
+            + sum(p.packed_bound for p in profiles)
         )
         self.bound_with_pair = self.bound + set_bound(2)
         # The bound terms of everything but each colour's runs.
-        self.bases = [self.bound - p.packed_bound for p in self.profiles]
+        self.bases = [self.bound - p.packed_bound for p in profiles]
+
+    @property
+    def profiles(self) -> list[Component]:
+        """The colours' runs (``line_profile`` of each line; those standing as their plain
+        lines searched now)."""
+        if self.standing:
+            self._search(self.standing)
+        return self._profiles
+
+    def _search(self, colours: int) -> None:
+        """Search the lines of these colours (bits) that stand as their plain lines."""
+        profiles, keys = self._profiles, self.keys
+        for c in range(4):
+            if colours >> c & 1:
+                profiles[c] = line_profile(keys[c], self.wrap, self.size)
+        self.standing &= ~colours
 
     def less(self, hand: HandState, face: int) -> _Layout:
         """This layout of a hand, for that hand less a held tile of ``face`` (no okey; the
@@ -670,13 +745,18 @@ class _Layout:
         layout.size, layout.wrap, layout.budget = self.size, self.wrap, self.budget
         layout.keys = keys = list(self.keys)
         key = keys[colour] = keys[colour] - (1 << (3 * number))
-        layout.profiles = profiles = list(self.profiles)
-        # ``line_profile``, its cache read here first.
+        layout._profiles = profiles = list(self._profiles)
+        # ``line_profile``, its cache read here first; where not searched yet, its plain line
+        # where at hand (as ``__init__``).
+        standing = self.standing & ~(1 << colour)
         profile = LINE_PROFILES.get(key | (self.wrap << 39) | (self.size << 40))
         if profile is None:
-            profile = line_profile(key, self.wrap, self.size)
+            profile, made = line_or_plain(key, self.wrap, self.size)
+            if not made:
+                standing |= 1 << colour
+        layout.standing = standing
         profiles[colour] = profile
-        change = profile.packed_bound - self.profiles[colour].packed_bound
+        change = profile.packed_bound - self._profiles[colour].packed_bound
         layout.bound = bound = self.bound + change
         layout.bound_with_pair = bound + _PAIR_TERMS
         # (The bases of the other colours change as the bound does; that colour's is as it was.)
@@ -691,7 +771,10 @@ class _Layout:
         """The knapsack of everything but ``colour``'s runs."""
         totals = self._without.get(colour)
         if totals is None:
-            others = [p for c, p in enumerate(self.profiles) if c != colour]
+            need = self.standing & ~(1 << colour)
+            if need:
+                self._search(need)
+            others = [p for c, p in enumerate(self._profiles) if c != colour]
             totals = _canonical(totals_of((*self.items, *others), self.size, self.budget))
             self._without[colour] = totals
         return totals
@@ -894,6 +977,13 @@ def _melds_improving(
                     if best_with(totals, profile.packed, profile.serial) < target:
                         left.append(face)
                         continue
+                    # (No line keeps fewer than its plain line drawing only tiles with no
+                    # copy left, ``runs.drawn_as_okeys``: where that reaches the target, so
+                    # does the line, unsearched.)
+                    floor = drawn_as_okeys(profile)
+                    if best_with(totals, floor.packed, floor.serial) >= target:
+                        found[face] = layout.sets
+                        continue
                     profile = searched_line(key, wrap, size)
             kept = best_get((totals[TOTALS_SERIAL] << SERIAL_BITS) | profile.serial)
             if kept is None:
@@ -991,8 +1081,8 @@ def _last_copy_raises(
             | (lone_faces(keys[2], wrap) >> number & 1) << 2
             | (lone_faces(keys[3], wrap) >> number & 1) << 3
         )
-        # ``number_choices``, read first from the set search's table (``SetSearch``).
-        found = _NUMBER_CHOICES.get(
+        # ``number_choices``, read from its table by its key (``sets.choices_key``).
+        key = (
             faces[r]
             | faces[y] << 2
             | faces[b] << 4
@@ -1004,22 +1094,18 @@ def _last_copy_raises(
             | singles << 16
             | number << 20
         )
-        if found is None:
-            found = number_choices(
-                (faces[r], faces[y], faces[b], faces[k]),
-                (avail[r], avail[y], avail[b], avail[k]),
-                number,
-                singles,
-            )
-        kept_choices = _last_copy_choices(found[0], colour, held)
+        here = CHOICES.get(key)
+        if here is None:
+            here = _number_choices(key)
+        kept_choices = _last_copy_choices(here, colour, held)
         if not kept_choices:
             return None
         if bound is not None:
             # The search's first step (``SetSearch._visit`` at its number, searched first):
-            # the root's bound with that number's gain (``found[1]``, the most of its choices)
-            # replaced by each choice's own, then the runs bound of each colour the choice
-            # takes faces or last copies from replaced by that of its line after.
-            cut = bound - found[1] + GUARDS[target]
+            # the root's bound with that number's gain (``choice_gain``, the most of its
+            # choices) replaced by each choice's own, then the runs bound of each colour the
+            # choice takes faces or last copies from replaced by that of its line after.
+            cut = bound - choice_gain(key) + GUARDS[target]
             size = rules.hand_size
             for choice in kept_choices:
                 child = cut + choice[0]
@@ -1237,7 +1323,7 @@ def _option_keeps(
     # The lines with the number's field as the sets there leave it (its count held, plus 4
     # where a copy is left).
     shift = 3 * number
-    keys, profiles = layout.keys, layout.profiles
+    keys, profiles, standing = layout.keys, layout._profiles, layout.standing
     wrap, size = layout.wrap, layout.size
     unmade = []  # (the lines not made yet, each read as its plain line first: ``_runs_keep``)
     for c in range(4):
@@ -1245,6 +1331,8 @@ def _option_keeps(
         was = (key >> shift) & 7
         field = held[c] | (4 if here[c] > 0 else 0)
         if was == field:
+            if standing >> c & 1:
+                unmade.append((len(items), key))  # (the layout's, not searched yet)
             items.append(profiles[c])
         else:
             key += (field - was) << shift
@@ -1261,8 +1349,13 @@ def _option_keeps(
     if unmade:
         if layout_kept(items, size, layout.budget) < target:
             return False
+        floors = items[:]
+        for at, _ in unmade:
+            floors[at] = drawn_as_okeys(floors[at])
+        if layout_kept(floors, size, layout.budget) >= target:
+            return True  # (no line keeps fewer: ``runs.drawn_as_okeys``)
         for at, key in unmade:
-            items[at] = searched_line(key, wrap, size)
+            items[at] = line_profile(key, wrap, size)
     return layout_kept(items, size, layout.budget) >= target
 
 
@@ -1282,8 +1375,8 @@ def _pair_bound(layout: _Layout, pair: tuple[tuple[int, ...], int], other: int, 
         runs, made = line_or_plain(key, wrap, size)
         if not made:
             found = _pair_kept(layout, pair, other, runs)
-            if found < target:
-                return found
+            if found < target or _pair_kept(layout, pair, other, drawn_as_okeys(runs)) == found:
+                return found  # (the line's: no fewer, ``runs.drawn_as_okeys``)
             runs = searched_line(key, wrap, size)
     return _pair_kept(layout, pair, other, runs)
 

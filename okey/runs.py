@@ -359,12 +359,14 @@ def plain_profile(key: int, wrap: bool, size: int) -> Component | None:
 
 
 def line_or_plain(key: int, wrap: bool, size: int) -> tuple[Component, bool]:
-    """The line's profile and True where it needs no search (``line_at_hand``); else its
-    plain line's and False where that is at hand (``plain_profile``: the same bound terms,
-    and no knapsack keeps more with the line than with it, so a check it fails the line
-    fails, and only one it passes needs the line, ``searched_line``); else the line's,
-    searched, and True.  (A line read as its plain line is remembered as such until it is
-    searched: ``_STAND_INS``.)"""
+    """The line's profile and True where it needs no search (``line_at_hand``); else a
+    stand-in and False: its plain line's where that is at hand (``plain_profile``), else its
+    most kept at each slot count with no excess (``_row_stand_in``).  Either has the line's
+    bound terms and no knapsack keeps more with the line than with it, so a check it fails
+    the line fails; with its drawn tiles all taken as missing (``drawn_as_okeys``) none keeps
+    less, so a check that passes the line passes: only one between the two needs the line
+    (``searched_line``).  (A line read so is remembered as such until it is searched:
+    ``_STAND_INS``.)"""
     full = key | (wrap << 39) | (size << 40)
     profile = LINE_PROFILES.get(full)
     if profile is not None:
@@ -381,12 +383,35 @@ def line_or_plain(key: int, wrap: bool, size: int) -> tuple[Component, bool]:
         if profile is not None:
             _remember(_STAND_INS, full, profile)
             return profile, False
-    return searched_line(key, wrap, size), True
+    # (Else the most kept at each slot count, with no excess: ``_row_stand_in``.)
+    profile = _row_stand_in(_slot_row(plain, wrap, size))
+    _remember(_STAND_INS, full, profile)
+    return profile, False
 
 
-# ``line_or_plain``'s plain lines standing in for lines not searched yet, by the lines'
+# ``line_or_plain``'s stand-ins (plain lines, rows) for lines not searched yet, by the lines'
 # ``line_profile`` keys.
 _STAND_INS: dict[int, Component] = {}
+
+
+def drawn_as_okeys(plain: Component) -> Component:
+    """A plain line's profile (``line_or_plain``'s stand-in, or a row) with every tile each
+    choice draws taken as one with no copy left (its excess: its slots less its kept faces).
+
+    A line with the plain line's counts lays out the same runs (the run search reads the copies
+    left only for the excess of a drawn tile), each with at most that much excess, so no
+    knapsack keeps fewer with the line than with this profile: a check it passes, the line
+    passes unsearched (``advise``'s checks after the plain line's, where okeys to spare or a
+    few drawn tiles settle them)."""
+    found = _AS_OKEYS.get(plain.serial)
+    if found is None:
+        found = interned(tuple(sorted({(s, k, s - k) for s, k, _ in plain.entries})))
+        _remember(_AS_OKEYS, plain.serial, found)
+    return found
+
+
+# ``drawn_as_okeys`` by the plain line's profile's serial.
+_AS_OKEYS: dict[int, Component] = {}
 
 
 def line_bound(key: int, wrap: bool, size: int) -> int:
@@ -402,12 +427,47 @@ def line_bound(key: int, wrap: bool, size: int) -> int:
         profile = _table_profile(full) if full >> 39 == _PLAIN_RULES else None
         if profile is not None:
             bound = profile.packed_bound
-        elif wrap and _walk_mirrored(plain, _FIELD_COUNTS):
-            bound = _searched_bound(mirror_key(plain), wrap, size)
         else:
-            bound = _searched_bound(plain, wrap, size)
+            bound = _bound_terms(_slot_row(plain, wrap, size))
         _remember(_BOUNDS, full, bound)
     return bound
+
+
+def _slot_row(plain: int, wrap: bool, size: int) -> tuple[int, ...]:
+    """The most kept at each slot count (-1: none) of the lines with these counts (a plain
+    key, ``plain_key``), from the run search without the excess (``_searched_row``; cached)."""
+    full = plain | (wrap << 39) | (size << 40)
+    row = _SLOT_ROWS.get(full)
+    if row is None:
+        if wrap and _walk_mirrored(plain, _FIELD_COUNTS):
+            row = _searched_row(mirror_key(plain), wrap, size)
+        else:
+            row = _searched_row(plain, wrap, size)
+        _remember(_SLOT_ROWS, full, row)
+    return row
+
+
+# ``_slot_row`` by ``line_profile`` key of the plain line (tuples of ints: untracked).
+_SLOT_ROWS: dict[int, tuple[int, ...]] = {}
+
+
+def _row_stand_in(row: tuple[int, ...]) -> Component:
+    """A profile of the most kept at each slot count (``_slot_row``) with no excess: no line
+    of those counts keeps more in any knapsack (each of its choices keeps no more in as many
+    slots, with no less excess), and its bound terms are theirs (``line_bound``); and with its
+    drawn tiles taken as missing (``drawn_as_okeys``), none keeps fewer (the choice keeping
+    that many draws no more tiles than that).  ``line_or_plain``'s stand-in where no plain
+    line is at hand."""
+    found = _ROW_STAND_INS.get(row)
+    if found is None:
+        found = interned(tuple((slots, kept, 0) for slots, kept in enumerate(row) if kept >= 0))
+        if len(_ROW_STAND_INS) >= 1 << 14:
+            _ROW_STAND_INS.clear()
+        _ROW_STAND_INS[row] = found
+    return found
+
+
+_ROW_STAND_INS: dict[tuple[int, ...], Component] = {}
 
 
 # ``line_bound`` by ``line_profile`` key of the plain line (ints only), where no profile of it
@@ -416,7 +476,14 @@ _BOUNDS: dict[int, int] = {}
 
 
 def _searched_bound(key: int, wrap: bool, size: int) -> int:
-    """``line_profile(key, wrap, size).packed_bound``, from the run search without the excess.
+    """``line_profile(key, wrap, size).packed_bound``, from the run search without the excess
+    (``_searched_row``)."""
+    return _bound_terms(_searched_row(key, wrap, size))
+
+
+def _searched_row(key: int, wrap: bool, size: int) -> tuple[int, ...]:
+    """The line's most kept at each slot count up to ``size`` (-1: none), from the run search
+    without the excess: ``_searched_bound``'s row.
 
     A bound term is the most ``SCALE * kept - price * slots`` over the line's choices within
     ``size`` slots, which never reads the excess: so the search walks the same runs keeping only
@@ -435,7 +502,7 @@ def _searched_bound(key: int, wrap: bool, size: int) -> int:
         found = 0
         for high in range(lanes):
             found |= _slot_bits(line - high, top + 1, size, lanes) >> (high * stride) & within
-        return _bound_terms(_most_kept(found, kept_bits, size))
+        return tuple(_most_kept(found, kept_bits, size))
     best = None  # most kept at each slot count, over the clusters so far
     for cluster, _, length in _clusters_packed(line, 0, top):
         own = _most_kept(_slot_bits(cluster, length, size), kept_bits, size)
@@ -449,7 +516,7 @@ def _searched_bound(key: int, wrap: bool, size: int) -> int:
                     if extra >= 0 and kept + extra > added[slots + more]:
                         added[slots + more] = kept + extra
         best = added
-    return _bound_terms(best or [0] + [-1] * size)
+    return tuple(best or [0] + [-1] * size)
 
 
 def _bound_terms(best: list[int]) -> int:
@@ -556,8 +623,11 @@ def _profile_of_key(key: int, wrap: bool, size: int) -> Component:
     if not ones or not wrap:
         # One split: the profile depends on the clusters' shapes only, which repeat across
         # lines far more than whole lines do (cached by them).
-        clusters = tuple(_clusters_packed(line, avail, top))
-        shapes = (clusters, size)
+        clusters = _clusters_packed(line, avail, top)
+        # (Keyed by one int: a tuple of tuples would stay tracked by the collector.)
+        shapes = size
+        for cluster_line, cluster_avail, length in clusters:
+            shapes = (shapes << 48) | cluster_line | cluster_avail << 28 | length << 42 | 1 << 47
         component = _SHAPES_MEMO.get(shapes)
         if component is None:
             component = _profile_of_clusters(clusters, size)
@@ -576,27 +646,49 @@ def _profile_of_key(key: int, wrap: bool, size: int) -> Component:
     return _component_of_packed(_useful_items(found & _run_fields(size)[3], size))
 
 
-def _profile_of_clusters(clusters: tuple[tuple[int, int, int], ...], size: int) -> Component:
+def _profile_of_clusters(clusters: list[tuple[int, int, int]], size: int) -> Component:
     """The profile of a line of one split (``_profile_of_key``) from its clusters."""
     if len(clusters) == 1:
         # One cluster: its choices are already the useful ones (``useful_bits`` of a useful set
         # of choices is the same set), all within ``size`` slots and with less excess than
         # LONGEST_RUN (a run keeps at least one face).
         return _component_of_packed(_runs_packed(*clusters[0], size))
-    kept_bits, excess_at, _, valid = _run_fields(size)
+    kept_bits, width, _, valid = _run_fields(size)
+    within = _slots_within(size)
     # (The first cluster's bits are taken whole: choices another beats still lose to it once
     # the same choices are added, so the useful choices at the end are the same.)
     table = _runs_bits(*clusters[0], size) & valid if clusters else 1
     for cluster in clusters[1:]:
         new = 0
         for k, kept in _runs_packed(*cluster, size):
-            new |= table << (kept + ((k & SLOTS_MASK) << kept_bits) + ((k >> SHIFT) << excess_at))
+            slots = k & SLOTS_MASK
+            # (Only the totals that stay within ``size`` slots: a layer has no room for more.)
+            new |= (table & within[slots]) << (kept + (slots << kept_bits) + (k >> SHIFT) * width)
         table = new & valid
     return _component_of_packed(_useful_items(table, size))
 
 
-# Profiles of lines of one split by their clusters (``_profile_of_clusters``).
-_SHAPES_MEMO: dict[tuple, Component] = {}
+def _slots_within(size: int) -> tuple[int, ...]:
+    """Per slot count s up to ``size``, the mask of the totals (``_run_fields``) within
+    ``size - s`` slots and ``size`` excess."""
+    found = _SLOTS_WITHIN.get(size)
+    if found is None:
+        kept_bits, width, _, _ = _run_fields(size)
+        masks = []
+        for slots in range(size + 1):
+            layer = (1 << ((size - slots + 1) << kept_bits)) - 1
+            masks.append(sum(layer << (excess * width) for excess in range(size + 1)))
+        found = _SLOTS_WITHIN[size] = tuple(masks)
+    return found
+
+
+_SLOTS_WITHIN: dict[int, tuple[int, ...]] = {}
+
+
+# Profiles of lines of one split by their clusters (``_profile_of_clusters``), packed in one
+# int (per cluster, 48 bits: its line, availability and length, and a marker bit; the size
+# below them).
+_SHAPES_MEMO: dict[int, Component] = {}
 
 
 def _line_bits(key: int, wrap: bool) -> tuple[int, int]:
@@ -736,8 +828,8 @@ def _pads(
     with no copy left (bits of ``lead_missing``, the lowest the furthest left, and of
     ``trail_missing``, the lowest the nearest) counts one excess (``lanes`` layers of
     ``_runs_bits``'s lanes apart)."""
-    kept_bits, excess_at, _, _ = _run_fields(size)
-    excess_step = lanes << excess_at
+    kept_bits, width, _, _ = _run_fields(size)
+    excess_step = lanes * width
     outside = _OUTSIDE[reach]
     shifts = set()
     for trail in range(room + 1):
@@ -762,28 +854,56 @@ def _runs_packed(line: int, avail: int, length: int, size: int) -> tuple[tuple[i
     return cached
 
 
-# Bit positions of a run choice (``_runs_bits``): kept in the lowest ``size.bit_length()`` bits,
-# slots in the next ones, wide enough for a total over ``size`` plus a longest run and a carry
-# (such totals are dropped at once), excess above.  Per size: (kept bits, excess shift, mask of
-# the totals within ``size`` slots and ``size`` excess).
+# Bit positions of a run choice (``_runs_bits``): kept in the lowest ``size.bit_length()`` bits
+# (a field of one bit per kept count), slots in the next ones, one field per slot count, excess
+# above: excess e's layer from bit ``e * width`` on.  A layer holds the fields of ``size`` slots,
+# and room for what a step adds before the totals over ``size`` are dropped (a longest searched
+# run and a carry of its kept into the next field, ``_runs_bits``; ``useful_bits``' spread of
+# a field to more slots), no more: the sets are shifted and ORed at every state of the search,
+# and their length is most of the cost (a layer of a power of two fields, 32 for 14 tiles, made
+# them 40 % longer).  Per size: (kept bits, layer width in bits, mask of the totals within
+# ``size`` slots and ``size`` excess, the same with at most ``LONGEST_RUN`` excess).
 _RUN_FIELDS: dict[int, tuple[int, int, int, int]] = {}
 
 
 def _run_fields(size: int) -> tuple[int, int, int, int]:
-    """(kept bits, excess shift, mask of the totals within ``size`` slots, the same with at
+    """(kept bits, layer width, mask of the totals within ``size`` slots, the same with at
     most ``LONGEST_RUN`` excess: a whole line's totals, ``_profile_of_key``)."""
     fields = _RUN_FIELDS.get(size)
     if fields is None:
         kept_bits = kept_field_width(size)
-        excess_at = kept_bits + (max(size + LONGEST_RUN, 2 * size) + 1).bit_length()
+        width = _layer_fields(size) << kept_bits
         valid = line = 0
         slots_mask = (1 << ((size + 1) << kept_bits)) - 1
         for excess in range(size + 1):
-            valid |= slots_mask << (excess << excess_at)
+            valid |= slots_mask << (excess * width)
             if excess <= LONGEST_RUN:
-                line |= slots_mask << (excess << excess_at)
-        fields = _RUN_FIELDS[size] = (kept_bits, excess_at, valid, line)
+                line |= slots_mask << (excess * width)
+        fields = _RUN_FIELDS[size] = (kept_bits, width, valid, line)
     return fields
+
+
+def _useful_spreads(size: int) -> list[int]:
+    """The numbers of slots ``useful_bits`` spreads a field by, one step each (1, 2, 4, ...:
+    a field reaches every count from 3 to ``size`` more slots)."""
+    spreads = []
+    spread, reached = 1, 0
+    while reached < size - 3:
+        spreads.append(spread)
+        reached += spread
+        spread <<= 1
+    return spreads
+
+
+def _layer_fields(size: int) -> int:
+    """The slot fields of a layer of ``_run_fields``: the ``size + 1`` of the totals kept, and
+    room past them for the most a step moves a field before the fields over ``size`` are
+    dropped, so that nothing reaches the next layer: a run of ``LONGEST_SEARCHED`` slots, plus
+    the carry of its kept count (at most ``size`` kept before it, as no total keeps more than
+    its slots) into the fields above (``_runs_bits``); ``useful_bits``' largest spread."""
+    longest = LONGEST_SEARCHED
+    carry = (size + longest) >> kept_field_width(size)
+    return size + 1 + max(longest + carry, *_useful_spreads(size), 3)
 
 
 def useful_bits(bits: int, size: int) -> dict[int, int]:
@@ -798,7 +918,7 @@ def useful_bits(bits: int, size: int) -> dict[int, int]:
     once: each field's most kept, less those that the fields of less excess (at its slot
     count) or of 3 or more fewer slots (no more excess) reach, each field filled below its
     most kept first (``_useful_masks``); the few choices left are read off in order."""
-    kept_bits, excess_at, _, _ = _run_fields(size)
+    kept_bits = _run_fields(size)[0]
     width, smear, low_bits, slot_fields, steps = _USEFUL_MASKS.get(size) or _useful_masks(size)
     # Each field with every kept count under its most kept (as ``_undominated``) ...
     down = bits
@@ -820,11 +940,10 @@ def useful_bits(bits: int, size: int) -> dict[int, int]:
     left = most & ~below & ~fewer
     found = {}
     field_mask = (1 << kept_bits) - 1
-    slots_mask = (1 << (excess_at - kept_bits)) - 1
     while left:
         bit = left & -left
-        at = bit.bit_length() - 1
-        found[((at >> kept_bits) & slots_mask) + ((at >> excess_at) << SHIFT)] = at & field_mask
+        excess, at = divmod(bit.bit_length() - 1, width)
+        found[(at >> kept_bits) + (excess << SHIFT)] = at & field_mask
         left ^= bit
     return found
 
@@ -838,10 +957,10 @@ _USEFUL_MASKS: dict[int, tuple[int, tuple[tuple[int, int], ...], int, int, tuple
 def _useful_masks(size: int) -> tuple[int, tuple[tuple[int, int], ...], int, int, tuple[int, ...]]:
     """``_USEFUL_MASKS``'s entry for a hand size, made (over as many layers as
     ``_domination``'s, which the smearing covers: every excess up to ``size``)."""
-    kept_bits, excess_at, _, _ = _run_fields(size)
+    kept_bits = _run_fields(size)[0]
     width, smear = _DOMINATION.get(size) or _domination(size)
     field = 1 << kept_bits
-    per_layer = 1 << (excess_at - kept_bits)
+    per_layer = _layer_fields(size)
     low_bits = slot_fields = 0
     for layer in range(3 * (size + 1)):
         for slots in range(per_layer):
@@ -849,15 +968,11 @@ def _useful_masks(size: int) -> tuple[int, tuple[tuple[int, int], ...], int, int
             low_bits |= ((1 << (field - 1)) - 1) << at
             if slots <= size:
                 slot_fields |= ((1 << field) - 1) << at
-    # (A field moves at most 3 + (size - 3) fields up, within its layer: a layer has room for
-    # size + LONGEST_RUN + 1 of them and the mask drops those past ``size`` at each step.)
-    steps = []
-    spread, reached = 1, 0  # (a field reaches ``reached`` more slots after the steps so far)
-    while reached < size - 3:
-        steps.append(spread << kept_bits)
-        reached += spread
-        spread <<= 1
-    found = _USEFUL_MASKS[size] = (width, smear, low_bits, slot_fields, tuple(steps))
+    # (A field moves at most 3 + (size - 3) fields up, one spread at a time, within its layer:
+    # a layer has room for the largest spread past ``size`` (``_layer_fields``), and the mask
+    # drops the fields past ``size`` at each step.)
+    steps = tuple(spread << kept_bits for spread in _useful_spreads(size))
+    found = _USEFUL_MASKS[size] = (width, smear, low_bits, slot_fields, steps)
     return found
 
 
@@ -1095,11 +1210,11 @@ _LAYER_BITS: dict[int, int] = {}
 
 def _walk_constants(size: int, lanes: int) -> tuple[int, int, int]:
     """``_WALKS``'s entry for a hand size and lanes, made."""
-    kept_bits, excess_at, valid, _ = _run_fields(size)
+    kept_bits, width, valid, _ = _run_fields(size)
     if lanes > 1:
         valid = _lanes_valid(size, lanes)
-    _LAYER_BITS[size | (lanes << 8)] = lanes << excess_at
-    walk = _WALKS[size | (lanes << 8)] = (kept_bits, lanes << excess_at, valid)
+    _LAYER_BITS[size | (lanes << 8)] = lanes * width
+    walk = _WALKS[size | (lanes << 8)] = (kept_bits, lanes * width, valid)
     return walk
 
 
@@ -1115,9 +1230,9 @@ def _lanes_apart(line: int, avail: int, length: int, size: int, lanes: int) -> i
 
 
 def _lane_spread(bits: int, lane: int, lanes: int, size: int) -> int:
-    """A ``_runs_bits`` set of one lane in lanes' layers: excess e's layer (``1 << excess_at``
-    bits, ``_run_fields``) to layer ``e * lanes + lane`` (``_runs_bits`` with ``lanes``)."""
-    width = 1 << _run_fields(size)[1]
+    """A ``_runs_bits`` set of one lane in lanes' layers: excess e's layer (``_run_fields``'
+    width) to layer ``e * lanes + lane`` (``_runs_bits`` with ``lanes``)."""
+    width = _run_fields(size)[1]
     mask = (1 << width) - 1
     found = 0
     at = lane * width
@@ -1130,7 +1245,7 @@ def _lane_spread(bits: int, lane: int, lanes: int, size: int) -> int:
 
 def _lane_of(bits: int, lane: int, lanes: int, size: int) -> int:
     """One lane of a ``_runs_bits`` set in lanes (``_lane_spread`` undone)."""
-    width = 1 << _run_fields(size)[1]
+    width = _run_fields(size)[1]
     mask = (1 << width) - 1
     bits >>= lane * width
     found = 0
@@ -1183,9 +1298,9 @@ def _undominated(bits: int, size: int, lanes: int = 1) -> int:
 def _domination(size: int) -> tuple[int, tuple[tuple[int, int], ...]]:
     """``_undominated``'s layer width and its smearing steps (shift, mask) of the kept fields,
     over every layer within ``size`` excess, in up to 3 lanes (``_runs_bits``)."""
-    kept_bits, excess_at, _, _ = _run_fields(size)
+    kept_bits, width, _, _ = _run_fields(size)
     field = 1 << kept_bits
-    fields = 3 * (size + 1) << (excess_at - kept_bits)
+    fields = 3 * (size + 1) * _layer_fields(size)
     smear = []
     step = 1
     while step < field:
@@ -1196,7 +1311,7 @@ def _domination(size: int) -> tuple[int, tuple[tuple[int, int], ...]]:
             copies *= 2
         smear.append((step, mask))
         step <<= 1
-    found = _DOMINATION[size] = (1 << excess_at, tuple(smear))
+    found = _DOMINATION[size] = (width, tuple(smear))
     return found
 
 

@@ -40,9 +40,46 @@ _NO_LONE = [0] * 13
 # One choice of sets at a number as the set search reads it (``number_choices``): its bound
 # gains (packed), per colour it touches the change to that colour's line key, its set
 # components (as ``SET_PARTS`` indexes), and its sets as (held colours, number).  Ints and
-# tuples of them only: the collector untracks such tuples, so the caches of choices that fill
-# while a process runs (``distance._NUMBER_CHOICES``) add nothing to its full collections.
+# tuples of them only, and no deeper than the collector untracks in its young collections
+# (below): so the caches of choices that fill while a process runs add nothing to its full
+# collections.
 Choice = tuple[int, tuple[tuple[int, int], ...], tuple[int, ...], SetChoice]
+
+
+# How these caches stay out of the full collections: the collector untracks a tuple of ints
+# (and of untracked tuples) when a collection finds it, one level of nesting a collection (a
+# tuple held only by another is found after it), and the young collections find an object once
+# or twice before it is old: so every cached value is a flat tuple held by a cache
+# (``number_choices``, ``_number_template``, ``_choice_shapes``), of tuples of ints or of tuples
+# made once, shared and held by a cache too (``_COLOURS``, ``_PAIRS``, ``_SHIFTED``,
+# ``_NUMBERED``, ``_HELD``).  (Nested five deep, they were walked by
+# every full collection until one untracked them: two thirds of what a full collection walked
+# in ``benchmarks/engine.py --adversarial``, 5-6 ms.)
+
+
+# Each set of colours (sorted), one tuple each (made at import, untracked before
+# ``okey.load_tables`` freezes them; as ``_PAIRS``).
+_COLOURS: dict[tuple[int, ...], tuple[int, ...]] = {
+    colours: colours for size in range(1, 5) for colours in combinations(range(4), size)
+}
+
+
+# The pairs the choices hold (made at import, one tuple each, so that a choice made later
+# holds only tuples the collector has untracked, ``_COLOURS``): a set's (held colours, number),
+# and a colour's change to its line key, (colour, -(what it takes off the number's field
+# << 3 * number)).
+_PAIRS: dict[tuple[object, int], tuple[object, int]] = {
+    pair: pair
+    for pair in [
+        *((colours, number) for colours in _COLOURS for number in range(13)),
+        *(
+            (colour, -(amount << (3 * number)))
+            for colour in range(4)
+            for amount in range(1, 8)
+            for number in range(13)
+        ),
+    ]
+}
 
 
 # The set components of the choices (``set_part``): a few dozen distinct ones.
@@ -61,29 +98,94 @@ def set_part(component: Component) -> int:
     return index
 
 
-@bounded_cache(1 << 14)
+def choices_key(counts: Sequence[int], avail: Sequence[int], number: int, singles: int) -> int:
+    """``number_choices``' key (``CHOICES``): the counts held and the copies left per colour, two
+    bits each (as ``HandState.columns`` holds them), the lone colours and the number."""
+    return (
+        counts[0]
+        | counts[1] << 2
+        | counts[2] << 4
+        | counts[3] << 6
+        | avail[0] << 8
+        | avail[1] << 10
+        | avail[2] << 12
+        | avail[3] << 14
+        | singles << 16
+        | number << 20
+    )
+
+
 def number_choices(
-    counts: tuple[int, ...], avail: tuple[int, ...], number: int, singles: int = 0
+    counts: Sequence[int], avail: Sequence[int], number: int, singles: int = 0
 ) -> tuple[tuple[Choice, ...], int]:
     """``_number_options`` at ``number`` as ``Choice`` tuples (with how each changes the line
     key of each colour it touches), and the most any of them adds to the bound (packed, per
     slot price).  ``singles``: the colours whose face may stand alone in a set
-    (``lone_colours``).  (Made from ``_number_template``, which no number changes.)"""
-    template, best = _number_template(counts, avail, singles)
+    (``lone_colours``).  (Made from ``_number_template``, which no number changes; cached in
+    ``CHOICES`` and ``CHOICE_GAINS``, which the set search reads first.)"""
+    key = choices_key(counts, avail, number, singles)
+    found = CHOICES.get(key)
+    if found is None:
+        found = _number_choices(key)
+    return found, choice_gain(key)
+
+
+# ``number_choices`` by its key (``choices_key``): the choices, and apart (a pair of them would
+# be one tuple deeper, ``_COLOURS``) the most they add to the bound.
+CHOICES: dict[int, tuple[Choice, ...]] = {}
+CHOICE_GAINS: dict[int, int] = {}
+
+
+# Each choice and each template's set components, one tuple per value, held here too: a tuple
+# held from outside the collector's youngest objects keeps its place among them, after its
+# items, so one collection untracks a choice's items, the choice and the choices at once (one
+# held by its choices alone is found after them, ``_COLOURS``).
+_HELD: dict[tuple, tuple] = {}
+
+
+def choice_gain(key: int) -> int:
+    """``number_choices``' most added to the bound, at its key (``choices_key``): read from
+    ``CHOICE_GAINS`` (or its template, where another thread emptied the table meanwhile)."""
+    gain = CHOICE_GAINS.get(key)
+    if gain is None:
+        counts = (key & 3, key >> 2 & 3, key >> 4 & 3, key >> 6 & 3)
+        avail = (key >> 8 & 3, key >> 10 & 3, key >> 12 & 3, key >> 14 & 3)
+        gain = _number_template(counts, avail, key >> 16 & 15)[0]
+    return gain
+
+
+def _number_choices(key: int) -> tuple[Choice, ...]:
+    """``number_choices``' choices at its key (``choices_key``), made and cached."""
+    counts = (key & 3, key >> 2 & 3, key >> 4 & 3, key >> 6 & 3)
+    avail = (key >> 8 & 3, key >> 10 & 3, key >> 12 & 3, key >> 14 & 3)
+    number = key >> 20
+    template = _number_template(counts, avail, key >> 16 & 15)
     # (The same few changes and sets recur in every template: each is made once per number.)
     shifted, numbered = _SHIFTED[number], _NUMBERED[number]
     choices = []
-    for gains, deltas, items, sets in template:
+    for at in range(1, len(template), 4):
+        gains, deltas, items, sets = template[at : at + 4]
         moved = shifted.get(deltas)
         if moved is None:
             moved = shifted[deltas] = tuple(
-                [(colour, -(amount << (3 * number))) for colour, amount in deltas]
+                [
+                    _PAIRS[deltas[i], -(deltas[i + 1] << (3 * number))]
+                    for i in range(0, len(deltas), 2)
+                ]
             )
         placed = numbered.get(sets)
         if placed is None:
-            placed = numbered[sets] = tuple([(colours, number) for colours in sets])
-        choices.append((gains, moved, items, placed))
-    return tuple(choices), best
+            placed = numbered[sets] = tuple([_PAIRS[colours, number] for colours in sets])
+        choice = (gains, moved, items, placed)
+        choices.append(_HELD.setdefault(choice, choice))
+    found = tuple(choices)
+    if len(CHOICES) >= 1 << 14:
+        CHOICES.clear()
+        CHOICE_GAINS.clear()
+        _HELD.clear()
+    CHOICES[key] = found
+    CHOICE_GAINS[key] = template[0]
+    return found
 
 
 # Per number: a template's changes to the line keys shifted to its field, and its sets' held
@@ -93,19 +195,19 @@ _NUMBERED: list[dict] = [{} for _ in range(13)]
 
 
 @bounded_cache(1 << 12)
-def _number_template(
-    counts: tuple[int, ...], avail: tuple[int, ...], singles: int
-) -> tuple[tuple[tuple[int, tuple[tuple[int, int], ...], tuple[int, ...], tuple], ...], int]:
-    """``number_choices`` at any number: per choice of sets at one number (held ``counts`` and
-    drawable ``avail`` per colour; the ones taking the most faces first, as they tend to find
-    the best layout early) its packed bound gains, per colour whose line key it changes
-    (colour, what it takes off the number's field: faces taken, plus 4 where the last copy
-    left is drawn), its set components (``SET_PARTS`` indexes) and its sets' held colours;
-    and the most any choice adds to the bound.  (What the copies left do not change is read
-    from ``_choice_shapes``.)"""
-    shapes, best = _choice_shapes(counts, singles)
-    template = []
-    for sets, taken, gains in shapes:
+def _number_template(counts: tuple[int, ...], avail: tuple[int, ...], singles: int) -> tuple:
+    """``number_choices`` at any number: the most any choice adds to the bound, then per choice
+    of sets at one number (held ``counts`` and drawable ``avail`` per colour; the ones taking
+    the most faces first, as they tend to find the best layout early) four items: its packed
+    bound gains, per colour whose line key it changes that colour and what it takes off the
+    number's field (faces taken, plus 4 where the last copy left is drawn), flat, its set
+    components (``SET_PARTS`` indexes) and its sets' held colours (``_COLOURS``).  One flat
+    tuple (``_COLOURS``: out of the full collections).  (What the copies left do not change is
+    read from ``_choice_shapes``.)"""
+    shapes = _choice_shapes(counts, singles)
+    template: list = [shapes[0]]
+    for at in range(1, len(shapes), 3):
+        sets, taken, gains = shapes[at : at + 3]
         here = list(avail)
         items = []
         for colours in sets:
@@ -119,19 +221,18 @@ def _number_template(
             # set draws, one left after, keeps its line key.)
             change = taken[c] + (4 if avail[c] > 0 and here[c] <= 0 else 0)
             if change:
-                deltas.append((c, change))
-        template.append((gains, tuple(deltas), tuple(items), sets))
-    return tuple(template), best
+                deltas += (c, change)
+        items = tuple(items)
+        template += (gains, tuple(deltas), _HELD.setdefault(items, items), sets)
+    return tuple(template)
 
 
 @bounded_cache(1 << 10)
-def _choice_shapes(
-    counts: tuple[int, ...], singles: int
-) -> tuple[tuple[tuple[tuple[tuple[int, ...], ...], tuple[int, ...], int], ...], int]:
-    """The choices of sets at one number with these held ``counts`` (``_sets_at``, the ones
-    taking the most faces first), each as its sets' held colours, the faces it takes per
-    colour and its packed bound gains; and the most any adds to the bound (none of it depends
-    on the copies left)."""
+def _choice_shapes(counts: tuple[int, ...], singles: int) -> tuple:
+    """The most any choice of sets at one number with these held ``counts`` adds to the bound,
+    then per choice (``_sets_at``, the ones taking the most faces first) three items: its sets'
+    held colours (``_COLOURS``), the faces it takes per colour and its packed bound gains (none
+    of it depends on the copies left).  One flat tuple (``_COLOURS``)."""
     shapes = []
     best = [0] * len(SLOT_PRICES)
     padded = [0] * 52  # _sets_at reads counts at faces[c * 13 + number]; number 0 here
@@ -149,8 +250,8 @@ def _choice_shapes(
         for k, gain in enumerate(terms):
             if gain > best[k]:
                 best[k] = gain
-        shapes.append((tuple(colours for colours, _ in choice), tuple(taken), pack(terms)))
-    return tuple(shapes), pack(best)
+        shapes += (tuple(_COLOURS[colours] for colours, _ in choice), tuple(taken), pack(terms))
+    return (pack(best), *shapes)
 
 
 def _taken(choice: list[tuple[tuple[int, ...], int]]) -> int:
@@ -164,7 +265,7 @@ def number_gain(faces: Sequence[int], avail: Sequence[int], n: int, singles: int
     if not singles and (counts[0] > 0) + (counts[1] > 0) + (counts[2] > 0) + (counts[3] > 0) < 2:
         return 0
     here = (avail[n], avail[13 + n], avail[26 + n], avail[39 + n])
-    return _number_template(counts, here, singles)[1]
+    return _number_template(counts, here, singles)[0]
 
 
 def take_set_keys(

@@ -17,7 +17,7 @@ SCRIPT = textwrap.dedent(
     """
     import gc, random
     from okey import Rules, advise, distance_to_win, load_tables
-    from okey import distance, layout, runs
+    from okey import layout, runs, sets
 
     load_tables(freeze={freeze})
     rng = random.Random(7)
@@ -28,16 +28,17 @@ SCRIPT = textwrap.dedent(
         advise(faces[:15], "K3", classic)
         distance_to_win(faces[:14], "K3", classic)
     # (A tuple is untracked when a collection finds its items untracked: nested tuples one
-    # level a collection, here five deep.)
-    for _ in range(6):
-        gc.collect()
+    # level a collection; the choices of sets are two deep, so the young collections untrack
+    # them before they are old.)
+    gc.collect(0)
+    gc.collect(1)
     walked = {{id(o) for o in gc.get_objects()}}
     caches = [runs._USEFUL, runs._SHAPES_MEMO, runs._PACKED_MEMO, runs.LINE_PROFILES,
-              distance._NUMBER_CHOICES, layout._KNAPSACKS, layout._BEST_WITH]
+              sets.CHOICES, layout._KNAPSACKS, layout._BEST_WITH]
     assert all(len(cache) for cache in caches), [len(cache) for cache in caches]
     print(sum(id(cache) in walked for cache in caches))
     # (Entries made by load_tables itself are frozen: the others must be left untracked.)
-    entries = [v for v in distance._NUMBER_CHOICES.values()]
+    entries = [v for v in sets.CHOICES.values()]
     print(sum(gc.is_tracked(v) and id(v) in walked for v in entries), len(entries))
     """
 )

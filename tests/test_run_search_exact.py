@@ -22,23 +22,40 @@ CLASSIC = Rules.classic()
 RANDOMS = st.integers(min_value=0, max_value=2**32).map(random.Random)
 
 
-# Memos of the run search per longest run searched, so the two searches never share results.
-_MEMOS: dict[int, tuple[dict, dict, dict]] = {}
+# The run search's memos, and its bit fields per size (a layer has room for the longest run
+# searched, ``runs._layer_fields``), per longest run searched: the two searches share none.
+_PER_LONGEST = (
+    "_BITS_MEMO",
+    "_SLOT_MEMO",
+    "_PADS",
+    "_RUN_FIELDS",
+    "_WALKS",
+    "_LAYER_BITS",
+    "_DOMINATION",
+    "_USEFUL_MASKS",
+    "_LANES_VALID",
+    "_SLOTS_WITHIN",
+)
+_MEMOS: dict[int, dict[str, dict]] = {}
 
 
 def run_search(longest, line, avail, length, size):
     """The useful choices of one line and its most kept per slot count where more slots keep
     more (excess left out: the bound terms), by the search with runs up to ``longest`` long."""
-    saved = runs.LONGEST_SEARCHED, runs._BITS_MEMO, runs._SLOT_MEMO, runs._PADS
+    saved_longest = runs.LONGEST_SEARCHED
+    saved = {name: getattr(runs, name) for name in _PER_LONGEST}
     runs.LONGEST_SEARCHED = longest
-    runs._BITS_MEMO, runs._SLOT_MEMO, runs._PADS = _MEMOS.setdefault(longest, ({}, {}, {}))
+    for name, memo in _MEMOS.setdefault(longest, {n: {} for n in _PER_LONGEST}).items():
+        setattr(runs, name, memo)
     try:
         valid = runs._run_fields(size)[2]
         useful = runs.useful_bits(runs._runs_bits(line, avail, length, size) & valid, size)
         kept_bits = runs.kept_field_width(size)
         most = runs._most_kept(runs._slot_bits(line, length, size), kept_bits, size)
     finally:
-        runs.LONGEST_SEARCHED, runs._BITS_MEMO, runs._SLOT_MEMO, runs._PADS = saved
+        runs.LONGEST_SEARCHED = saved_longest
+        for name, memo in saved.items():
+            setattr(runs, name, memo)
     rising = [(s, kept) for s, kept in enumerate(most) if kept > max(most[:s], default=-1)]
     return useful, rising
 
@@ -148,12 +165,12 @@ def useful_by_definition(bits: int, size: int) -> dict[int, int]:
     """``runs.useful_bits`` as its docstring says, choice by choice: per (slots, excess) the
     most kept, kept where it beats every choice with less excess at its slot count and every
     choice with no more excess in 3 or more fewer slots."""
-    kept_bits, excess_at, _, _ = runs._run_fields(size)
+    kept_bits, width, _, _ = runs._run_fields(size)
     most: dict[tuple[int, int], int] = {}
     for at in range(bits.bit_length()):
         if bits >> at & 1:
-            slots = (at >> kept_bits) & ((1 << (excess_at - kept_bits)) - 1)
-            excess, kept = at >> excess_at, at & ((1 << kept_bits) - 1)
+            excess, within = divmod(at, width)
+            slots, kept = within >> kept_bits, within & ((1 << kept_bits) - 1)
             most[slots, excess] = max(most.get((slots, excess), -1), kept)
     found = {}
     for (slots, excess), kept in sorted(most.items(), key=lambda item: (item[0][1], item[0][0])):
