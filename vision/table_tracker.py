@@ -69,6 +69,10 @@ SLANT = 3.0  # a whole tile at the picture's bottom at most this many times one 
 PLANE_BANDS = (2.5, 1.4, 1.2)  # each fit's points within this ratio of it make the next fit
 POSE_SHIFT = 0.15  # a tile uncovered again lies within this share of a tile's long side
 POSE_TURN = 20.0  # and within this many degrees of the turn it lay at
+# a reading is the top tile's own (its probabilities re-read the top) only where the top lies:
+# within this share of a tile's long side of the top's pose (a top seen again jitters a pixel or
+# two; the tile below it uncovered, or a box shifted off by a hand, lies farther)
+TOP_SHIFT = 0.08
 # the table's sides as the camera sees them (near: the picture's bottom), and its middle (the
 # face-down stacks and the indicator)
 SIDES = ("near", "right", "far", "left", "middle")
@@ -244,7 +248,7 @@ class TableTracker:
             place.votes.append(None if reading is None else reading.tile)
             place.poses.append(None if reading is None else pose_of(reading))
             place.probs.append(None if reading is None else probs_of(reading))
-            if reading is not None and place.stack:
+            if reading is not None and place.stack and self._on_top(place, reading):
                 place.stack[-1].read(frame, place.probs[-1], self.window)
             if reading is None:
                 if not place.hidden:
@@ -398,7 +402,7 @@ class TableTracker:
         if stack and stack[-1].tile == tile:
             return
         pose = _median_pose([p for v, p in zip(place.votes, place.poses, strict=True) if v == vote])
-        if len(stack) >= 2 and stack[-2].tile == tile and _same_pose(stack[-2].pose, pose, place):
+        if len(stack) >= 2 and self._uncovered(place, tile, pose, scores):
             self._take(place)  # the tile below the top shows again where it lay
             return
         if place.taken is not None and place.taken[0].tile == tile:
@@ -427,6 +431,33 @@ class TableTracker:
         stack.append(laid)
         self._counted[change.id] = tile
         place.hidden = False  # the pile is seen with its new top: hidden again only from now
+
+    def _on_top(self, place: _Place, reading: TableTile) -> bool:
+        """Whether a reading at ``place`` is of its top tile as far as where it lies goes: read
+        as the top, or lying where the top lies (``TOP_SHIFT``).  Only those re-read the top: a
+        tile below uncovered or a box shifted off by a hand is another tile's reading."""
+        top = place.stack[-1]
+        if reading.tile == top.tile or top.pose is None:
+            return True
+        return math.dist(pose_of(reading)[:2], top.pose[:2]) <= TOP_SHIFT * place.size
+
+    def _uncovered(self, place: _Place, tile: Tile, pose: Pose | None, scores: np.ndarray) -> bool:
+        """Whether readings of ``tile`` at ``pose`` (``scores``: their probabilities summed) are
+        the tile below the top shown again where it lay: the top was taken.  The tile below is
+        known by where it lay and by what the classifier made of it while it was on top: read
+        as itself, or (a tile the classifier reads now one way, now another: a held-out false
+        joker read B13 or B12) lying where it lay, away from the top, with readings more like
+        its own than like the top's."""
+        below, top = place.stack[-2], place.stack[-1]
+        if not _same_pose(below.pose, pose, place):
+            return False
+        if below.tile == tile:
+            return True
+        if pose is None or top.pose is None or below.frames == 0 or top.frames == 0:
+            return False
+        if math.dist(pose[:2], top.pose[:2]) <= 2 * math.dist(pose[:2], below.pose[:2]):
+            return False
+        return _alike(scores, below.scores) > _alike(scores, top.scores)
 
     def _readings(self, place: _Place) -> list[tuple[int, Tile, Pose | None, np.ndarray]]:
         """The frames of a place's window where a tile was read: frame, tile, pose and the
@@ -636,6 +667,12 @@ def usual_sizes(
         fit = float(ss.mean()) + slope * (y - float(ys.mean()))
         keep = np.abs(sizes - fit) <= math.log(band)
     return np.exp(fit)
+
+
+def _alike(a: np.ndarray, b: np.ndarray) -> float:
+    """How alike two sums of the classifier's probabilities are (cosine, 0-1)."""
+    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    return float(np.dot(a, b)) / (na * nb) if na > 0 and nb > 0 else 0.0
 
 
 def _apart(a: float, b: float) -> float:
