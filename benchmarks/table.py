@@ -224,9 +224,7 @@ def games(
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument(
-        "--split", choices=["tune", "tune2", "report", "all"], default="report"
-    )
+    parser.add_argument("--split", choices=["tune", "tune2", "report", "all"], default="report")
     parser.add_argument("--games", type=int, default=5)
     parser.add_argument("--turns", type=int, default=24)
     parser.add_argument("--frames-per-turn", type=int, default=10)
