@@ -73,6 +73,9 @@ POSE_TURN = 20.0  # and within this many degrees of the turn it lay at
 # within this share of a tile's long side of the top's pose (a top seen again jitters a pixel or
 # two; the tile below it uncovered, or a box shifted off by a hand, lies farther)
 TOP_SHIFT = 0.08
+# readings of another name are the tile below uncovered where they overlap its own readings (the
+# classifier's probabilities summed) at least this much (``_alike``), and more than the top's
+ALIKE = 0.25
 # the table's sides as the camera sees them (near: the picture's bottom), and its middle (the
 # face-down stacks and the indicator)
 SIDES = ("near", "right", "far", "left", "middle")
@@ -404,6 +407,9 @@ class TableTracker:
         pose = _median_pose([p for v, p in zip(place.votes, place.poses, strict=True) if v == vote])
         if len(stack) >= 2 and self._uncovered(place, tile, pose, scores):
             self._take(place)  # the tile below the top shows again where it lay
+            # a take seen so is no hand lingering: the same tile put here later is its other
+            # copy, never the taken one returned
+            place.taken = None
             return
         if place.taken is not None and place.taken[0].tile == tile:
             # the tile taken from here is back: it was only hidden, never taken
@@ -457,7 +463,8 @@ class TableTracker:
             return False
         if math.dist(pose[:2], top.pose[:2]) <= 2 * math.dist(pose[:2], below.pose[:2]):
             return False
-        return _alike(scores, below.scores) > _alike(scores, top.scores)
+        like = _alike(scores, below.scores)
+        return like >= ALIKE and like > _alike(scores, top.scores)
 
     def _readings(self, place: _Place) -> list[tuple[int, Tile, Pose | None, np.ndarray]]:
         """The frames of a place's window where a tile was read: frame, tile, pose and the
@@ -670,9 +677,12 @@ def usual_sizes(
 
 
 def _alike(a: np.ndarray, b: np.ndarray) -> float:
-    """How alike two sums of the classifier's probabilities are (cosine, 0-1)."""
-    na, nb = float(np.linalg.norm(a)), float(np.linalg.norm(b))
-    return float(np.dot(a, b)) / (na * nb) if na > 0 and nb > 0 else 0.0
+    """How alike two sums of the classifier's probabilities are: the overlap of the two
+    distributions they make (Bhattacharyya's coefficient, 0-1)."""
+    sa, sb = float(np.sum(a)), float(np.sum(b))
+    if sa <= 0 or sb <= 0:
+        return 0.0
+    return float(np.sum(np.sqrt(np.clip(a / sa, 0, None) * np.clip(b / sb, 0, None))))
 
 
 def _apart(a: float, b: float) -> float:
