@@ -202,6 +202,22 @@ def test_a_top_read_another_way_with_nothing_over_it_is_corrected_not_added() ->
     assert [str(t) for t in tracker.seen] == ["K5"]
 
 
+def test_a_take_seen_by_the_tile_below_is_not_returned_by_the_taken_tile_s_twin() -> None:
+    # R8 put on R4 and taken (R4 shows again where it lay: a take for sure); turns later the
+    # other R8 is put on R4: a new tile, not the taken one back
+    tracker = TableTracker(image_size=SIZE, confirm=3)
+    feed(tracker, 0, [[lying("R4", 300, 410)]] * 4)
+    feed(tracker, 4, [[]] * 2)
+    feed(tracker, 6, [[lying("R8", 299, 418, turn=-12)]] * 4)
+    changes = feed(tracker, 10, [[lying("R4", 300, 410)]] * 4)
+    assert kinds(changes) == [("taken", "R8")]
+    feed(tracker, 14, [[]] * 4)
+    changes = feed(tracker, 18, [[lying("R8", 299, 413, turn=3)]] * 4)
+    assert kinds(changes) == [("added", "R8")]
+    assert sorted(str(t) for t in tracker.seen) == ["R4", "R8", "R8"]
+    assert [str(c.tile) for c in tracker.taken] == ["R8"]
+
+
 def test_a_pile_emptied_records_the_take_and_a_tile_only_hidden_comes_back() -> None:
     tracker = TableTracker(image_size=SIZE, confirm=3, gone=8)
     feed(tracker, 0, [[lying("K3", 600, 240)]] * 4)
@@ -294,6 +310,22 @@ def test_a_top_misread_a_few_frames_keeps_what_most_frames_read() -> None:
     feed(tracker, 0, [[k12]] * 6)
     assert feed(tracker, 6, [[k10]] * 4 + [[]] * 2) == []
     assert [str(t) for t in tracker.seen] == ["K12"]
+
+
+def test_the_tile_below_read_another_way_uncovered_is_a_take_not_a_misread_top() -> None:
+    # a held-out false joker the classifier reads now FJ, now B12 or B13; Y9 put on it a fifth
+    # of a tile off, then taken with no hand over the pile: the joker shows where it lay, read
+    # B13.  The readings there are the joker's (where they lie, what they read alike), not Y9's:
+    # Y9 is taken, never corrected to B13
+    tracker = TableTracker(image_size=SIZE, confirm=3)
+    joker = lying("FJ", 370, 70, turn=90, scale=1.4)
+    feed(tracker, 0, [[read_as(joker, {"FJ": 0.6, "B12": 0.3, "B13": 0.05})]] * 6)
+    feed(tracker, 6, [[]] * 2)
+    y9 = lying("Y9", 372, 56, turn=88, scale=1.4)
+    feed(tracker, 8, [[read_as(y9, {"Y9": 0.98})]] * 6)
+    changes = feed(tracker, 14, [[read_as(joker, {"B13": 0.75, "B12": 0.22})]] * 6)
+    assert kinds(changes) == [("taken", "Y9")]
+    assert sorted(str(t) for t in tracker.seen) == ["FJ", "Y9"]
 
 
 def test_a_new_top_read_two_ways_counts_as_the_likelier() -> None:
