@@ -192,6 +192,36 @@ def test_a_copy_put_on_its_twin_is_added_where_it_lies_off_the_twin() -> None:
     assert len(tracker.seen) == 2
 
 
+def test_a_twin_put_on_a_little_off_its_copy_is_added() -> None:
+    # an R5 put on its twin after a hand hid the pile, 0.12 of a tile and 7 degrees off (the
+    # top seen again lies within a pixel or two of where it lay): a second R5
+    tracker = TableTracker(image_size=SIZE, confirm=3)
+    feed(tracker, 0, [[lying("R5", 370, 82, turn=92, scale=1.4)]] * 6)
+    feed(tracker, 6, [[]] * 4)
+    changes = feed(tracker, 10, [[lying("R5", 377, 76.5, turn=85, scale=1.4)]] * 4)
+    assert kinds(changes) == [("added", "R5")]
+    assert [str(t) for t in tracker.seen] == ["R5", "R5"]
+
+
+def test_a_tile_in_a_nearly_square_box_counts() -> None:
+    # a tile turned about 45 degrees, boxed nearly square round its face: its box's long side
+    # is 0.6 of a whole tile's there, yet it is no tile half under a hand
+    import cv2 as _cv2
+
+    corners = _cv2.boxPoints(((100.0, 248.0), (44.0, 46.0), 37.0))
+    quad = tuple((float(a), float(b)) for a, b in corners)
+    xs, ys = corners[:, 0], corners[:, 1]
+    box = (float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max()))
+    square = TableTile(9, Tile.parse("B7"), box, 0.6, quad)
+    others = [
+        lying(t, x, 248, scale=1.4, k=k)
+        for k, (t, x) in enumerate([("R1", 300), ("K2", 420), ("Y3", 540)])
+    ]
+    changes = feed(tracker := TableTracker(image_size=SIZE, confirm=3), 0, [[*others, square]] * 4)
+    assert sorted(str(c.tile) for c in changes) == ["B7", "K2", "R1", "Y3"]
+    assert len(tracker.seen) == 4
+
+
 def test_a_top_read_another_way_with_nothing_over_it_is_corrected_not_added() -> None:
     tracker = TableTracker(image_size=SIZE, confirm=3)
     first = feed(tracker, 0, [[lying("K10", 320, 400)]] * 3)  # a K5 misread while it lay there

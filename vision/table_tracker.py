@@ -64,6 +64,10 @@ from vision.table import TableTile, without_indicator
 REACH = 0.45  # a reading belongs to a place within this share of a tile's long side
 SHIFTED = 1.0  # or within this share, when the place's top tile is the tile read
 WHOLE = (0.7, 2.0)  # a reading's size against a whole tile's there for it to count
+# a nearly square box (its sides within SQUARE of each other: a tile turned about 45 degrees in
+# it, boxed round its face) shows a tile's long side shorter: down to this share counts
+SQUARE = 1.2
+SQUARE_WHOLE = 0.55
 PLANE_MIN = 4  # tiles to fit a whole tile's size down the picture
 SLANT = 3.0  # a whole tile at the picture's bottom at most this many times one at its top
 PLANE_BANDS = (2.5, 1.4, 1.2)  # each fit's points within this ratio of it make the next fit
@@ -262,7 +266,7 @@ class TableTracker:
                 and place.stack
                 and reading.tile == place.stack[-1].tile
                 and not (
-                    place.hidden and not _same_pose(place.stack[-1].pose, pose_of(reading), place)
+                    place.hidden and not _where_top(place.stack[-1].pose, pose_of(reading), place)
                 )
             ):
                 place.centre = 0.8 * place.centre + 0.2 * np.asarray(reading.centre)
@@ -485,7 +489,7 @@ class TableTracker:
         if place.first_unseen is None or place.first_unseen >= read[0][0]:
             return
         pose = _median_pose([q for _, _, q, _ in read])
-        if _same_pose(top.pose, pose, place):
+        if _where_top(top.pose, pose, place):
             return
         copies = sum(t == top.tile for t in self._counted.values())
         if copies < 2:
@@ -639,7 +643,20 @@ def whole_tiles(
         return list(tiles)
     points = [(t.centre, t.size) for t in tiles] + list(anchors)
     usual = usual_sizes(points, height)[: len(tiles)]
-    return [t for t, u in zip(tiles, usual, strict=True) if WHOLE[0] * u <= t.size <= WHOLE[1] * u]
+    return [
+        t
+        for t, u in zip(tiles, usual, strict=True)
+        if (SQUARE_WHOLE if _squarish(t) else WHOLE[0]) * u <= t.size <= WHOLE[1] * u
+    ]
+
+
+def _squarish(tile: TableTile) -> bool:
+    """Whether a reading's turned box is nearly square (sides within ``SQUARE`` of each other)."""
+    if tile.quad is None:
+        return False
+    q = np.asarray(tile.quad)
+    a, b = float(np.hypot(*(q[1] - q[0]))), float(np.hypot(*(q[3] - q[0])))
+    return max(a, b) <= SQUARE * max(min(a, b), 1e-6)
 
 
 def usual_sizes(
@@ -732,6 +749,15 @@ def _median_pose(poses: list[Pose | None]) -> Pose | None:
     quarter = np.radians(known[:, 2] * 4.0)  # a right angle's period made a whole turn's
     turn = math.degrees(math.atan2(np.sin(quarter).sum(), np.cos(quarter).sum())) / 4.0
     return (x, y, turn % 90.0)
+
+
+def _where_top(a: Pose | None, b: Pose | None, place: _Place) -> bool:
+    """Whether a tile lies where the top lay (within ``TOP_SHIFT`` and ``POSE_TURN``): the top
+    seen again after a hand hid it, not its twin put on it a little off."""
+    if a is None or b is None:
+        return True
+    turn = abs(a[2] - b[2]) % 90.0
+    return math.dist(a[:2], b[:2]) <= TOP_SHIFT * place.size and min(turn, 90 - turn) <= POSE_TURN
 
 
 def _same_pose(a: Pose | None, b: Pose | None, place: _Place) -> bool:
