@@ -297,6 +297,20 @@ def test_a_new_top_counts_though_a_hand_passes_between_its_readings() -> None:
     assert kinds(changes) == [("added", "B9")] and changes[0].frame == 9
 
 
+def test_a_tile_read_in_four_of_the_frames_it_showed_counts_though_a_hand_hid_it_between() -> None:
+    # K5 put down, hidden two frames by a passing hand, read twice more, then taken: read in 4
+    # of the last 5 frames it was seen in (never 4 of 5 frames in a row), it counts
+    tracker = TableTracker(image_size=SIZE)
+    feed(tracker, 0, [[lying("R1", 500, 400)]] * 5)
+    k5 = lying("K5", 279, 103)
+    changes = feed(tracker, 5, [[k5], [k5], [], [], [k5], [k5]] + [[]] * 10)
+    assert ("added", "K5") in kinds(changes)
+    assert sorted(str(t) for t in tracker.seen) == ["K5", "R1"]
+    # a hand passing, read as a tile twice among frames of nothing, still adds nothing
+    odd = lying("B2", 100, 300)
+    assert feed(tracker, 21, [[odd], [], [], [odd], [], [], [], []]) == []
+
+
 def test_a_new_top_read_another_way_right_after_is_corrected_not_added() -> None:
     # a tile put on a pile read B2 in its first frames (the hand's shadow), then R2: one tile
     tracker = TableTracker(image_size=SIZE, confirm=3)

@@ -11,22 +11,27 @@ reading read every way up (``TableTile.ways``) is read the way the place's tiles
 sure readings agree on where their tops point (a discard pile's tiles all face the seat that
 put them down: ``TableTracker._oriented``):
 
-- a tile read at one place in ``confirm`` of the last ``window`` frames counts: on an empty new
-  place it is *added* to ``seen``; read where the tile below the top was (within
-  ``POSE_SHIFT`` and ``POSE_TURN``), the top was *taken* (recorded with the pile it came from,
-  ``seen`` unchanged: the tile is known, now in a hand); read on top of another tile in
-  ``confirm`` readings running, none of them the top, after the pile was hidden (a hand puts a
-  tile down), a new tile was put on a pile and is *added*; the top itself read again after the
-  pile was hidden, ``confirm`` readings running away from where it lay, is a second copy put
-  on it (*added*);
+- a tile read at one place in ``confirm`` of the last ``window`` frames counts (the frames with
+  nothing read there, a hand over it, stretch the window back by up to ``stretch`` frames): on
+  an empty new place it is *added* to ``seen``; read where the tile below the top was (within
+  ``POSE_SHIFT`` and ``POSE_TURN``) as that tile, or as another whose probabilities overlap
+  that tile's own (``ALIKE``) lying nearer it than the top, the top was *taken* (recorded with
+  the pile it came from, ``seen`` unchanged: the tile is known, now in a hand); read on top of
+  another tile in ``confirm`` readings running, none of them the top, after the pile was
+  hidden (a hand puts a tile down), a new tile was put on a pile and is *added*; the top itself
+  read again after the pile was hidden, ``confirm`` readings running away from where it lay
+  (``TOP_SHIFT``: the top seen again jitters a pixel or two), is a second copy put on it
+  (*added*);
 - every top tile is read again as frames come: when the probabilities summed over all the
   frames it lay on top name another tile by ``REREAD`` frames' worth, the tile is *corrected*
   (with that frame); a pile's top read now one way, now another stays what most frames read;
+  only the readings lying where the top lies (``TOP_SHIFT``) re-read it;
 - a reading a little off its place (a hand over part of the tile) whose tile is the top of a
   place within a tile's length is that place's;
 - a place where nothing is read for ``gone`` frames in a row lost its last tile: *taken*;
   the same tile read there again afterwards was only hidden (a hand lingering), and the take is
-  *returned*;
+  *returned* (never a take seen by the tile below shown again: that tile's twin put there later
+  is *added*);
 - a hand passing over the table hides tiles or shows skin for a few frames: nothing reaches
   ``confirm`` votes at one place, so nothing changes.
 
@@ -181,6 +186,7 @@ class TableTracker:
         confirm: int = 4,
         window: int = 5,
         gone: int = 8,
+        stretch: int = 3,
         indicator: Tile | None = None,
         ways: bool = True,
     ) -> None:
@@ -189,6 +195,11 @@ class TableTracker:
         self.image_size = image_size
         self.confirm = confirm
         self.window = window
+        # the window's frames with nothing read in them (a hand over the tile) stretch it back
+        # by up to this many frames: a tile read in ``confirm`` of the last ``window`` frames it
+        # was seen in counts
+        self.stretch = stretch
+        self._keep = window + stretch  # frames of votes a place keeps
         self.gone = gone
         self.indicator = indicator
         self.ways = ways  # a reading read every way up is read the way its place's tiles lie
@@ -329,9 +340,9 @@ class TableTracker:
                     id=self._next_place_id(),
                     centre=np.asarray(t.centre, float),
                     size=t.size,
-                    votes=deque([None] * (self.window - 1), maxlen=self.window),
-                    poses=deque([None] * (self.window - 1), maxlen=self.window),
-                    probs=deque([None] * (self.window - 1), maxlen=self.window),
+                    votes=deque([None] * (self._keep - 1), maxlen=self._keep),
+                    poses=deque([None] * (self._keep - 1), maxlen=self._keep),
+                    probs=deque([None] * (self._keep - 1), maxlen=self._keep),
                 )
                 self._places.append(place)
                 out[place.id] = t
@@ -373,7 +384,12 @@ class TableTracker:
         return self._place_ids
 
     def _decide(self, place: _Place) -> None:
-        counts = Counter(v for v in place.votes if v is not None)
+        # the votes of the last ``window`` frames, stretched back over frames with nothing read
+        votes = list(place.votes)
+        seen = [v for v in votes[-self.window :] if v is not None]
+        before = [v for v in votes[: -self.window] if v is not None]
+        misses = self.window - len(seen)
+        counts = Counter(before[len(before) - min(misses, len(before)) :] + seen)
         place.empty_for = place.empty_for + 1 if place.votes[-1] is None else 0
         if counts:
             tile, n = counts.most_common(1)[0]
@@ -544,9 +560,9 @@ class TableTracker:
                 continue
             if not place.stack:
                 place.votes.clear()
-                place.votes.extend([None] * self.window)
+                place.votes.extend([None] * self._keep)
                 place.probs.clear()
-                place.probs.extend([None] * self.window)
+                place.probs.extend([None] * self._keep)
                 return True
             if len(other.stack) == 1:
                 place.stack.append(other.stack.pop())
