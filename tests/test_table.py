@@ -222,6 +222,15 @@ def test_a_tile_in_a_nearly_square_box_counts() -> None:
     assert len(tracker.seen) == 4
 
 
+def test_a_meld_s_twins_side_by_side_count_twice() -> None:
+    # a meld laid with both K3 side by side (0.7 of a tile apart): read in the same frames, two
+    # tiles, not one box shifted off its place
+    tracker = TableTracker(image_size=SIZE)
+    meld = [lying("Y13", 110, 328, k=0), lying("K3", 150, 328, k=1), lying("K3", 190, 328, k=2)]
+    feed(tracker, 0, [meld] * 5)
+    assert sorted(str(t) for t in tracker.seen) == ["K3", "K3", "Y13"]
+
+
 def test_a_top_read_another_way_with_nothing_over_it_is_corrected_not_added() -> None:
     tracker = TableTracker(image_size=SIZE, confirm=3)
     first = feed(tracker, 0, [[lying("K10", 320, 400)]] * 3)  # a K5 misread while it lay there

@@ -208,6 +208,7 @@ class TableTracker:
         self._counted: dict[int, Tile] = {}  # "added" change id -> the tile it counts
         self._frame = -1
         self._place_ids = -1
+        self._read_now: set[int] = set()  # the places read in the frame being taken
 
     # ------------------------------------------------------------------ what it knows
 
@@ -259,6 +260,7 @@ class TableTracker:
             ((float(p.centre[0]), float(p.centre[1])), p.size) for p in self._places if p.stack
         ]
         matched = self._match(whole_tiles(tiles, anchors, self.image_size[1]))
+        self._read_now = set(matched)
         for place in list(self._places):
             reading = matched.get(place.id)
             if reading is not None and reading.ways and self.ways:
@@ -549,11 +551,13 @@ class TableTracker:
     def _same_tile_nearby(self, place: _Place, tile: Tile) -> bool:
         """Whether ``tile``, confirmed at ``place``, is a tile already counted at a place within a
         tile's length (its box seen shifted: half under a hand, at the frame's edge): a new place
-        is then dropped, and a place holding only that tile is folded into this pile."""
+        is then dropped, and a place holding only that tile is folded into this pile.  A place
+        read in the same frame is another tile (a meld's twins side by side), never this one."""
         for other in self._places:
             if (
                 other is place
                 or not other.stack
+                or other.id in self._read_now  # read beside it in this frame: another tile
                 or other.stack[-1].tile != tile
                 or math.dist(other.centre, place.centre) > SHIFTED * max(other.size, place.size)
             ):
