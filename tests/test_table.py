@@ -231,6 +231,25 @@ def test_a_meld_s_twins_side_by_side_count_twice() -> None:
     assert sorted(str(t) for t in tracker.seen) == ["K3", "K3", "Y13"]
 
 
+def square_boxed(tile: str, x: float, y: float, turn: float, side: float = 46.0) -> TableTile:
+    """``tile`` in a nearly square box (``side`` x 0.95 ``side``) at (x, y), turned ``turn``."""
+    corners = cv2.boxPoints(((x, y), (side, 0.95 * side), turn))
+    quad = tuple((float(a), float(b)) for a, b in corners)
+    xs, ys = corners[:, 0], corners[:, 1]
+    box = (float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max()))
+    return TableTile(0, Tile.parse(tile), box, 0.8, quad)
+
+
+def test_a_square_boxed_top_boxed_at_another_turn_after_a_hand_is_no_twin() -> None:
+    # a far pile's Y3 in a nearly square box at 10 degrees; a hand hides it one frame, then it
+    # is boxed at 40 degrees, 3 px off: a square box's sides say nothing of the tile's turn
+    tracker = TableTracker(image_size=SIZE)
+    feed(tracker, 0, [[square_boxed("Y3", 304, 74, 10)]] * 6)
+    feed(tracker, 6, [[]])
+    assert feed(tracker, 7, [[square_boxed("Y3", 301, 75, 40)]] * 6) == []
+    assert [str(t) for t in tracker.seen] == ["Y3"]
+
+
 def test_a_top_read_another_way_with_nothing_over_it_is_corrected_not_added() -> None:
     tracker = TableTracker(image_size=SIZE, confirm=3)
     first = feed(tracker, 0, [[lying("K10", 320, 400)]] * 3)  # a K5 misread while it lay there

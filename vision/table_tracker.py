@@ -737,10 +737,13 @@ def probs_of(tile: TableTile) -> np.ndarray:
 
 
 def pose_of(tile: TableTile) -> Pose:
-    """A reading's centre and the turn of its long side (degrees, 0-180; 0 without an outline)."""
+    """A reading's centre and the turn of its long side (degrees, 0-180; 0 without an outline;
+    NaN for a nearly square box, ``_squarish``: its sides say nothing of the tile's turn)."""
     x, y = tile.centre
     if tile.quad is None:
         return (x, y, 0.0)
+    if _squarish(tile):
+        return (x, y, math.nan)
     q = np.asarray(tile.quad)
     side = q[1] - q[0] if np.hypot(*(q[1] - q[0])) >= np.hypot(*(q[3] - q[0])) else q[3] - q[0]
     return (x, y, float(np.degrees(np.arctan2(side[1], side[0])) % 180.0))
@@ -751,12 +754,11 @@ def _blend(old: Pose | None, new: Pose, rate: float = 0.3) -> Pose:
     angle, as turns are compared: ``_same_pose``)."""
     if old is None:
         return new
-    turn = (new[2] - old[2] + 45.0) % 90.0 - 45.0
-    return (
-        old[0] + rate * (new[0] - old[0]),
-        old[1] + rate * (new[1] - old[1]),
-        (old[2] + rate * turn) % 180.0,
-    )
+    if math.isnan(old[2]) or math.isnan(new[2]):
+        blended = new[2] if math.isnan(old[2]) else old[2]
+    else:
+        blended = (old[2] + rate * ((new[2] - old[2] + 45.0) % 90.0 - 45.0)) % 180.0
+    return (old[0] + rate * (new[0] - old[0]), old[1] + rate * (new[1] - old[1]), blended)
 
 
 def _median_pose(poses: list[Pose | None]) -> Pose | None:
@@ -766,7 +768,10 @@ def _median_pose(poses: list[Pose | None]) -> Pose | None:
     if not len(known):
         return None
     x, y = (float(v) for v in np.median(known[:, :2], axis=0))
-    quarter = np.radians(known[:, 2] * 4.0)  # a right angle's period made a whole turn's
+    turns = known[~np.isnan(known[:, 2]), 2]
+    if not len(turns):
+        return (x, y, math.nan)
+    quarter = np.radians(turns * 4.0)  # a right angle's period made a whole turn's
     turn = math.degrees(math.atan2(np.sin(quarter).sum(), np.cos(quarter).sum())) / 4.0
     return (x, y, turn % 90.0)
 
@@ -776,8 +781,7 @@ def _where_top(a: Pose | None, b: Pose | None, place: _Place) -> bool:
     seen again after a hand hid it, not its twin put on it a little off."""
     if a is None or b is None:
         return True
-    turn = abs(a[2] - b[2]) % 90.0
-    return math.dist(a[:2], b[:2]) <= TOP_SHIFT * place.size and min(turn, 90 - turn) <= POSE_TURN
+    return math.dist(a[:2], b[:2]) <= TOP_SHIFT * place.size and _turned(a, b) <= POSE_TURN
 
 
 def _same_pose(a: Pose | None, b: Pose | None, place: _Place) -> bool:
@@ -786,5 +790,13 @@ def _same_pose(a: Pose | None, b: Pose | None, place: _Place) -> bool:
     right angle: the detector's box of a tile may name either side the long one."""
     if a is None or b is None:
         return True
+    return math.dist(a[:2], b[:2]) <= POSE_SHIFT * place.size and _turned(a, b) <= POSE_TURN
+
+
+def _turned(a: Pose, b: Pose) -> float:
+    """Degrees between two poses' turns modulo a right angle (0 where a nearly square box gives
+    no turn)."""
+    if math.isnan(a[2]) or math.isnan(b[2]):
+        return 0.0
     turn = abs(a[2] - b[2]) % 90.0
-    return math.dist(a[:2], b[:2]) <= POSE_SHIFT * place.size and min(turn, 90 - turn) <= POSE_TURN
+    return min(turn, 90.0 - turn)
