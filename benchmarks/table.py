@@ -15,7 +15,9 @@ followed turn by turn, and the time a table frame takes.
   is compared with the truth.  *exact turns*; *false tiles* = tiles the tracker counts that the
   truth does not, at each game's end, per 100 turns; *missed* the same the other way; *takes*:
   truth takes recorded with the right tile and pile.  Seeds: ``--split tune`` games 100..,
-  ``report`` games 2000.. (the style pool ``heldout`` by default: sets the models never saw).
+  ``tune2`` games 3000.. (drawn as the report games, never reported: a second tune set),
+  ``report`` games 2000.. (the style pool ``heldout`` by default: sets the models never saw);
+  ``tune2`` reads the real photos' tune half.
 - **Speed**: milliseconds per frame (``TableReader.read`` + ``TableTracker.update``) on the
   rendered frames, median and p95, and the frames per second the median gives.
 
