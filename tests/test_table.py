@@ -192,6 +192,64 @@ def test_a_copy_put_on_its_twin_is_added_where_it_lies_off_the_twin() -> None:
     assert len(tracker.seen) == 2
 
 
+def test_a_twin_put_on_a_little_off_its_copy_is_added() -> None:
+    # an R5 put on its twin after a hand hid the pile, 0.12 of a tile and 7 degrees off (the
+    # top seen again lies within a pixel or two of where it lay): a second R5
+    tracker = TableTracker(image_size=SIZE, confirm=3)
+    feed(tracker, 0, [[lying("R5", 370, 82, turn=92, scale=1.4)]] * 6)
+    feed(tracker, 6, [[]] * 4)
+    changes = feed(tracker, 10, [[lying("R5", 377, 76.5, turn=85, scale=1.4)]] * 4)
+    assert kinds(changes) == [("added", "R5")]
+    assert [str(t) for t in tracker.seen] == ["R5", "R5"]
+
+
+def test_a_tile_in_a_nearly_square_box_counts() -> None:
+    # a tile turned about 45 degrees, boxed nearly square round its face: its box's long side
+    # is 0.6 of a whole tile's there, yet it is no tile half under a hand
+    import cv2 as _cv2
+
+    corners = _cv2.boxPoints(((100.0, 248.0), (44.0, 46.0), 37.0))
+    quad = tuple((float(a), float(b)) for a, b in corners)
+    xs, ys = corners[:, 0], corners[:, 1]
+    box = (float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max()))
+    square = TableTile(9, Tile.parse("B7"), box, 0.6, quad)
+    others = [
+        lying(t, x, 248, scale=1.4, k=k)
+        for k, (t, x) in enumerate([("R1", 300), ("K2", 420), ("Y3", 540)])
+    ]
+    changes = feed(tracker := TableTracker(image_size=SIZE, confirm=3), 0, [[*others, square]] * 4)
+    assert sorted(str(c.tile) for c in changes) == ["B7", "K2", "R1", "Y3"]
+    assert len(tracker.seen) == 4
+
+
+def test_a_meld_s_twins_side_by_side_count_twice() -> None:
+    # a meld laid with both K3 side by side (0.7 of a tile apart): read in the same frames, two
+    # tiles, not one box shifted off its place
+    tracker = TableTracker(image_size=SIZE)
+    meld = [lying("Y13", 110, 328, k=0), lying("K3", 150, 328, k=1), lying("K3", 190, 328, k=2)]
+    feed(tracker, 0, [meld] * 5)
+    assert sorted(str(t) for t in tracker.seen) == ["K3", "K3", "Y13"]
+
+
+def square_boxed(tile: str, x: float, y: float, turn: float, side: float = 46.0) -> TableTile:
+    """``tile`` in a nearly square box (``side`` x 0.95 ``side``) at (x, y), turned ``turn``."""
+    corners = cv2.boxPoints(((x, y), (side, 0.95 * side), turn))
+    quad = tuple((float(a), float(b)) for a, b in corners)
+    xs, ys = corners[:, 0], corners[:, 1]
+    box = (float(xs.min()), float(ys.min()), float(xs.max()), float(ys.max()))
+    return TableTile(0, Tile.parse(tile), box, 0.8, quad)
+
+
+def test_a_square_boxed_top_boxed_at_another_turn_after_a_hand_is_no_twin() -> None:
+    # a far pile's Y3 in a nearly square box at 10 degrees; a hand hides it one frame, then it
+    # is boxed at 40 degrees, 3 px off: a square box's sides say nothing of the tile's turn
+    tracker = TableTracker(image_size=SIZE)
+    feed(tracker, 0, [[square_boxed("Y3", 304, 74, 10)]] * 6)
+    feed(tracker, 6, [[]])
+    assert feed(tracker, 7, [[square_boxed("Y3", 301, 75, 40)]] * 6) == []
+    assert [str(t) for t in tracker.seen] == ["Y3"]
+
+
 def test_a_top_read_another_way_with_nothing_over_it_is_corrected_not_added() -> None:
     tracker = TableTracker(image_size=SIZE, confirm=3)
     first = feed(tracker, 0, [[lying("K10", 320, 400)]] * 3)  # a K5 misread while it lay there
@@ -200,6 +258,22 @@ def test_a_top_read_another_way_with_nothing_over_it_is_corrected_not_added() ->
     assert kinds(changes) == [("corrected", "K5")] and changes[0].frame == 7
     assert changes[0].of == first[0].id and str(changes[0].was) == "K10"
     assert [str(t) for t in tracker.seen] == ["K5"]
+
+
+def test_a_take_seen_by_the_tile_below_is_not_returned_by_the_taken_tile_s_twin() -> None:
+    # R8 put on R4 and taken (R4 shows again where it lay: a take for sure); turns later the
+    # other R8 is put on R4: a new tile, not the taken one back
+    tracker = TableTracker(image_size=SIZE, confirm=3)
+    feed(tracker, 0, [[lying("R4", 300, 410)]] * 4)
+    feed(tracker, 4, [[]] * 2)
+    feed(tracker, 6, [[lying("R8", 299, 418, turn=-12)]] * 4)
+    changes = feed(tracker, 10, [[lying("R4", 300, 410)]] * 4)
+    assert kinds(changes) == [("taken", "R8")]
+    feed(tracker, 14, [[]] * 4)
+    changes = feed(tracker, 18, [[lying("R8", 299, 413, turn=3)]] * 4)
+    assert kinds(changes) == [("added", "R8")]
+    assert sorted(str(t) for t in tracker.seen) == ["R4", "R8", "R8"]
+    assert [str(c.tile) for c in tracker.taken] == ["R8"]
 
 
 def test_a_pile_emptied_records_the_take_and_a_tile_only_hidden_comes_back() -> None:
@@ -251,6 +325,20 @@ def test_a_new_top_counts_though_a_hand_passes_between_its_readings() -> None:
     assert kinds(changes) == [("added", "B9")] and changes[0].frame == 9
 
 
+def test_a_tile_read_in_four_of_the_frames_it_showed_counts_though_a_hand_hid_it_between() -> None:
+    # K5 put down, hidden two frames by a passing hand, read twice more, then taken: read in 4
+    # of the last 5 frames it was seen in (never 4 of 5 frames in a row), it counts
+    tracker = TableTracker(image_size=SIZE)
+    feed(tracker, 0, [[lying("R1", 500, 400)]] * 5)
+    k5 = lying("K5", 279, 103)
+    changes = feed(tracker, 5, [[k5], [k5], [], [], [k5], [k5]] + [[]] * 10)
+    assert ("added", "K5") in kinds(changes)
+    assert sorted(str(t) for t in tracker.seen) == ["K5", "R1"]
+    # a hand passing, read as a tile twice among frames of nothing, still adds nothing
+    odd = lying("B2", 100, 300)
+    assert feed(tracker, 21, [[odd], [], [], [odd], [], [], [], []]) == []
+
+
 def test_a_new_top_read_another_way_right_after_is_corrected_not_added() -> None:
     # a tile put on a pile read B2 in its first frames (the hand's shadow), then R2: one tile
     tracker = TableTracker(image_size=SIZE, confirm=3)
@@ -294,6 +382,22 @@ def test_a_top_misread_a_few_frames_keeps_what_most_frames_read() -> None:
     feed(tracker, 0, [[k12]] * 6)
     assert feed(tracker, 6, [[k10]] * 4 + [[]] * 2) == []
     assert [str(t) for t in tracker.seen] == ["K12"]
+
+
+def test_the_tile_below_read_another_way_uncovered_is_a_take_not_a_misread_top() -> None:
+    # a held-out false joker the classifier reads now FJ, now B12 or B13; Y9 put on it a fifth
+    # of a tile off, then taken with no hand over the pile: the joker shows where it lay, read
+    # B13.  The readings there are the joker's (where they lie, what they read alike), not Y9's:
+    # Y9 is taken, never corrected to B13
+    tracker = TableTracker(image_size=SIZE, confirm=3)
+    joker = lying("FJ", 370, 70, turn=90, scale=1.4)
+    feed(tracker, 0, [[read_as(joker, {"FJ": 0.6, "B12": 0.3, "B13": 0.05})]] * 6)
+    feed(tracker, 6, [[]] * 2)
+    y9 = lying("Y9", 372, 56, turn=88, scale=1.4)
+    feed(tracker, 8, [[read_as(y9, {"Y9": 0.98})]] * 6)
+    changes = feed(tracker, 14, [[read_as(joker, {"B13": 0.75, "B12": 0.22})]] * 6)
+    assert kinds(changes) == [("taken", "Y9")]
+    assert sorted(str(t) for t in tracker.seen) == ["FJ", "Y9"]
 
 
 def test_a_new_top_read_two_ways_counts_as_the_likelier() -> None:

@@ -11,22 +11,27 @@ reading read every way up (``TableTile.ways``) is read the way the place's tiles
 sure readings agree on where their tops point (a discard pile's tiles all face the seat that
 put them down: ``TableTracker._oriented``):
 
-- a tile read at one place in ``confirm`` of the last ``window`` frames counts: on an empty new
-  place it is *added* to ``seen``; read where the tile below the top was (within
-  ``POSE_SHIFT`` and ``POSE_TURN``), the top was *taken* (recorded with the pile it came from,
-  ``seen`` unchanged: the tile is known, now in a hand); read on top of another tile in
-  ``confirm`` readings running, none of them the top, after the pile was hidden (a hand puts a
-  tile down), a new tile was put on a pile and is *added*; the top itself read again after the
-  pile was hidden, ``confirm`` readings running away from where it lay, is a second copy put
-  on it (*added*);
+- a tile read at one place in ``confirm`` of the last ``window`` frames counts (the frames with
+  nothing read there, a hand over it, stretch the window back by up to ``stretch`` frames): on
+  an empty new place it is *added* to ``seen``; read where the tile below the top was (within
+  ``POSE_SHIFT`` and ``POSE_TURN``) as that tile, or as another whose probabilities overlap
+  that tile's own (``ALIKE``) lying nearer it than the top, the top was *taken* (recorded with
+  the pile it came from, ``seen`` unchanged: the tile is known, now in a hand); read on top of
+  another tile in ``confirm`` readings running, none of them the top, after the pile was
+  hidden (a hand puts a tile down), a new tile was put on a pile and is *added*; the top itself
+  read again after the pile was hidden, ``confirm`` readings running away from where it lay
+  (``TOP_SHIFT``: the top seen again jitters a pixel or two), is a second copy put on it
+  (*added*);
 - every top tile is read again as frames come: when the probabilities summed over all the
   frames it lay on top name another tile by ``REREAD`` frames' worth, the tile is *corrected*
   (with that frame); a pile's top read now one way, now another stays what most frames read;
+  only the readings lying where the top lies (``TOP_SHIFT``) re-read it;
 - a reading a little off its place (a hand over part of the tile) whose tile is the top of a
   place within a tile's length is that place's;
 - a place where nothing is read for ``gone`` frames in a row lost its last tile: *taken*;
   the same tile read there again afterwards was only hidden (a hand lingering), and the take is
-  *returned*;
+  *returned* (never a take seen by the tile below shown again: that tile's twin put there later
+  is *added*);
 - a hand passing over the table hides tiles or shows skin for a few frames: nothing reaches
   ``confirm`` votes at one place, so nothing changes.
 
@@ -64,11 +69,22 @@ from vision.table import TableTile, without_indicator
 REACH = 0.45  # a reading belongs to a place within this share of a tile's long side
 SHIFTED = 1.0  # or within this share, when the place's top tile is the tile read
 WHOLE = (0.7, 2.0)  # a reading's size against a whole tile's there for it to count
+# a nearly square box (its sides within SQUARE of each other: a tile turned about 45 degrees in
+# it, boxed round its face) shows a tile's long side shorter: down to this share counts
+SQUARE = 1.2
+SQUARE_WHOLE = 0.55
 PLANE_MIN = 4  # tiles to fit a whole tile's size down the picture
 SLANT = 3.0  # a whole tile at the picture's bottom at most this many times one at its top
 PLANE_BANDS = (2.5, 1.4, 1.2)  # each fit's points within this ratio of it make the next fit
 POSE_SHIFT = 0.15  # a tile uncovered again lies within this share of a tile's long side
 POSE_TURN = 20.0  # and within this many degrees of the turn it lay at
+# a reading is the top tile's own (its probabilities re-read the top) only where the top lies:
+# within this share of a tile's long side of the top's pose (a top seen again jitters a pixel or
+# two; the tile below it uncovered, or a box shifted off by a hand, lies farther)
+TOP_SHIFT = 0.08
+# readings of another name are the tile below uncovered where they overlap its own readings (the
+# classifier's probabilities summed) at least this much (``_alike``), and more than the top's
+ALIKE = 0.25
 # the table's sides as the camera sees them (near: the picture's bottom), and its middle (the
 # face-down stacks and the indicator)
 SIDES = ("near", "right", "far", "left", "middle")
@@ -170,6 +186,7 @@ class TableTracker:
         confirm: int = 4,
         window: int = 5,
         gone: int = 8,
+        stretch: int = 3,
         indicator: Tile | None = None,
         ways: bool = True,
     ) -> None:
@@ -178,6 +195,11 @@ class TableTracker:
         self.image_size = image_size
         self.confirm = confirm
         self.window = window
+        # the window's frames with nothing read in them (a hand over the tile) stretch it back
+        # by up to this many frames: a tile read in ``confirm`` of the last ``window`` frames it
+        # was seen in counts
+        self.stretch = stretch
+        self._keep = window + stretch  # frames of votes a place keeps
         self.gone = gone
         self.indicator = indicator
         self.ways = ways  # a reading read every way up is read the way its place's tiles lie
@@ -186,6 +208,7 @@ class TableTracker:
         self._counted: dict[int, Tile] = {}  # "added" change id -> the tile it counts
         self._frame = -1
         self._place_ids = -1
+        self._read_now: set[int] = set()  # the places read in the frame being taken
 
     # ------------------------------------------------------------------ what it knows
 
@@ -237,6 +260,7 @@ class TableTracker:
             ((float(p.centre[0]), float(p.centre[1])), p.size) for p in self._places if p.stack
         ]
         matched = self._match(whole_tiles(tiles, anchors, self.image_size[1]))
+        self._read_now = set(matched)
         for place in list(self._places):
             reading = matched.get(place.id)
             if reading is not None and reading.ways and self.ways:
@@ -244,7 +268,7 @@ class TableTracker:
             place.votes.append(None if reading is None else reading.tile)
             place.poses.append(None if reading is None else pose_of(reading))
             place.probs.append(None if reading is None else probs_of(reading))
-            if reading is not None and place.stack:
+            if reading is not None and place.stack and self._on_top(place, reading):
                 place.stack[-1].read(frame, place.probs[-1], self.window)
             if reading is None:
                 if not place.hidden:
@@ -255,7 +279,7 @@ class TableTracker:
                 and place.stack
                 and reading.tile == place.stack[-1].tile
                 and not (
-                    place.hidden and not _same_pose(place.stack[-1].pose, pose_of(reading), place)
+                    place.hidden and not _where_top(place.stack[-1].pose, pose_of(reading), place)
                 )
             ):
                 place.centre = 0.8 * place.centre + 0.2 * np.asarray(reading.centre)
@@ -318,9 +342,9 @@ class TableTracker:
                     id=self._next_place_id(),
                     centre=np.asarray(t.centre, float),
                     size=t.size,
-                    votes=deque([None] * (self.window - 1), maxlen=self.window),
-                    poses=deque([None] * (self.window - 1), maxlen=self.window),
-                    probs=deque([None] * (self.window - 1), maxlen=self.window),
+                    votes=deque([None] * (self._keep - 1), maxlen=self._keep),
+                    poses=deque([None] * (self._keep - 1), maxlen=self._keep),
+                    probs=deque([None] * (self._keep - 1), maxlen=self._keep),
                 )
                 self._places.append(place)
                 out[place.id] = t
@@ -362,7 +386,12 @@ class TableTracker:
         return self._place_ids
 
     def _decide(self, place: _Place) -> None:
-        counts = Counter(v for v in place.votes if v is not None)
+        # the votes of the last ``window`` frames, stretched back over frames with nothing read
+        votes = list(place.votes)
+        seen = [v for v in votes[-self.window :] if v is not None]
+        before = [v for v in votes[: -self.window] if v is not None]
+        misses = self.window - len(seen)
+        counts = Counter(before[len(before) - min(misses, len(before)) :] + seen)
         place.empty_for = place.empty_for + 1 if place.votes[-1] is None else 0
         if counts:
             tile, n = counts.most_common(1)[0]
@@ -398,8 +427,11 @@ class TableTracker:
         if stack and stack[-1].tile == tile:
             return
         pose = _median_pose([p for v, p in zip(place.votes, place.poses, strict=True) if v == vote])
-        if len(stack) >= 2 and stack[-2].tile == tile and _same_pose(stack[-2].pose, pose, place):
+        if len(stack) >= 2 and self._uncovered(place, tile, pose, scores):
             self._take(place)  # the tile below the top shows again where it lay
+            # a take seen so is no hand lingering: the same tile put here later is its other
+            # copy, never the taken one returned
+            place.taken = None
             return
         if place.taken is not None and place.taken[0].tile == tile:
             # the tile taken from here is back: it was only hidden, never taken
@@ -428,6 +460,34 @@ class TableTracker:
         self._counted[change.id] = tile
         place.hidden = False  # the pile is seen with its new top: hidden again only from now
 
+    def _on_top(self, place: _Place, reading: TableTile) -> bool:
+        """Whether a reading at ``place`` is of its top tile as far as where it lies goes: read
+        as the top, or lying where the top lies (``TOP_SHIFT``).  Only those re-read the top: a
+        tile below uncovered or a box shifted off by a hand is another tile's reading."""
+        top = place.stack[-1]
+        if reading.tile == top.tile or top.pose is None:
+            return True
+        return math.dist(pose_of(reading)[:2], top.pose[:2]) <= TOP_SHIFT * place.size
+
+    def _uncovered(self, place: _Place, tile: Tile, pose: Pose | None, scores: np.ndarray) -> bool:
+        """Whether readings of ``tile`` at ``pose`` (``scores``: their probabilities summed) are
+        the tile below the top shown again where it lay: the top was taken.  The tile below is
+        known by where it lay and by what the classifier made of it while it was on top: read
+        as itself, or (a tile the classifier reads now one way, now another: a held-out false
+        joker read B13 or B12) lying where it lay, away from the top, with readings more like
+        its own than like the top's."""
+        below, top = place.stack[-2], place.stack[-1]
+        if not _same_pose(below.pose, pose, place):
+            return False
+        if below.tile == tile:
+            return True
+        if pose is None or top.pose is None or below.frames == 0 or top.frames == 0:
+            return False
+        if math.dist(pose[:2], top.pose[:2]) <= 2 * math.dist(pose[:2], below.pose[:2]):
+            return False
+        like = _alike(scores, below.scores)
+        return like >= ALIKE and like > _alike(scores, top.scores)
+
     def _readings(self, place: _Place) -> list[tuple[int, Tile, Pose | None, np.ndarray]]:
         """The frames of a place's window where a tile was read: frame, tile, pose and the
         classifier's probabilities, oldest first."""
@@ -447,7 +507,7 @@ class TableTracker:
         if place.first_unseen is None or place.first_unseen >= read[0][0]:
             return
         pose = _median_pose([q for _, _, q, _ in read])
-        if _same_pose(top.pose, pose, place):
+        if _where_top(top.pose, pose, place):
             return
         copies = sum(t == top.tile for t in self._counted.values())
         if copies < 2:
@@ -491,20 +551,22 @@ class TableTracker:
     def _same_tile_nearby(self, place: _Place, tile: Tile) -> bool:
         """Whether ``tile``, confirmed at ``place``, is a tile already counted at a place within a
         tile's length (its box seen shifted: half under a hand, at the frame's edge): a new place
-        is then dropped, and a place holding only that tile is folded into this pile."""
+        is then dropped, and a place holding only that tile is folded into this pile.  A place
+        read in the same frame is another tile (a meld's twins side by side), never this one."""
         for other in self._places:
             if (
                 other is place
                 or not other.stack
+                or other.id in self._read_now  # read beside it in this frame: another tile
                 or other.stack[-1].tile != tile
                 or math.dist(other.centre, place.centre) > SHIFTED * max(other.size, place.size)
             ):
                 continue
             if not place.stack:
                 place.votes.clear()
-                place.votes.extend([None] * self.window)
+                place.votes.extend([None] * self._keep)
                 place.probs.clear()
-                place.probs.extend([None] * self.window)
+                place.probs.extend([None] * self._keep)
                 return True
             if len(other.stack) == 1:
                 place.stack.append(other.stack.pop())
@@ -601,7 +663,20 @@ def whole_tiles(
         return list(tiles)
     points = [(t.centre, t.size) for t in tiles] + list(anchors)
     usual = usual_sizes(points, height)[: len(tiles)]
-    return [t for t, u in zip(tiles, usual, strict=True) if WHOLE[0] * u <= t.size <= WHOLE[1] * u]
+    return [
+        t
+        for t, u in zip(tiles, usual, strict=True)
+        if (SQUARE_WHOLE if _squarish(t) else WHOLE[0]) * u <= t.size <= WHOLE[1] * u
+    ]
+
+
+def _squarish(tile: TableTile) -> bool:
+    """Whether a reading's turned box is nearly square (sides within ``SQUARE`` of each other)."""
+    if tile.quad is None:
+        return False
+    q = np.asarray(tile.quad)
+    a, b = float(np.hypot(*(q[1] - q[0]))), float(np.hypot(*(q[3] - q[0])))
+    return max(a, b) <= SQUARE * max(min(a, b), 1e-6)
 
 
 def usual_sizes(
@@ -638,6 +713,15 @@ def usual_sizes(
     return np.exp(fit)
 
 
+def _alike(a: np.ndarray, b: np.ndarray) -> float:
+    """How alike two sums of the classifier's probabilities are: the overlap of the two
+    distributions they make (Bhattacharyya's coefficient, 0-1)."""
+    sa, sb = float(np.sum(a)), float(np.sum(b))
+    if sa <= 0 or sb <= 0:
+        return 0.0
+    return float(np.sum(np.sqrt(np.clip(a / sa, 0, None) * np.clip(b / sb, 0, None))))
+
+
 def _apart(a: float, b: float) -> float:
     """Degrees between two directions."""
     return abs((a - b + 180.0) % 360.0 - 180.0)
@@ -653,10 +737,13 @@ def probs_of(tile: TableTile) -> np.ndarray:
 
 
 def pose_of(tile: TableTile) -> Pose:
-    """A reading's centre and the turn of its long side (degrees, 0-180; 0 without an outline)."""
+    """A reading's centre and the turn of its long side (degrees, 0-180; 0 without an outline;
+    NaN for a nearly square box, ``_squarish``: its sides say nothing of the tile's turn)."""
     x, y = tile.centre
     if tile.quad is None:
         return (x, y, 0.0)
+    if _squarish(tile):
+        return (x, y, math.nan)
     q = np.asarray(tile.quad)
     side = q[1] - q[0] if np.hypot(*(q[1] - q[0])) >= np.hypot(*(q[3] - q[0])) else q[3] - q[0]
     return (x, y, float(np.degrees(np.arctan2(side[1], side[0])) % 180.0))
@@ -667,12 +754,11 @@ def _blend(old: Pose | None, new: Pose, rate: float = 0.3) -> Pose:
     angle, as turns are compared: ``_same_pose``)."""
     if old is None:
         return new
-    turn = (new[2] - old[2] + 45.0) % 90.0 - 45.0
-    return (
-        old[0] + rate * (new[0] - old[0]),
-        old[1] + rate * (new[1] - old[1]),
-        (old[2] + rate * turn) % 180.0,
-    )
+    if math.isnan(old[2]) or math.isnan(new[2]):
+        blended = new[2] if math.isnan(old[2]) else old[2]
+    else:
+        blended = (old[2] + rate * ((new[2] - old[2] + 45.0) % 90.0 - 45.0)) % 180.0
+    return (old[0] + rate * (new[0] - old[0]), old[1] + rate * (new[1] - old[1]), blended)
 
 
 def _median_pose(poses: list[Pose | None]) -> Pose | None:
@@ -682,9 +768,20 @@ def _median_pose(poses: list[Pose | None]) -> Pose | None:
     if not len(known):
         return None
     x, y = (float(v) for v in np.median(known[:, :2], axis=0))
-    quarter = np.radians(known[:, 2] * 4.0)  # a right angle's period made a whole turn's
+    turns = known[~np.isnan(known[:, 2]), 2]
+    if not len(turns):
+        return (x, y, math.nan)
+    quarter = np.radians(turns * 4.0)  # a right angle's period made a whole turn's
     turn = math.degrees(math.atan2(np.sin(quarter).sum(), np.cos(quarter).sum())) / 4.0
     return (x, y, turn % 90.0)
+
+
+def _where_top(a: Pose | None, b: Pose | None, place: _Place) -> bool:
+    """Whether a tile lies where the top lay (within ``TOP_SHIFT`` and ``POSE_TURN``): the top
+    seen again after a hand hid it, not its twin put on it a little off."""
+    if a is None or b is None:
+        return True
+    return math.dist(a[:2], b[:2]) <= TOP_SHIFT * place.size and _turned(a, b) <= POSE_TURN
 
 
 def _same_pose(a: Pose | None, b: Pose | None, place: _Place) -> bool:
@@ -693,5 +790,13 @@ def _same_pose(a: Pose | None, b: Pose | None, place: _Place) -> bool:
     right angle: the detector's box of a tile may name either side the long one."""
     if a is None or b is None:
         return True
+    return math.dist(a[:2], b[:2]) <= POSE_SHIFT * place.size and _turned(a, b) <= POSE_TURN
+
+
+def _turned(a: Pose, b: Pose) -> float:
+    """Degrees between two poses' turns modulo a right angle (0 where a nearly square box gives
+    no turn)."""
+    if math.isnan(a[2]) or math.isnan(b[2]):
+        return 0.0
     turn = abs(a[2] - b[2]) % 90.0
-    return math.dist(a[:2], b[:2]) <= POSE_SHIFT * place.size and min(turn, 90 - turn) <= POSE_TURN
+    return min(turn, 90.0 - turn)
