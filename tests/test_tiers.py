@@ -488,3 +488,28 @@ def test_the_shipped_detector_reads_canvases_cut_to_the_strips_they_hold() -> No
         a, b = a[np.argsort(a[:, 0])], b[np.argsort(b[:, 0])]
         assert np.abs(a[:, :4] - b[:, :4]).max() < 6.0  # strip pixels: a tile is 34 wide
     assert sum(map(len, cut)) >= 0.5 * sum(map(len, truth))
+
+
+def test_a_tier_end_tile_boxed_wide_is_no_second_sight_of_its_neighbour() -> None:
+    """Merging two tiers' strips' tiles, a tile near one already kept is the same tile seen by two
+    strips; near means within a share of a tile's width, the tiers' usual one: a tier's end tile
+    boxed a tile and a half wide (its strip stretched past the tier) is still a tile of its own."""
+    from okey import Tile
+    from vision.recognizer import _agree
+    from vision.types import TileReading
+
+    def tile(x: float, width: float, name: str) -> TileReading:
+        quad = (
+            (x - width / 2, 0.0),
+            (x + width / 2, 0.0),
+            (x + width / 2, 40.0),
+            (x - width / 2, 40.0),
+        )
+        probs = np.zeros(53, np.float32)
+        probs[Tile.parse(name).index] = 1.0
+        box = (x - width / 2, 0.0, x + width / 2, 40.0)
+        return TileReading(box, Tile.parse(name), 0.9, probs, 0.9, place=(0, x, x), quad=quad)
+
+    rack = [tile(15, 30, "R1"), tile(45, 30, "R2"), tile(75, 30, "R3"), tile(112, 70, "R4")]
+    out, used, source = _agree(rack, [], np.zeros(0), np.zeros(0, bool))
+    assert [str(t.tile) for t in out] == ["R1", "R2", "R3", "R4"]
