@@ -400,12 +400,15 @@ def edge_lines(
     slopes = np.tan(np.radians(np.arange(-MAX_EDGE_SLOPE, MAX_EDGE_SLOPE + 0.5, 1.0)))
     shifts = np.round(slopes[:, None] * (cols - w / 2)[None, :]).astype(np.int64)
     pad = int(np.abs(shifts).max())
-    # zero rows above and below: a line leaving the image adds nothing there
-    flat = np.pad(rise, ((pad, pad), (0, 0))).ravel()
-    rows = np.arange(h)[:, None] + pad
-    profiles = np.zeros((len(slopes), h))
-    for k, shift in enumerate(shifts):
-        profiles[k] = flat[(rows + shift[None, :]) * w + cols[None, :]].sum(axis=1) / w
+    # zero rows above and below: a line leaving the image adds nothing there; columns as rows
+    # (``padded[c, pad + r]`` is ``rise[r, c]``), so that a line's stretch of each column is one
+    # run of a window view
+    padded = np.zeros((w, h + 2 * pad), np.float32)
+    padded[:, pad : pad + h] = rise.T
+    windows = np.lib.stride_tricks.sliding_window_view(padded, h, axis=1)  # (w, 2 pad + 1, h)
+    # [slope, row, column]: the pixel each slope's line through each row crosses in each column
+    on_line = np.ascontiguousarray(windows[cols[None, :], shifts + pad].transpose(0, 2, 1))
+    profiles = (on_line.sum(axis=2) / w).astype(np.float64)
     best = float(profiles.max())
     if best <= 0:
         return []
