@@ -345,9 +345,12 @@ def decode_obb_detections(
     if not len(pred):
         empty = np.zeros((0, 4), np.float32), np.zeros((0, scores.shape[1]), np.float32)
         return *empty, np.zeros((0, 5), np.float32)
+    # one numpy call per column, not per box: np.degrees of the float32 angles as a column is
+    # the float32 of each, as per box
+    degrees = np.degrees(pred[:, -1]).tolist()
     rects = [
-        ((float(cx), float(cy)), (float(w), float(h)), float(np.degrees(a)))
-        for cx, cy, w, h, a in pred[:, [0, 1, 2, 3, -1]]
+        ((cx, cy), (w, h), a)
+        for (cx, cy, w, h), a in zip(pred[:, :4].tolist(), degrees, strict=True)
     ]
     idx = cv2.dnn.NMSBoxesRotated(rects, best.tolist(), conf, iou, top_k=max_det)
     idx = np.asarray(idx, dtype=int).reshape(-1)
