@@ -431,11 +431,15 @@ def _two_means(x: np.ndarray, rounds: int = 10) -> np.ndarray | None:
     along = centred @ axis
     centres = np.stack([x[int(np.argmin(along))], x[int(np.argmax(along))]])
     groups = np.zeros(len(x), int)
+    before = None
     for _ in range(rounds):
         groups = np.argmin(((x[:, None, :] - centres[None]) ** 2).sum(axis=2), axis=1)
         if groups.min() == groups.max():
             return None
+        if before is not None and np.array_equal(groups, before):
+            break  # settled: the same groups give the same centres, round after round
         centres = np.stack([x[groups == g].mean(axis=0) for g in (0, 1)])
+        before = groups
     return groups
 
 
