@@ -7,7 +7,9 @@ ONNX Runtime pick by default.
     .venv/bin/python benchmarks/recognizer.py [--images datasets/real_val/images] [--n 60]
         [--manifest models/recognizer.yaml] [--backend onnx|torch]
 
-It also counts the photos on which the recogniser took a second look (``vision.adapt``).
+It also counts the photos on which the recogniser took a second look (``vision.adapt``), and
+prints each stage's median (``Recognition.timings_ms``: the detector's first look and second
+looks, then the tier stage or the whole-photo reading) over the images that ran it.
 """
 
 from __future__ import annotations
@@ -26,15 +28,23 @@ from vision.training.crops import list_images
 REPO = Path(__file__).resolve().parent.parent
 
 
-def bench(recognizer: Recognizer, images: list, warmup: int = 5) -> list[float]:
-    """Wall-clock milliseconds of ``recognize`` for each image."""
+def bench(
+    recognizer: Recognizer, images: list, warmup: int = 5, stages: dict | None = None
+) -> list[float]:
+    """Wall-clock milliseconds of ``recognize`` for each image; ``stages`` (when given) gathers
+    each stage's milliseconds per image (``Recognition.timings_ms``: detect, then tiers or
+    classify)."""
     for image in images[:warmup]:
         recognizer.recognize(image)
     times = []
     for image in images:
         start = time.perf_counter()
-        recognizer.recognize(image)
+        recognition = recognizer.recognize(image)
         times.append((time.perf_counter() - start) * 1000)
+        if stages is not None:
+            for stage, ms in recognition.timings_ms.items():
+                if stage != "total":
+                    stages.setdefault(stage, []).append(ms)
     return times
 
 
@@ -51,12 +61,19 @@ def main() -> None:
     print(f"{spec.architecture} recogniser, {len(images)} images of 640x640 from {args.images}")
     for backend in args.backend or BACKENDS:
         recognizer = Recognizer(spec, backend)
-        times = sorted(bench(recognizer, images))
+        stages: dict[str, list[float]] = {}
+        times = sorted(bench(recognizer, images, stages=stages))
         looks = sum(bool(recognizer.recognize(image).second_look) for image in images)
         p95 = quantile(times, 0.95)
         print(
             f"{backend:>6}: median {statistics.median(times):6.1f} ms, p95 {p95:6.1f} ms per image;"
             f" a second look on {looks} of {len(images)}"
+        )
+        print(
+            "        stages, median ms on the images that ran them: "
+            + ", ".join(
+                f"{stage} {statistics.median(ms):.1f} ({len(ms)})" for stage, ms in stages.items()
+            )
         )
 
 

@@ -346,9 +346,12 @@ def decode_obb_detections(
     if not len(pred):
         empty = np.zeros((0, 4), np.float32), np.zeros((0, scores.shape[1]), np.float32)
         return *empty, np.zeros((0, 5), np.float32)
+    # one numpy call per column, not per box: np.degrees of the float32 angles as a column is
+    # the float32 of each, as per box
+    degrees = np.degrees(pred[:, -1]).tolist()
     rects = [
-        ((float(cx), float(cy)), (float(w), float(h)), float(np.degrees(a)))
-        for cx, cy, w, h, a in pred[:, [0, 1, 2, 3, -1]]
+        ((cx, cy), (w, h), a)
+        for (cx, cy, w, h), a in zip(pred[:, :4].tolist(), degrees, strict=True)
     ]
     idx = cv2.dnn.NMSBoxesRotated(rects, best.tolist(), conf, iou, top_k=max_det)
     idx = np.asarray(idx, dtype=int).reshape(-1)
@@ -884,11 +887,15 @@ class Recognizer:
         if self.spec.colour_model and keep:
             read, _ = colour_model(read, [ink_features(crops[i]) for i in keep])
         quads = {}
+        to_photo = {k: strips[k].to_photo for k in {places[i][0] for i in keep}}
         for i in keep:
             k, x1, y1, x2, y2, _ = places[i]
             corners = [(x1, y1), (x2, y1), (x2, y2), (x1, y2)]
-            quads[i] = project(strips[k].to_photo, corners) * back
+            quads[i] = project(to_photo[k], corners) * back
         across = {i: float(np.linalg.norm(q[1] - q[0])) for i, q in quads.items()}
+        typical = {
+            k: float(np.median([across[j] for j in keep if places[j][0] == k])) for k in to_photo
+        }
         cut = self.spec.unreadable_cut
         tiles = []
         for slot, i in enumerate(keep):
@@ -897,8 +904,7 @@ class Recognizer:
             # cut by the frame: partly outside it, or at its edge and narrower than its tier's
             # tiles (the detector boxes only the part in the frame)
             at_edge = bool(np.any(quad < 2) or np.any(quad > (w - 2, h - 2)))
-            tier_widths = [across[j] for j in keep if places[j][0] == k]
-            short = at_edge and across[i] < CUT_SHORT * float(np.median(tier_widths))
+            short = at_edge and across[i] < CUT_SHORT * typical[k]
             outside = 1.0 - inside_share(quad, (w, h))
             p = read[slot]
             best = int(p.argmax())

@@ -404,12 +404,15 @@ def edge_lines(
     slopes = np.tan(np.radians(np.arange(-MAX_EDGE_SLOPE, MAX_EDGE_SLOPE + 0.5, 1.0)))
     shifts = np.round(slopes[:, None] * (cols - w / 2)[None, :]).astype(np.int64)
     pad = int(np.abs(shifts).max())
-    # zero rows above and below: a line leaving the image adds nothing there
-    flat = np.pad(rise, ((pad, pad), (0, 0))).ravel()
-    rows = np.arange(h)[:, None] + pad
-    profiles = np.zeros((len(slopes), h))
-    for k, shift in enumerate(shifts):
-        profiles[k] = flat[(rows + shift[None, :]) * w + cols[None, :]].sum(axis=1) / w
+    # zero rows above and below: a line leaving the image adds nothing there; columns as rows
+    # (``padded[c, pad + r]`` is ``rise[r, c]``), so that a line's stretch of each column is one
+    # run of a window view
+    padded = np.zeros((w, h + 2 * pad), np.float32)
+    padded[:, pad : pad + h] = rise.T
+    windows = np.lib.stride_tricks.sliding_window_view(padded, h, axis=1)  # (w, 2 pad + 1, h)
+    # [slope, row, column]: the pixel each slope's line through each row crosses in each column
+    on_line = np.ascontiguousarray(windows[cols[None, :], shifts + pad].transpose(0, 2, 1))
+    profiles = (on_line.sum(axis=2) / w).astype(np.float64)
     best = float(profiles.max())
     if best <= 0:
         return []
@@ -452,22 +455,39 @@ def top_lines(tops: np.ndarray, widths: np.ndarray) -> list[np.ndarray]:
     while free.sum() >= 2 and len(found) < MAX_TIERS:
         pool = np.flatnonzero(free)
         best: tuple[tuple[int, float], np.ndarray] | None = None
-        for a_pos, i in enumerate(pool):
-            for j in pool[a_pos + 1 :]:
-                d = tops[j] - tops[i]
-                if abs(d[0]) < 1e-9 or abs(d[1] / d[0]) > slope_limit:
-                    continue
-                direction = d / np.linalg.norm(d)
-                if first_direction is not None and abs(
-                    float(direction @ first_direction)
-                ) < math.cos(math.radians(PARALLEL_TIERS)):
-                    continue
-                members = _on_line(tops, heights, pool, tops[i], direction)
-                if len(members) < 2:
-                    continue
-                key = (len(members), -_residual(tops, heights, members, tops[i], direction))
-                if best is None or key > best[0]:
-                    best = (key, members)
+        # The pairs in the order of the plain search (each top with every later one), the
+        # winner the first of the greatest keys.  A pair's line holds at most the tops near it
+        # (``upper``: ``_on_line``'s test with a margin far over rounding), so the pairs are
+        # tried most first and the search stops where no pair left can hold as many tops as
+        # the best line has.
+        firsts, seconds = np.triu_indices(len(pool), 1)
+        d = tops[pool[seconds]] - tops[pool[firsts]]
+        length = np.hypot(d[:, 0], d[:, 1])
+        length[length == 0] = 1.0
+        normal = np.stack([-d[:, 1], d[:, 0]], axis=1) / length[:, None]
+        rel = tops[pool][None, :, :] - tops[pool[firsts]][:, None, :]
+        off = np.abs(rel[:, :, 0] * normal[:, None, 0] + rel[:, :, 1] * normal[:, None, 1])
+        margin = 1e-6 * (1.0 + np.abs(rel).sum(axis=2))
+        upper = (off <= TOP_TOLERANCE * heights[pool][None, :] + margin).sum(axis=1)
+        best_at = -1
+        for p in np.argsort(-upper, kind="stable"):
+            if best is not None and upper[p] < best[0][0]:
+                break
+            i, j = pool[firsts[p]], pool[seconds[p]]
+            d = tops[j] - tops[i]
+            if abs(d[0]) < 1e-9 or abs(d[1] / d[0]) > slope_limit:
+                continue
+            direction = d / np.linalg.norm(d)
+            if first_direction is not None and abs(float(direction @ first_direction)) < math.cos(
+                math.radians(PARALLEL_TIERS)
+            ):
+                continue
+            members = _on_line(tops, heights, pool, tops[i], direction)
+            if len(members) < 2:
+                continue
+            key = (len(members), -_residual(tops, heights, members, tops[i], direction))
+            if best is None or key > best[0] or (key == best[0] and p < best_at):
+                best, best_at = (key, members), int(p)
         if best is None:
             break
         members = best[1]
@@ -500,9 +520,13 @@ def _on_line(
     order = np.argsort(along)
     near, along = near[order], along[order]
     widths = heights[near] * TILE_ASPECT
-    breaks = np.flatnonzero(np.diff(along) > MAX_TIER_GAP * (widths[1:] + widths[:-1]) / 2)
-    chains = np.split(near, breaks + 1)
-    return max(chains, key=len)
+    breaks = np.flatnonzero(along[1:] - along[:-1] > MAX_TIER_GAP * (widths[1:] + widths[:-1]) / 2)
+    if not len(breaks):
+        return near
+    # the first longest chain
+    bounds = np.concatenate(([0], breaks + 1, [len(near)]))
+    k = int(np.argmax(bounds[1:] - bounds[:-1]))
+    return near[bounds[k] : bounds[k + 1]]
 
 
 def _residual(
