@@ -24,7 +24,6 @@ from vision.tiers import (
     hidden_by_front,
     is_rack,
     on_its_side,
-    one_per_tile,
     project,
     strip_for,
     top_lines,
@@ -241,20 +240,6 @@ def test_top_lines_keep_tiers_apart_that_one_long_line_would_join() -> None:
     tops = np.float64(top + middle)
     lines = top_lines(tops, np.full(len(tops), 26.0))
     assert sorted(len(line) for line in lines) == [len(middle), len(top)]
-
-
-def test_a_tile_boxed_in_two_parts_in_its_strip_is_one_tile() -> None:
-    """Straightened, a tier's tiles stand side by side a tile wide: two boxes whose centres lie
-    under half a tile apart (the two digits of an "11" on a tile whose feet are greyed) are one
-    tile, boxed by their union; touching tiles, a tile apart, stay apart, and a union wider than
-    a tile and a third keeps the surer box."""
-    tile = 34.0
-    touching = np.float32([[k * tile, 0, (k + 1) * tile, 48, 0.9] for k in range(3)])
-    assert len(one_per_tile(touching, tile)) == 3
-    split = np.float32([[0, 0, 34, 48, 0.9], [36, 0, 58, 48, 0.7], [47, 0, 70, 48, 0.6]])
-    assert one_per_tile(split, tile)[:, :4].tolist() == [[0, 0, 34, 48], [36, 0, 70, 48]]
-    wide = np.float32([[0, 0, 40, 48, 0.5], [10, 0, 55, 48, 0.8]])
-    assert one_per_tile(wide, tile)[:, :4].tolist() == [[10, 0, 55, 48]]
 
 
 def test_gap_slots_cover_an_empty_stretch_tile_by_tile() -> None:

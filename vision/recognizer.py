@@ -66,7 +66,6 @@ from vision.tiers import (
     in_band,
     is_rack,
     on_its_side,
-    one_per_tile,
     project,
     rack_up,
     shelf_pack,
@@ -840,11 +839,10 @@ class Recognizer:
         sizes = first[index, 2:4].min(axis=1).astype(np.float64) / shrink
         tiles, used, source = _agree(tiles, first_tiles, sizes, standing)
         corners = [cv2.boxPoints(((r[0], r[1]), (r[2], r[3]), r[4])) * shrink for r in first[index]]
-        # where the tiers' tiles stand, as their strips show them (a tile wide)
-        held = [t.place for t in tiles if t.place is not None]
         for n, j in enumerate(source):
             if j >= 0:  # where the tile stands along its tier: from the first look's box
                 tiles[n] = replace(tiles[n], place=_place(corners[j], strips, tiles[n].place[0]))
+        held = [t.place for t in tiles if t.place is not None]
         for j, reading in enumerate(first_tiles):
             if j in used:
                 continue
@@ -1050,7 +1048,7 @@ class Recognizer:
             if len(arr) > 1:
                 xywh = np.c_[arr[:, :2], arr[:, 2:4] - arr[:, :2]]
                 idx = cv2.dnn.NMSBoxes(xywh.tolist(), arr[:, 4].tolist(), 0.0, self.spec.iou)
-                arr = one_per_tile(arr[np.asarray(idx, int).reshape(-1)], strip.tile_width)
+                arr = arr[np.asarray(idx, int).reshape(-1)]
             out.append(arr)
         return out
 

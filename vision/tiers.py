@@ -107,10 +107,6 @@ AXIS_TOLERANCE = 25.0
 # tile's height from the tier's middle line and it is at least this share of a tile high.
 BAND = 0.35
 MIN_HEIGHT = 0.55
-# Two boxes in a strip whose centres lie closer than this share of a tile's width are one tile
-# (:func:`one_per_tile`), boxed by their union where it is at most this many tiles wide.
-SAME_TILE = 0.5
-UNION_WIDTH = 1.3
 # For the rack to have an up, this share of the photo's boxes (by size) must share one frame
 # within this many degrees (a quarter turn apart counts as the same), and be longer along the up
 # than across by this much on average (log of the ratio).
@@ -715,33 +711,6 @@ def in_band(box: Sequence[float], strip: Strip) -> bool:
     x1, y1, x2, y2 = box
     middle = strip.top + STRIP_TILE / 2
     return abs((y1 + y2) / 2 - middle) <= BAND * STRIP_TILE and (y2 - y1) >= MIN_HEIGHT * STRIP_TILE
-
-
-def one_per_tile(boxes: np.ndarray, tile_width: float) -> np.ndarray:
-    """A strip's boxes (``(m, 5)``: x1, y1, x2, y2, score) with two boxes whose centres lie
-    closer than ``SAME_TILE`` of a tile's width made one, their union where it is no wider than
-    ``UNION_WIDTH`` tiles (else the surer box): straightened, a tier's tiles stand side by side,
-    each a tile wide, so two such boxes are parts of one tile (the detector boxes the two digits of
-    an "11" apart on a tile whose feet are greyed).
-
-    >>> boxes = np.float32([[0, 0, 30, 48, 0.9], [40, 0, 63, 48, 0.7], [51, 0, 74, 48, 0.6]])
-    >>> one_per_tile(boxes, 34.0).round().tolist()
-    [[0.0, 0.0, 30.0, 48.0, 1.0], [40.0, 0.0, 74.0, 48.0, 1.0]]
-    """
-    out = [list(b) for b in boxes[np.argsort(boxes[:, 0])]] if len(boxes) else []
-    k = 0
-    while k + 1 < len(out):
-        a, b = out[k], out[k + 1]
-        if abs((a[0] + a[2]) - (b[0] + b[2])) / 2 < SAME_TILE * tile_width:
-            union = [min(a[0], b[0]), min(a[1], b[1]), max(a[2], b[2]), max(a[3], b[3])]
-            if union[2] - union[0] <= UNION_WIDTH * tile_width:
-                out[k] = [*union, max(a[4], b[4])]
-            else:
-                out[k] = a if a[4] >= b[4] else b
-            del out[k + 1]
-            continue
-        k += 1
-    return np.float32(out).reshape(-1, 5)
 
 
 def tile_quad(strip: Strip, x1: float, x2: float) -> np.ndarray:
