@@ -1162,13 +1162,15 @@ def _agree(
     used: set[int] = set()
     source: list[int] = []  # per tile out: the first look's tile whose box it keeps, or -1
     centres = np.float64([f.centre for f in first]).reshape(-1, 2)
-    widths = [float(np.linalg.norm(np.subtract(t.quad[1], t.quad[0]))) for t in rack if t.quad]
-    usual = float(np.median(widths)) if widths else 1.0
-    for tile in rack:
+    widths = [
+        float(np.linalg.norm(np.subtract(t.quad[1], t.quad[0]))) if t.quad else None for t in rack
+    ]
+    known = [v for v in widths if v is not None]
+    usual = float(np.median(known)) if known else 1.0
+    for tile, own in zip(rack, widths, strict=True):
         # a tile's width, no wider than the tiers' usual tile (a box a tile and a half wide at a
         # tier's end is one tile, not a reach over its neighbours)
-        width = float(np.linalg.norm(np.subtract(tile.quad[1], tile.quad[0]))) if tile.quad else 1.0
-        width = min(width, usual)
+        width = 1.0 if own is None else min(own, usual)
         if any(np.hypot(*np.subtract(tile.centre, o.centre)) < REPLACED * width for o in out):
             continue  # two tiers' strips saw the same tile: the first (surer) keeps it
         gaps = (

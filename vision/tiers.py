@@ -352,9 +352,10 @@ def _width_along(u: np.ndarray, w: np.ndarray, lines: Sequence[tuple[float, floa
     if len(tiers) >= 2:
         (a0, a1, _), (b0, b1, _) = tiers[:2]
         here = float(np.median(u))
-        spacing = abs((b0 - a0) + (b1 - a1) * here) / (median / TILE_ASPECT)  # in tile heights
-        if 0.5 <= spacing <= MAX_TIER_SPACING:  # two tiers of one rack, not two rows on a table
-            rate = (b1 - a1) / ((b0 - a0) + (b1 - a1) * here)  # the spacing's change per pixel
+        gap = (b0 - a0) + (b1 - a1) * here  # the lines' spacing there, pixels
+        # in tile heights: two tiers of one rack, not two rows of melds on a table
+        if 0.5 <= abs(gap) / (median / TILE_ASPECT) <= MAX_TIER_SPACING:
+            rate = (b1 - a1) / gap  # the spacing's change per pixel along, as a share
             return lambda x: median * float(np.clip(1 + rate * (x - here), 0.5, 2))
     if len(u) >= 3 and float(u.max() - u.min()) >= 3 * median:
         b, a = np.polyfit(u, w, 1)
