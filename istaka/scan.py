@@ -25,7 +25,7 @@ from istaka.calibrate import correction_options, keep_corrections, parse_correct
 from istaka.cli import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_OK, InputError
 from okey import Rules, Tile, parse_tiles
 
-IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".webp", ".tif", ".tiff")
+IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".heic", ".heif", ".bmp", ".webp", ".tif", ".tiff")
 # Video containers ``istaka live --out`` writes, with the codecs tried in order: browsers play
 # H.264 in MP4 and VP9 / VP8 in WebM; MPEG-4 Part 2 ("mp4v") is the last resort most players
 # outside a browser still open.

@@ -255,7 +255,7 @@ ERRORS: dict[int | str, dict[str, Any]] = {
         409: "the table exists already",
         412: "the table is not at the version If-Match expects: nothing written",
         413: "the body or upload is too large (bytes or pixels)",
-        415: "the upload is not a JPEG or PNG",
+        415: "the upload is not a JPEG, PNG or HEIC image",
         422: "a field is missing or wrong; the message names it",
         429: "this credential's share of kept data is full",
         503: "busy, or recognition or the table store is unavailable",

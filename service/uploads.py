@@ -46,7 +46,7 @@ async def read_image_bytes(request: Request, max_bytes: int) -> bytes:
             raise ApiError(
                 400,
                 "missing_image",
-                "send the image as the request body (JPEG or PNG) or as the multipart field"
+                "send the image as the request body (JPEG, PNG or HEIC) or as the multipart field"
                 " 'image'",
             )
         return data

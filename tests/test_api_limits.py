@@ -3,6 +3,7 @@ happens before recognition, so the answers must be the same with or without one)
 
 from __future__ import annotations
 
+import io
 import struct
 import zlib
 from collections.abc import Iterator
@@ -100,6 +101,21 @@ def test_content_is_sniffed_not_taken_from_the_name(client: httpx.Client) -> Non
     assert_error(client.post("/api/v1/scan", files=files), 415, "unsupported_media_type")
     text = {"image": ("rack.jpg", b"hello, not an image", "image/jpeg")}
     assert_error(client.post("/api/v1/scan", files=text), 415, "unsupported_media_type")
+
+
+def test_a_heic_photo_passes_the_checks_and_a_broken_one_is_a_400(client: httpx.Client) -> None:
+    pillow_heif = pytest.importorskip("pillow_heif")
+    photo = cv2.imdecode(np.frombuffer(real_photo_bytes(), np.uint8), cv2.IMREAD_COLOR)
+    heic = pillow_heif.from_bytes(
+        mode="RGB", size=photo.shape[1::-1], data=cv2.cvtColor(photo, cv2.COLOR_BGR2RGB).tobytes()
+    )
+    out = io.BytesIO()
+    heic.save(out, quality=80)
+    data = out.getvalue()
+    # every check passed: this server has no model, so the answer is the 503 for that
+    assert_error(client.post("/api/v1/scan", content=data), 503, "no_model")
+    body = assert_error(client.post("/api/v1/scan", content=data[:300]), 400, "bad_image")
+    assert "HEIF" in body["error"]["message"]
 
 
 def test_a_real_photo_named_txt_is_accepted_as_jpeg(client: httpx.Client) -> None:

@@ -117,6 +117,23 @@ def test_example_photo_gives_the_readme_hand(
 
 
 @needs_model
+def test_the_example_saved_as_heic_gives_the_same_hand(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A phone's HEIC photo (here the example re-encoded so, quality 90) is read as its JPEG."""
+    pillow_heif = pytest.importorskip("pillow_heif")
+    from PIL import Image
+
+    pillow_heif.register_heif_opener()
+    heic = tmp_path / "IMG_0001.HEIC"
+    Image.open(EXAMPLE).save(heic, format="HEIF", quality=90)
+    code, out, _ = run(["scan", str(heic), "--json"], capsys)
+    assert code == 0
+    rows = [[t["tile"] for group in row for t in group] for row in json.loads(out)["rows"]]
+    assert rows == readme_hand()
+
+
+@needs_model
 def test_example_photo_text_shows_rows_and_groups(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(["scan", str(EXAMPLE), "--indicator", "K7"], capsys)
     assert code == 0

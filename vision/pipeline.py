@@ -40,6 +40,7 @@ from okey import (
 )
 from vision.decode import Decoded, decode
 from vision.errors import NoRackError, NotAnImageError, NothingFoundError, NoTilesError  # noqa: F401  (re-exported)
+from vision.heif import decode_heif, is_heif
 from vision.layout import RackLayout, lay_out, tier_layout
 from vision.types import Recognition, TileReading
 
@@ -60,13 +61,20 @@ INDICATOR_FLOOR = 0.93
 
 
 def load_image(path: str | Path) -> np.ndarray:
-    """Read a photo as a BGR array; ``FileNotFoundError`` or ``NotAnImageError`` naming the path."""
+    """Read a photo (JPEG, PNG, ... as OpenCV reads them; HEIC/HEIF through
+    :mod:`vision.heif`) as a BGR array; ``FileNotFoundError`` or ``NotAnImageError`` naming the
+    path."""
     import cv2
 
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"no such file: {path}")
     data = np.fromfile(str(path), dtype=np.uint8)
+    if is_heif(data[:4096].tobytes()):  # a phone's HEIC photo
+        try:
+            return decode_heif(data.tobytes())
+        except NotAnImageError as exc:
+            raise NotAnImageError(f"{path}: {exc}") from exc
     image = cv2.imdecode(data, cv2.IMREAD_COLOR) if data.size else None
     if image is None:
         raise NotAnImageError(f"{path} is not an image (OpenCV cannot decode it)")

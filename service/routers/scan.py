@@ -43,6 +43,7 @@ _IMAGE_BODY = {
             },
             "image/jpeg": {"schema": {"type": "string", "format": "binary"}},
             "image/png": {"schema": {"type": "string", "format": "binary"}},
+            "image/heic": {"schema": {"type": "string", "format": "binary"}},
         },
     }
 }
@@ -155,7 +156,7 @@ async def scan(
         ),
     ] = "rack",
 ) -> ScanOut | TableScanOut:
-    """Send the photo as the multipart field ``image`` or as the raw body (JPEG or PNG).  The
+    """Send the photo as the multipart field ``image`` or as the raw body (JPEG, PNG or HEIC).  The
     format is read from the bytes, not from the file name or the content type."""
     game_rules = parse_rules_query(rules)
     indicator_tile = tile_of(indicator, "indicator") if indicator else None
