@@ -63,6 +63,25 @@ def test_tiers_are_found_from_tile_tops_when_boxes_reach_into_the_tier_below() -
     assert all(abs(f - w) < 0.1 * H for f, w in zip(found, want, strict=True))
 
 
+def test_a_tier_of_few_tops_is_drawn_along_the_racks_pencil() -> None:
+    """A stand's middle tier of which the first look boxed two tiles, one box reaching a tenth
+    of a tile higher: a line through their two tops tilts 2 degrees off the tiers around it
+    (and under a wider view, runs from one tier to the next); the rack's tiers are one pencil of
+    lines, so it is drawn along them, through its tops' middle."""
+    boxes = stand(tiers=3, per_tier=9, rise=0.7)
+    middle = [9 + 2, 9 + 6]
+    keep = [i for i in range(len(boxes)) if not 9 <= i < 18 or i in middle]
+    boxes[middle[1], 1] -= 0.1 * H
+    boxes = boxes[keep]
+    tiers, _ = find_tiers(boxes)
+    tier = next(t for t in tiers if set(t.members) == {9, 10})  # the middle boxes, kept
+    (x0, y0), (x1, y1) = tier.quad[0], tier.quad[1]
+    assert abs((y1 - y0) / (x1 - x0)) < 0.005  # level, as the stand's other tiers
+    tops = boxes[[9, 10], 1] - boxes[[9, 10], 3] / 2
+    x = float(boxes[[9, 10], 0].mean())
+    assert y0 + (y1 - y0) * (x - x0) / (x1 - x0) == pytest.approx(float(tops.mean()), abs=1.0)
+
+
 def oblique_rack(
     per_tier: int = 12, far: float = 0.45
 ) -> tuple[np.ndarray, Callable[[float], float]]:
@@ -310,6 +329,35 @@ def test_a_line_between_two_tiers_loses_to_the_tiers_whose_tops_it_runs_along() 
         tiles(strips[2], [-5, -11, 3, -9, -20], 0.85),
     ]
     assert float(found[2][:, 4].sum()) > float(found[0][:, 4].sum())
+    assert choose_tiers(strips, found, up) == [0, 1]
+
+
+def test_a_strip_whose_boxes_stand_off_its_line_is_no_tier() -> None:
+    """A candidate along the rack's lip shows the detector the feet of two front tiles, their
+    tops half a tile above its line: two boxes, but no tile standing on it."""
+    boxes = stand(tiers=2, rise=1.2, per_tier=8)
+    tiers, up = find_tiers(boxes)
+    quads = [t.quad for t in tiers[:2]]
+    lip = max(quads, key=lambda q: q[0, 1]) + np.float64([0, 1.1 * H])
+    strips = [strip_for(k, q, (800, 800)) for k, q in enumerate([*quads, lip])]
+
+    def tiles(strip, ks, dy):
+        w = strip.tile_width
+        return np.float32(
+            [
+                [
+                    strip.left + k * w,
+                    strip.top + dy,
+                    strip.left + (k + 1) * w - 1,
+                    strip.top + dy + 48,
+                    0.85,
+                ]
+                for k in ks
+            ]  # fmt: skip
+        )
+
+    found = [tiles(strips[0], range(8), 0), tiles(strips[1], range(4), 0)]
+    found.append(tiles(strips[2], [5, 6], -24))
     assert choose_tiers(strips, found, up) == [0, 1]
 
 

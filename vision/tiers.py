@@ -61,8 +61,11 @@ TOP_TOLERANCE = 0.12
 MAX_TIER_SLOPE = 30.0
 MAX_TIER_GAP = 6.0
 PARALLEL_TIERS = 15.0
-# Two lines of tops holding this many tiles each say how the tiles shrink along the rack.
+# Two lines of tops holding this many tiles each say how the tiles shrink along the rack, and
+# the pencil of lines the tiers lie on: their spacing shrinks along the rack as the tiles do,
+# within this factor.
 PERSPECTIVE_TILES = 3
+PENCIL_RATIO = 1.5
 # Standing tiles on no line of tops, each a candidate tier of its own (at most this many).
 MAX_LONE = 3
 # Candidate lines closer than this share of a tile's height are one; a tier's tiles are found
@@ -92,8 +95,10 @@ SIDE_SPREAD = 1.5
 # Tiers of one rack stand one above the other: each tier's top at most this many tile heights
 # below the one above it (a two-row wooden rack: about 1.1-1.4; a stand's tiers: 0.5-0.85).
 MAX_TIER_SPACING = 1.7
-# A tier of one tile needs the detector this sure of it in the tier's strip.
+# A tier of one tile needs the detector this sure of it in the tier's strip; any tier, this share
+# of such a tile standing on its line (``tier_score``).
 SURE_TILE = 0.6
+ON_LINE = 0.5
 # Top edges in the photo: it is looked at with a tile this many pixels high, along lines within
 # this many degrees of level (the rack's upright frame), and the strongest lines, down to this
 # share of the strongest, are candidates (at most this many).
@@ -313,6 +318,17 @@ def find_tiers(
         )
         for v0, m in edge_lines(pixels, up, span, reach, tile_width(middle) / TILE_ASPECT):
             lines.append((v0, m, ()))
+    pair = _pencil(lines, span, u, w)
+    if pair is not None:
+        # the tiers of one rack are one pencil of lines (parallel, or meeting at the vanishing
+        # point): every other candidate is drawn through its middle along the pencil
+        (a0, a1, _), (b0, b1, _) = lines[pair[0]], lines[pair[1]]
+        mid = (span[0] + span[1]) / 2
+        gap = (b0 - a0) + (b1 - a1) * mid
+        for k, (v0, m, members) in enumerate(lines):
+            if k not in pair:
+                t = (v0 + m * mid - a0 - a1 * mid) / gap
+                lines[k] = (a0 + t * (b0 - a0), a1 + t * (b1 - a1), members)
     tiers: list[Tier] = []
     kept: list[tuple[float, float]] = []
     middle = (span[0] + span[1]) / 2
@@ -328,6 +344,45 @@ def find_tiers(
         (tl, bl), (tr, br) = corners
         tiers.append(Tier(np.array([tl, tr, br, bl]), members))
     return tiers, up
+
+
+def _pencil(
+    lines: Sequence[tuple[float, float, tuple]],
+    span: tuple[float, float],
+    u: np.ndarray,
+    w: np.ndarray,
+) -> tuple[int, int] | None:
+    """The two lines of tops (indices into ``lines``: v at u = 0, slope, members) that show the
+    rack's pencil of tiers: each of ``PERSPECTIVE_TILES`` tops or more (the most first), apart
+    as two tiers of a rack are (half a tile to ``MAX_TIER_SPACING`` tile heights at the rack's
+    middle), on one side of each other all along ``span``, their spacing shrinking along it as
+    the tiles' widths ``w`` (at ``u``) do, within ``PENCIL_RATIO`` (a line across two tiers'
+    tops, steeper than the tiers, does not).  None when no two lines do."""
+    order = sorted(
+        (k for k, line in enumerate(lines) if len(line[2]) >= PERSPECTIVE_TILES),
+        key=lambda k: -len(lines[k][2]),
+    )
+    if len(order) < 2:
+        return None
+    median = float(np.median(w))
+    if len(u) >= 3 and float(u.max() - u.min()) >= 3 * median:
+        b, a = np.polyfit(u, w, 1)
+    else:
+        b, a = 0.0, median
+    ends = np.clip([a + b * span[0], a + b * span[1]], 0.5 * median, 2 * median)
+    shrink = math.log(ends[1] / ends[0])
+    mid = (span[0] + span[1]) / 2
+    for i, j in [(i, j) for n, i in enumerate(order) for j in order[n + 1 :]]:
+        (a0, a1, _), (b0, b1, _) = lines[i], lines[j]
+        gaps = [(b0 - a0) + (b1 - a1) * x for x in (span[0], mid, span[1])]
+        if gaps[0] * gaps[2] <= 0:
+            continue
+        height = (a + b * mid) / TILE_ASPECT
+        if not 0.5 <= abs(gaps[1]) / height <= MAX_TIER_SPACING:
+            continue
+        if abs(math.log(gaps[2] / gaps[0]) - shrink) <= math.log(PENCIL_RATIO):
+            return i, j
+    return None
 
 
 def _width_along(u: np.ndarray, w: np.ndarray, lines: Sequence[tuple[float, float, tuple]] = ()):
@@ -747,6 +802,8 @@ def choose_tiers(strips: list[Strip], found: list[np.ndarray], up: np.ndarray) -
         boxes = found[k]
         if len(boxes) < 2 and not (len(boxes) == 1 and boxes[0, 4] >= SURE_TILE):
             continue
+        if scores[k] < ON_LINE * SURE_TILE:  # no tile stands on its line
+            continue
         shared = 0
         for j in kept:
             gaps = np.linalg.norm(centres[k][:, None] - centres[j][None], axis=2)
@@ -789,7 +846,8 @@ def is_rack(
 ) -> bool:
     """Whether the chosen tiers are a rack's, not groups lying on a table:
 
-    - the tiers run parallel (within ``PARALLEL_TIERS`` degrees: one rack);
+    - the tiers run parallel (within ``PARALLEL_TIERS`` degrees: one rack), or as a pencil of
+      lines meeting beyond the rack (an oblique stand's tiers, :func:`_meet_on`);
     - at least ``MIN_RACK_TILES`` of the first look's tiles lie on the tiers' strips, and at
       least ``RACK_SHARE`` of them stand along the rack's up (within ``RACK_TURN``, and not
       ``SIDEWAYS``), or have a tile of ``found`` (the strips' detector) standing upright on them
@@ -808,8 +866,10 @@ def is_rack(
             strip.to_photo, [(strip.left, strip.top), (strip.left + strip.length, strip.top)]
         )
         directions.append((b - a) / max(float(np.linalg.norm(b - a)), 1e-9))
-    for d in directions[1:]:
-        if math.degrees(math.acos(min(1.0, abs(float(d @ directions[0]))))) > PARALLEL_TIERS:
+    for k in range(1, len(strips)):
+        angle = math.degrees(math.acos(min(1.0, abs(float(directions[k] @ directions[0])))))
+        # an oblique stand's tiers converge more: they meet beyond the rack, not on it
+        if angle > PARALLEL_TIERS and _meet_on(strips[0], strips[k]):
             return False
     standing = standing_tiles(turned, up)
     on = np.zeros(len(turned), bool)
@@ -831,6 +891,22 @@ def is_rack(
         return False
     misses = beside & ~on & standing
     return int(misses.sum()) <= NEAR_MISSES * max(int(standing.sum()), 1)
+
+
+def _meet_on(strip: Strip, other: Strip) -> bool:
+    """Whether two tiers' top lines cross along the other's tier (within its extent and a tile
+    beyond): lines of one rack meet at its vanishing point, beyond the rack's far end."""
+    xs = strip.left + strip.length * np.float64([0.0, 1.0])
+    at = project(other.to_strip, project(strip.to_photo, np.c_[xs, np.full(2, strip.top)]))
+    (x0, y0), (x1, y1) = at
+    if abs(x1 - x0) < 1e-9:
+        return True
+    if (y0 - other.top) * (y1 - other.top) <= 0:  # the lines cross between the tier's ends
+        return True
+    # where the two lines meet, along the other's strip
+    meet = x0 + (x1 - x0) * (other.top - y0) / (y1 - y0) if y1 != y0 else math.inf
+    lo, hi = other.left - other.tile_width, other.left + other.length + other.tile_width
+    return bool(lo <= meet <= hi)
 
 
 def _seen_upright(turned: np.ndarray, strips: list[Strip], found: list[np.ndarray]) -> np.ndarray:
