@@ -503,6 +503,76 @@ def test_where_a_way_points_in_the_picture() -> None:
     assert red[:, 0].mean() < 24  # the mark at the crop's top
 
 
+def test_a_false_joker_of_a_design_never_trained_on_counts_as_the_false_joker() -> None:
+    # a flower-marked false joker the classifier never saw is read B13, B12, R13 by turns, each
+    # reading unsure, and the way-up model finds no top on it (a mark has none): counted FJ.
+    # Beside it a B13 read as unsure but showing its top, a far B13 too small to be read
+    # surely, and a blue 8 read as blue or black (sure of its number) keep their numbers
+    tracker = TableTracker(image_size=SIZE)
+    mark = lying("FJ", 320, 240, turn=3, scale=1.4)
+    numeral = lying("B13", 480, 300, turn=-4, scale=1.4)
+    far = lying("B13", 320, 60, turn=2, scale=0.8)
+    eight = lying("B8", 150, 300, turn=1, scale=1.4)
+    spreads = [
+        {"B13": 0.55, "B12": 0.3, "R13": 0.1},
+        {"B12": 0.5, "B13": 0.35, "R10": 0.1},
+        {"R13": 0.6, "B13": 0.25, "B12": 0.1},
+    ]
+    unsure = {"B13": 0.6, "B12": 0.25, "R13": 0.1}  # one tile led, the number doubted
+    blue = {"B8": 0.6, "K8": 0.39}
+    frames = []
+    for k in range(8):
+        p = spreads[k % 3]
+        frames.append(
+            [
+                ways_read(mark, (-87, 0.58, p), (93, 0.42, p)),
+                ways_read(numeral, (-94, 0.97, unsure), (86, 0.03, {"B12": 0.9})),
+                ways_read(far, (88, 0.6, unsure), (-92, 0.4, unsure)),
+                ways_read(eight, (-89, 0.6, blue), (91, 0.4, blue)),
+            ]
+        )
+    feed(tracker, 0, frames)
+    assert sorted(str(t) for t in tracker.seen) == ["B13", "B13", "B8", "FJ"]
+    # the readings as read (no false joker's share): the mark counts as a numbered tile
+    plain = TableTracker(image_size=SIZE, unsure_full=0.0)
+    feed(plain, 0, frames)
+    assert "FJ" not in [str(t) for t in plain.seen]
+
+
+def test_a_reading_s_share_for_the_false_joker_needs_no_numeral_no_top_and_a_large_face() -> None:
+    from vision.table_tracker import marked
+
+    spread = {"B13": 0.5, "B12": 0.3, "R13": 0.15}
+    tile = lying("B13", 320, 240, scale=1.4)
+
+    def fj(reading: TableTile) -> float:
+        out = marked(reading, 0.2, 0.6, 0.9, 0.6, 50.0, 65.0)
+        return float(out.probs[Tile.false_joker().index]) / float(out.probs.sum())
+
+    lost = ways_read(tile, (-90, 0.55, spread), (90, 0.45, spread))
+    assert str(marked(lost, 0.2, 0.6, 0.9, 0.6, 50.0, 65.0).tile) == "FJ"
+    assert fj(lost) > 0.9
+    # a numeral shows its top: nothing moved
+    assert fj(ways_read(tile, (-90, 0.97, spread), (90, 0.03, spread))) < 0.01
+    # a sure reading: nothing moved
+    assert fj(ways_read(tile, (-90, 0.55, {"B13": 0.99}), (90, 0.45, {"B13": 0.99}))) < 0.01
+    # unsure of the colour only (a blue or black 8): nothing moved
+    eight = {"B8": 0.5, "K8": 0.49}
+    assert fj(ways_read(tile, (-90, 0.55, eight), (90, 0.45, eight))) < 0.01
+    # a face too small to read surely (a far pile's tile, 45 px): nothing moved
+    small = lying("B13", 320, 60, scale=0.8)
+    assert fj(ways_read(small, (-90, 0.55, spread), (90, 0.45, spread))) < 0.01
+    # a nearly square box read four ways, or a reading without its ways: nothing moved
+    square = lying("B13", 320, 240, scale=1.4)
+    square = dataclasses.replace(
+        square,
+        quad=tuple((320 + 35 * x, 240 + 35 * y) for x, y in [(-1, -1), (1, -1), (1, 1), (-1, 1)]),
+    )
+    four = ways_read(square, *[(a, 0.25, spread) for a in (-90, 0, 90, 180)])
+    assert fj(four) < 0.01
+    assert fj(read_as(tile, spread)) < 0.01
+
+
 def test_no_third_copy_a_reading_that_would_make_one_is_its_next_likeliest() -> None:
     tracker = TableTracker(image_size=SIZE, confirm=3)
     feed(tracker, 0, [[lying("R5", 100, 240), lying("R5", 540, 240)]] * 3)

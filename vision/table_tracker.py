@@ -33,7 +33,10 @@ put them down: ``TableTracker._oriented``):
   *returned* (never a take seen by the tile below shown again: that tile's twin put there later
   is *added*);
 - a hand passing over the table hides tiles or shows skin for a few frames: nothing reaches
-  ``confirm`` votes at one place, so nothing changes.
+  ``confirm`` votes at one place, so nothing changes;
+- a face whose numeral the classifier cannot name and whose top the way-up model cannot find
+  is a false joker's mark, whatever its design (``marked``): each such reading gives a share of
+  its probabilities to the false joker, so a tile read so frame after frame counts as one.
 
 A person corrects a change by its id (``correct``): another tile, or no tile at all; a tile a
 person named is not read again from the frames.
@@ -97,6 +100,25 @@ WAY_SURE = 0.9
 WAY_AGREE = 0.8
 WAY_AXIS = 0.5
 MIDDLE = 0.12  # within this share of the picture's size from its centre: the middle
+# a face whose numeral the classifier cannot name is a false joker's mark (``marked``): where a
+# reading's numbers (each number's four colours summed, and the false joker) spread over
+# UNSURE_FROM nats (entropy) or more, a share of it starts to count for the false joker, all of
+# it from UNSURE_FULL on (readings of whole numbered tiles in the 32 tune games: 0.014 nats or
+# less in nine of ten, over 0.2 in 1.5 %; held-out false jokers read B13, B12 or R13: over 0.2
+# in 37 %) ...
+UNSURE_FROM = 0.2
+UNSURE_FULL = 0.6
+# ... as far as the way-up model cannot find the face's top (a numeral shows which way is up; a
+# clover, a star, a flower do not): from UP_SURE down to UP_LOST, its likeliest way's
+# probability for a box read two ways (numbered tiles: 0.92 or more in nine of ten; the false
+# jokers: 0.67 at the median) ...
+UP_SURE = 0.9
+UP_LOST = 0.6
+# ... on a tile seen large enough for its numeral to be read surely: none below SMALL_PX (its
+# long side in the picture), all from LARGE_PX on (the far pile's tiles, 35-55 px under a
+# slanted camera, are read unsure whatever they show)
+SMALL_PX = 50.0
+LARGE_PX = 65.0
 
 
 @dataclass(frozen=True)
@@ -189,6 +211,12 @@ class TableTracker:
         stretch: int = 3,
         indicator: Tile | None = None,
         ways: bool = True,
+        unsure_from: float = UNSURE_FROM,
+        unsure_full: float = UNSURE_FULL,
+        up_sure: float = UP_SURE,
+        up_lost: float = UP_LOST,
+        small_px: float = SMALL_PX,
+        large_px: float = LARGE_PX,
     ) -> None:
         if not 1 <= confirm <= window:
             raise ValueError(f"confirm must be 1..window ({window}), got {confirm}")
@@ -203,6 +231,8 @@ class TableTracker:
         self.gone = gone
         self.indicator = indicator
         self.ways = ways  # a reading read every way up is read the way its place's tiles lie
+        # a face no number names, whose top the way-up model cannot find: a false joker
+        self.unsure = (unsure_from, unsure_full, up_sure, up_lost, small_px, large_px)
         self.changes: list[Change] = []
         self._places: list[_Place] = []
         self._counted: dict[int, Tile] = {}  # "added" change id -> the tile it counts
@@ -265,6 +295,8 @@ class TableTracker:
             reading = matched.get(place.id)
             if reading is not None and reading.ways and self.ways:
                 reading = self._oriented(place, reading)
+            if reading is not None:
+                reading = marked(reading, *self.unsure)
             place.votes.append(None if reading is None else reading.tile)
             place.poses.append(None if reading is None else pose_of(reading))
             place.probs.append(None if reading is None else probs_of(reading))
@@ -668,6 +700,60 @@ def whole_tiles(
         for t, u in zip(tiles, usual, strict=True)
         if (SQUARE_WHOLE if _squarish(t) else WHOLE[0]) * u <= t.size <= WHOLE[1] * u
     ]
+
+
+def marked(
+    reading: TableTile,
+    unsure_from: float,
+    unsure_full: float,
+    up_sure: float = 1.01,
+    up_lost: float = 1.0,
+    small_px: float = 0.0,
+    large_px: float = 0.0,
+) -> TableTile:
+    """``reading`` with a share of its probabilities moved to the false joker where its face
+    shows no numeral: the classifier spreads it over several numbers (entropy of the numbers'
+    probabilities from ``unsure_from`` nats; all of it from ``unsure_full``), the way-up model
+    cannot tell its top (its likeliest way under ``up_sure``; all of it from ``up_lost``; a box
+    read two ways only: a nearly square box's four ways split the model over its sides), and
+    the tile is seen large enough (``small_px`` to ``large_px``, its long side) for its numeral
+    to be read.  A false joker of a design the classifier never saw (a flower, a star) is read
+    B13, B12 or R13 by turns, unsure, with no way up; a numbered tile lying whole is read
+    surely, and a numeral shows its top.  The colours are not looked at: a blue 8 read now
+    blue, now black is sure of its number.  Summed over a place's frames (the tracker's
+    ``scores``), a tile read so frame after frame is a false joker; an unsure frame among
+    sure ones changes nothing.  With the way-up gate (``up_sure`` at most 1, as the tracker
+    asks) a reading without its ways is left as it is.
+
+    >>> from okey import Tile
+    >>> from vision.table import Way
+    >>> spread = np.zeros(53); spread[[37, 38, 12]] = [0.5, 0.3, 0.2]  # B12, B13, R13
+    >>> ways = (Way(-90, 0.55, spread), Way(90, 0.45, spread))
+    >>> t = TableTile(0, Tile(37), (0, 0, 40, 56), 0.9, probs=spread, ways=ways)
+    >>> str(marked(t, 0.2, 0.6, 0.9, 0.6).tile)
+    'FJ'
+    >>> str(marked(t, 0.2, 0.6).tile)  # no way-up evidence asked for: the spread alone
+    'FJ'
+    """
+    if unsure_full <= 0:
+        return reading
+    probs = probs_of(reading)
+    # the numbers' probabilities (each number's four colours summed, and the false joker's): a
+    # blue 8 read now blue, now black is sure of its numeral
+    numbers = np.append(probs[:52].reshape(4, 13).sum(axis=0), probs[52])
+    p = np.clip(numbers, 1e-12, None) / max(float(numbers.sum()), 1e-12)
+    spread = float(-(p * np.log(p)).sum())
+    share = min(max((spread - unsure_from) / max(unsure_full - unsure_from, 1e-9), 0.0), 1.0)
+    if share > 0 and large_px > 0:
+        share *= min(max((reading.size - small_px) / max(large_px - small_px, 1e-9), 0.0), 1.0)
+    if share > 0 and up_sure <= 1.0:
+        up = max(w.upright for w in reading.ways) if len(reading.ways) == 2 else 1.0
+        share *= min(max((up_sure - up) / max(up_sure - up_lost, 1e-9), 0.0), 1.0)
+    if share <= 0:
+        return reading
+    out = probs * (1.0 - share)
+    out[Tile.false_joker().index] += share * float(probs.sum())
+    return dataclasses.replace(reading, tile=Tile(int(np.argmax(out))), probs=out)
 
 
 def _squarish(tile: TableTile) -> bool:
