@@ -47,6 +47,19 @@ def stand(tiers: int = 3, per_tier: int = 9, rise: float = 0.7) -> np.ndarray:
     return np.float32(boxes)
 
 
+def strip_boxes(strip, tops: dict[int, float], score: float = 0.85) -> np.ndarray:
+    """What the strip detector would find: a box a tile wide at each slot ``k`` of ``tops``, its
+    top ``tops[k]`` strip pixels below the strip's top line, a tile high."""
+    w = strip.tile_width
+    return np.float32(
+        [
+            [strip.left + k * w, strip.top + dy, strip.left + (k + 1) * w - 1, strip.top + dy + 48]
+            + [score]
+            for k, dy in tops.items()
+        ]
+    ).reshape(-1, 5)
+
+
 def test_tiers_are_found_from_tile_tops_when_boxes_reach_into_the_tier_below() -> None:
     boxes = stand()
     # the close-up failure: a third of the boxes half a tile to the right and 1.3 times too tall,
@@ -308,25 +321,10 @@ def test_a_line_between_two_tiers_loses_to_the_tiers_whose_tops_it_runs_along() 
     between = quads[0] + np.float64([0, 0.25 * H])  # a line a quarter tile below the top tier
     strips = [strip_for(k, q, (800, 800)) for k, q in enumerate([*quads, between])]
 
-    def tiles(strip, tops, score):
-        w = strip.tile_width
-        return np.float32(
-            [
-                [
-                    strip.left + k * w,
-                    strip.top + dy,
-                    strip.left + (k + 1) * w - 1,
-                    strip.top + dy + 48,
-                    score,
-                ]
-                for k, dy in enumerate(tops)
-            ]  # fmt: skip
-        )
-
     found = [
-        tiles(strips[0], [0, -1, 1, 0], 0.85),
-        tiles(strips[1], [0, 1, -1, 0], 0.85),
-        tiles(strips[2], [-5, -11, 3, -9, -20], 0.85),
+        strip_boxes(strips[0], dict(enumerate([0, -1, 1, 0]))),
+        strip_boxes(strips[1], dict(enumerate([0, 1, -1, 0]))),
+        strip_boxes(strips[2], dict(enumerate([-5, -11, 3, -9, -20]))),
     ]
     assert float(found[2][:, 4].sum()) > float(found[0][:, 4].sum())
     assert choose_tiers(strips, found, up) == [0, 1]
@@ -341,23 +339,11 @@ def test_a_strip_whose_boxes_stand_off_its_line_is_no_tier() -> None:
     lip = max(quads, key=lambda q: q[0, 1]) + np.float64([0, 1.1 * H])
     strips = [strip_for(k, q, (800, 800)) for k, q in enumerate([*quads, lip])]
 
-    def tiles(strip, ks, dy):
-        w = strip.tile_width
-        return np.float32(
-            [
-                [
-                    strip.left + k * w,
-                    strip.top + dy,
-                    strip.left + (k + 1) * w - 1,
-                    strip.top + dy + 48,
-                    0.85,
-                ]
-                for k in ks
-            ]  # fmt: skip
-        )
-
-    found = [tiles(strips[0], range(8), 0), tiles(strips[1], range(4), 0)]
-    found.append(tiles(strips[2], [5, 6], -24))
+    found = [
+        strip_boxes(strips[0], dict.fromkeys(range(8), 0)),
+        strip_boxes(strips[1], dict.fromkeys(range(4), 0)),
+        strip_boxes(strips[2], {5: -24, 6: -24}),
+    ]
     assert choose_tiers(strips, found, up) == [0, 1]
 
 
