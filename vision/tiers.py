@@ -364,20 +364,15 @@ def _pencil(
     )
     if len(order) < 2:
         return None
-    median = float(np.median(w))
-    if len(u) >= 3 and float(u.max() - u.min()) >= 3 * median:
-        b, a = np.polyfit(u, w, 1)
-    else:
-        b, a = 0.0, median
-    ends = np.clip([a + b * span[0], a + b * span[1]], 0.5 * median, 2 * median)
-    shrink = math.log(ends[1] / ends[0])
+    fitted = _width_fit(u, w)
+    shrink = math.log(fitted(span[1]) / fitted(span[0]))
     mid = (span[0] + span[1]) / 2
     for i, j in [(i, j) for n, i in enumerate(order) for j in order[n + 1 :]]:
         (a0, a1, _), (b0, b1, _) = lines[i], lines[j]
         gaps = [(b0 - a0) + (b1 - a1) * x for x in (span[0], mid, span[1])]
         if gaps[0] * gaps[2] <= 0:
             continue
-        height = (a + b * mid) / TILE_ASPECT
+        height = fitted(mid) / TILE_ASPECT
         if not 0.5 <= abs(gaps[1]) / height <= MAX_TIER_SPACING:
             continue
         if abs(math.log(gaps[2] / gaps[0]) - shrink) <= math.log(PENCIL_RATIO):
@@ -412,6 +407,14 @@ def _width_along(u: np.ndarray, w: np.ndarray, lines: Sequence[tuple[float, floa
         if 0.5 <= abs(gap) / (median / TILE_ASPECT) <= MAX_TIER_SPACING:
             rate = (b1 - a1) / gap  # the spacing's change per pixel along, as a share
             return lambda x: median * float(np.clip(1 + rate * (x - here), 0.5, 2))
+    return _width_fit(u, w)
+
+
+def _width_fit(u: np.ndarray, w: np.ndarray):
+    """A tile's width at ``u`` from a straight-line fit of the first look's widths ``w`` where
+    the tiles spread over three widths or more (clipped to half to twice their median), else
+    their median."""
+    median = float(np.median(w))
     if len(u) >= 3 and float(u.max() - u.min()) >= 3 * median:
         b, a = np.polyfit(u, w, 1)
         return lambda x: float(np.clip(a + b * x, 0.5 * median, 2 * median))
