@@ -307,11 +307,11 @@ def find_tiers(
         lines.append((float(v0), float(slope), tuple(int(standing[i]) for i in order)))
         on_line[members] = True
     tile_width = _width_along(u, w, lines)
+    middle = (span[0] + span[1]) / 2
     slope = lines[0][1] if lines else 0.0
     for i in np.flatnonzero(~on_line)[:MAX_LONE]:
         lines.append((float(v[i] - slope * u[i]), slope, (int(standing[i]),)))
     if pixels is not None:
-        middle = (span[0] + span[1]) / 2
         reach = (
             float(v.min()) - tile_width(middle) / TILE_ASPECT,
             float(v.max() + 2 * w.max() / TILE_ASPECT),
@@ -323,15 +323,13 @@ def find_tiers(
         # the tiers of one rack are one pencil of lines (parallel, or meeting at the vanishing
         # point): every other candidate is drawn through its middle along the pencil
         (a0, a1, _), (b0, b1, _) = lines[pair[0]], lines[pair[1]]
-        mid = (span[0] + span[1]) / 2
-        gap = (b0 - a0) + (b1 - a1) * mid
+        gap = (b0 - a0) + (b1 - a1) * middle
         for k, (v0, m, members) in enumerate(lines):
             if k not in pair:
-                t = (v0 + m * mid - a0 - a1 * mid) / gap
+                t = (v0 + m * middle - a0 - a1 * middle) / gap
                 lines[k] = (a0 + t * (b0 - a0), a1 + t * (b1 - a1), members)
     tiers: list[Tier] = []
     kept: list[tuple[float, float]] = []
-    middle = (span[0] + span[1]) / 2
     for v0, m, members in lines:
         at = v0 + m * middle
         if any(abs(at - other) < SAME_LINE * tile_width(middle) / TILE_ASPECT for other, _ in kept):
