@@ -33,6 +33,10 @@ tiers: no model here learns tiers).
 enlarged to 4032 x 3024 and saved as JPEG): the file read and decoded, recognised, laid out,
 decoded with the rules and advised (an indicator given), median and p95 seconds.
 
+``--shift N`` also reads every photo moved 1..N pixels right and down (the same scene framed a
+pixel apart) and counts the photos whose rows come out the same at every shift: a reading that
+flips there is noise under any decision taken on these renders.
+
 ``--decide`` reads, instead of the check, renders of other racks in the styles the models trained
 on: the set a reading constant is decided on (the check then reports it, untouched).
 
@@ -183,24 +187,52 @@ def score_photo(result, truth: dict, matrix: np.ndarray) -> Score:
     return score
 
 
+def shift(photo: np.ndarray, matrix: np.ndarray, pixels: int) -> tuple[np.ndarray, np.ndarray]:
+    """The photo moved ``pixels`` right and down (its first rows and columns repeated, its last
+    ones dropped: the same scene framed a pixel or two apart) and the matrix that maps to it."""
+    if not pixels:
+        return photo, matrix
+    h, w = photo.shape[:2]
+    padded = cv2.copyMakeBorder(photo, pixels, 0, pixels, 0, cv2.BORDER_REPLICATE)
+    moved = matrix.copy()
+    moved[:, 2] += pixels
+    return np.ascontiguousarray(padded[:h, :w]), moved
+
+
 def run(
-    pipeline: Pipeline, racks: int, turns: tuple[int, ...], decide: bool = False
+    pipeline: Pipeline,
+    racks: int,
+    turns: tuple[int, ...],
+    decide: bool = False,
+    shifts: int = 0,
+    same: list[int] | None = None,
 ) -> dict[tuple[str, int], Score]:
+    """Every render of ``racks`` per kind, turned by each of ``turns``, read and scored.  With
+    ``shifts``, each is also read moved 1..``shifts`` pixels (scored alike), and ``same`` counts
+    [photos, photos whose rows came out the same tile for tile at every shift]."""
     out: dict[tuple[str, int], Score] = {}
     for kind in KINDS:
         for index in range(racks):
             image, truth = rendered(kind, index, decide)
             for degrees in turns:
-                photo, matrix = turn(image, degrees)
-                t0 = time.perf_counter()
-                try:
-                    result = pipeline.read(pipeline.recognizer.recognize(photo))
-                except NothingFoundError:
-                    result = None
-                seconds = time.perf_counter() - t0
-                score = score_photo(result, truth, matrix)
-                score.seconds.append(seconds)
-                out.setdefault((kind, degrees), Score()).add(score)
+                turned, turn_matrix = turn(image, degrees)
+                readings = []
+                for pixels in range(shifts + 1):
+                    photo, matrix = shift(turned, turn_matrix, pixels)
+                    t0 = time.perf_counter()
+                    try:
+                        result = pipeline.read(pipeline.recognizer.recognize(photo))
+                    except NothingFoundError:
+                        result = None
+                    seconds = time.perf_counter() - t0
+                    score = score_photo(result, truth, matrix)
+                    score.seconds.append(seconds)
+                    out.setdefault((kind, degrees), Score()).add(score)
+                    rows = result.rows if result is not None else []
+                    readings.append([[str(p.tile) for g in row for p in g] for row in rows])
+                if same is not None:
+                    same[0] += 1
+                    same[1] += all(r == readings[0] for r in readings)
     return out
 
 
@@ -316,6 +348,13 @@ def main(argv: list[str] | None = None) -> int:
         help="a way-up model (.onnx) to read with instead of the manifest's, or 'none'",
     )
     parser.add_argument("--manifest", type=Path, help="a recogniser manifest to read with")
+    parser.add_argument(
+        "--shift",
+        type=int,
+        default=0,
+        help="also read each photo moved 1..N pixels: the scores count every reading, and the "
+        "photos read the same at every shift are counted (the noise under a decision)",
+    )
     args = parser.parse_args(argv)
     turns = tuple(int(v) for v in args.turns.split(","))
     spec = RecognizerSpec.load(args.manifest) if args.manifest else RecognizerSpec.load()
@@ -323,12 +362,20 @@ def main(argv: list[str] | None = None) -> int:
         way_up = None if args.way_up == "none" else Path(args.way_up).with_suffix("")
         spec = replace(spec, way_up=way_up)
     results = {}
+    same: dict[str, list[int]] = {}
     for path in args.paths.split(","):
         recognizer = Recognizer(replace(spec, tiers=path == "tiers"))
         # the tier stage gives rows for any number of tiers; the whole-photo layout is told 3
         pipeline = Pipeline(recognizer, max_rows=3)
-        results[path] = run(pipeline, args.racks, turns, args.decide)
+        same[path] = [0, 0]
+        results[path] = run(pipeline, args.racks, turns, args.decide, args.shift, same[path])
     print(table(results))
+    if args.shift:
+        for path, (photos, alike) in same.items():
+            print(
+                f"{path}: {_pct(alike, photos)} of the photos read the same rows, tile for tile, "
+                f"moved 0-{args.shift} pixels"
+            )
     if args.real:
         print("\n| real rummy3 photos | path | tiers found | racks exact | tables read as tables |")
         print("|---|---|---|---|---|")
