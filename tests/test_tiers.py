@@ -244,6 +244,67 @@ def test_a_candidate_the_chosen_tiers_would_hide_is_looked_at_greyed() -> None:
     assert behind_chosen(_tier_strips(1.1), [0, 2]) == []
 
 
+def _stand_first_look(rise: float) -> tuple[list, np.ndarray]:
+    """A frontal three-tier stand whose tiers rise ``rise`` tile heights: the candidates (one
+    per tier, with the first look's nine tiles on each line) and the first look's turned boxes,
+    each the part of its tile that shows over the tier in front."""
+    from vision.tiers import Tier
+
+    strips = _tier_strips(rise)
+    boxes, candidates = [], []
+    for t, strip in enumerate(strips):
+        quad = project(
+            strip.to_photo, [(strip.left, strip.top), (strip.left + strip.length, strip.top)]
+        )
+        top = float(quad[0][1])
+        shows = rise * H if t < 2 else H
+        for k in range(9):
+            boxes.append([100 + (k + 0.5) * W, top + shows / 2, W, shows, 0.0])
+        corners = np.float64(
+            [[100, top], [100 + 9 * W, top], [100 + 9 * W, top + H], [100, top + H]]
+        )
+        candidates.append(Tier(corners, tuple(range(9 * t, 9 * t + 9))))
+    return candidates, np.float32(boxes)
+
+
+def test_a_tier_showing_only_its_tops_is_read_from_the_first_looks_boxes() -> None:
+    """A stand of three tiers seen straight on from afar shows each back tier's top 40 % only:
+    no strip detector boxes the back tier (greyed, its tiles are too short to be a tier's), yet
+    nine first-look tops stand on its own line.  With the middle and front tiers chosen it is
+    added, top first, its tiles the first look's boxes mapped into its strip down to where the
+    middle tier hides them.  Not when a chosen tier holds one of its tops, when it shows enough
+    to be looked at greyed (``behind_chosen``), or when two tops only stand on its line."""
+    from vision.tiers import HIDDEN_MARGIN, STRIP_TILE, tops_only_tiers
+
+    up = np.float64([0.0, -1.0])
+    candidates, turned = _stand_first_look(0.4)
+    conf = np.full(len(turned), 0.8, np.float32)
+    strips = _tier_strips(0.4)
+    found = [np.zeros((0, 5), np.float32), strip_boxes(strips[1], dict.fromkeys(range(9), 0.0))]
+    found.append(strip_boxes(strips[2], dict.fromkeys(range(9), 0.0)))
+    chosen = tops_only_tiers(candidates, strips, found, [1, 2], turned, conf, up)
+    assert chosen == [0, 1, 2]
+    line = strips[0].top + (0.4 + HIDDEN_MARGIN) * STRIP_TILE
+    assert strips[0].hidden == pytest.approx(line, abs=0.5)
+    assert len(found[0]) == 9
+    lefts = strips[0].left + np.arange(9) * strips[0].tile_width
+    assert np.allclose(found[0][:, 0], lefts, atol=1.0)
+    assert np.allclose(found[0][:, 1], strips[0].top) and np.allclose(found[0][:, 3], line)
+    assert np.allclose(found[0][:, 4], 0.8)
+
+    def again(members: dict[int, tuple[int, ...]], rise: float = 0.4) -> list[int]:
+        cands, boxes = _stand_first_look(rise)
+        for k, m in members.items():
+            cands[k] = type(cands[k])(cands[k].quad, m)
+        fresh = _tier_strips(rise)
+        empty = [np.zeros((0, 5), np.float32)] * 3
+        return tops_only_tiers(cands, fresh, list(empty), [1, 2], boxes, conf, up)
+
+    assert again({0: (0, 1, 2, 9)}) == [1, 2]  # a top of the middle tier's line
+    assert again({0: (0, 1)}) == [1, 2]
+    assert again({}, rise=0.7) == [1, 2]
+
+
 def test_a_hidden_tier_keeps_first_boxes_that_end_above_the_tier_in_front() -> None:
     """A hidden tier's boxes: the greyed run's, and the whole strip's where they end above the
     tier in front (a box reaching down into it spans two tiers) and overlap none of them."""

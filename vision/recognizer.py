@@ -72,6 +72,7 @@ from vision.tiers import (
     standing_tiles,
     strip_for,
     tier_score,
+    tops_only_tiers,
     up_angle,
 )
 from vision.types import Recognition, TierView, TileReading
@@ -815,11 +816,11 @@ class Recognizer:
             ]
             if self.way_up.upside_down(stood) > 0:
                 up = -up
-        found = self._tier_crops(pixels, turned, up)
+        found = self._tier_crops(pixels, turned, up, det_conf)
         if found is None and len(standing) >= MIN_RACK_TILES and abs(up[1]) < SIDE_UP:
             # a rack on its side (its up within SIDE_UP of level): its tiers may run along the
             # other sense's tops
-            found = self._tier_crops(pixels, turned, -up)
+            found = self._tier_crops(pixels, turned, -up, det_conf)
         if found is None:
             return None
         up, strips, places, from_gap, crops, probs = found
@@ -921,7 +922,7 @@ class Recognizer:
         return tiles
 
     def _tier_crops(
-        self, pixels: np.ndarray, turned: np.ndarray, up: np.ndarray
+        self, pixels: np.ndarray, turned: np.ndarray, up: np.ndarray, conf: np.ndarray
     ) -> (
         tuple[np.ndarray, list[Strip], list[tuple], list[bool], list[np.ndarray], np.ndarray] | None
     ):
@@ -955,6 +956,8 @@ class Recognizer:
             chosen = again
         if not chosen:
             return None
+        # a tier showing only its tiles' tops over the tier in front: its first-look boxes
+        chosen = tops_only_tiers(candidates, strips, detected, chosen, turned, conf, up)
         shown = [strips[k].hidden for k in chosen]  # the strips already looked at greyed
         strips = [replace(strips[k], tier=n) for n, k in enumerate(chosen)]
         detected = [detected[k] for k in chosen]

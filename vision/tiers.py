@@ -762,6 +762,77 @@ def behind_chosen(strips: list[Strip], chosen: list[int]) -> list[Strip]:
     return out
 
 
+def tops_only_tiers(
+    candidates: Sequence[Tier],
+    strips: list[Strip],
+    found: list[np.ndarray],
+    chosen: list[int],
+    turned: np.ndarray,
+    conf: np.ndarray,
+    up: np.ndarray,
+) -> list[int]:
+    """``chosen`` (top to bottom) with the tiers that show only their tiles' tops added: a
+    candidate whose line holds ``PERSPECTIVE_TILES`` first-look tops or more, none of them a
+    chosen tier's, and that a chosen tier hides below ``MIN_HEIGHT`` of a tile (a stand of three
+    tiers seen straight on from afar shows each tier's top third or so; the strip's detector,
+    greyed or not, boxes such a tier with the one in front, or not at all).  Its tiles are the
+    first look's boxes on its line (``conf``: their scores), mapped into its strip down to where
+    the tier in front hides them; ``strips`` and ``found`` are changed in place."""
+    taken = {i for k in chosen for i in candidates[k].members}
+    down = -np.asarray(up, np.float64)
+    out = list(chosen)
+    for k, tier in enumerate(candidates):
+        members = list(tier.members)
+        if k in out or len(members) < PERSPECTIVE_TILES or taken & set(members):
+            continue
+        strip = strips[k]
+        hides = [_hides(strip, strips[j]) for j in out]
+        lines = [at for at in hides if at is not None]
+        if not lines:
+            continue
+        line = min(lines)
+        boxes = []
+        for i in members:
+            corners = project(strip.to_strip, _corners(turned[i]))
+            x1, x2 = float(corners[:, 0].min()), float(corners[:, 0].max())
+            boxes.append([x1, strip.top, x2, line, float(conf[i])])
+        strips[k] = replace(strip, hidden=line)
+        found[k] = np.float32(boxes).reshape(-1, 5)
+        out.append(k)
+        taken |= set(members)
+    if len(out) == len(chosen):
+        return chosen
+
+    def height(k: int) -> float:
+        s = strips[k]
+        return float(project(s.to_photo, [(s.left + s.length / 2, s.top)])[0] @ down)
+
+    return sorted(out, key=height)
+
+
+def _hides(strip: Strip, front: Strip) -> float | None:
+    """Where in ``strip`` the tier ``front`` hides its tiles when it shows less than
+    ``MIN_HEIGHT`` of them but some (:func:`front_line`'s line, not found there), else None."""
+    ends = np.float64([[front.left, front.top], [front.left + front.length, front.top]])
+    (x0, y0), (x1, y1) = project(strip.to_strip, project(front.to_photo, ends))
+    if abs(x1 - x0) < 1e-6:
+        return None
+    mid = strip.left + strip.length / 2
+    at = y0 + (y1 - y0) * (mid - x0) / (x1 - x0) + HIDDEN_MARGIN * STRIP_TILE
+    if TOP_FIT * STRIP_TILE <= at - strip.top < MIN_HEIGHT * STRIP_TILE:
+        return float(at)
+    return None
+
+
+def _corners(rect: np.ndarray) -> np.ndarray:
+    """The four corners of a turned box ``(cx, cy, w, h, degrees)``."""
+    import cv2
+
+    return cv2.boxPoints(
+        ((float(rect[0]), float(rect[1])), (float(rect[2]), float(rect[3])), float(rect[4]))
+    )
+
+
 def in_band(box: Sequence[float], strip: Strip) -> bool:
     """Whether a box found in a strip is one of its tier's tiles (centre on the tier's middle
     line, tall enough), not a neighbouring tier's tile showing at the strip's edge."""
