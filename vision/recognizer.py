@@ -991,7 +991,7 @@ class Recognizer:
             return None
         size = self.spec.classifier_imgsz
         crops = [
-            quad_crop(pixels, strips[k].to_photo, (x1, y1, x2, y2), size, CROP_PAD)
+            quad_crop(pixels, strips[k].to_photo, _cut(strips[k], x1, y1, x2, y2), size, CROP_PAD)
             for k, x1, y1, x2, y2, _ in places
         ]
         return up, strips, places, from_gap, crops, self.classifier(to_tensor(crops))
@@ -1094,6 +1094,16 @@ def _with_shown(masked: np.ndarray, first: np.ndarray, strip: Strip, iou: float)
         if b[3] <= line + BAND * STRIP_TILE and all(box_iou(b[:4], m[:4]) <= iou for m in masked)
     ]
     return np.concatenate([masked, np.float32(shown).reshape(-1, 5)]).astype(np.float32)
+
+
+def _cut(strip: Strip, x1: float, y1: float, x2: float, y2: float) -> tuple[float, ...]:
+    """Where a tile found at ``(x1, y1, x2, y2)`` in a strip is cut to be read: as found, but a
+    whole tile high on a hidden tier (the classifier learnt tiered tiles with the tier in front
+    showing below their tops; the part that shows, stretched to a square, reads another
+    number: a far frontal stand's back tier read B9, R11, Y3 for B13, B2, R12)."""
+    if strip.hidden is None:
+        return (x1, y1, x2, y2)
+    return (x1, strip.top, x2, strip.top + STRIP_TILE)
 
 
 def quad_crop(
