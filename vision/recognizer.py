@@ -26,6 +26,7 @@ Example::
 
 from __future__ import annotations
 
+import math
 import os
 import time
 from dataclasses import dataclass, replace
@@ -82,6 +83,9 @@ from vision.up import WayUp
 # A rack whose up lies within this sine of level (about 30 degrees) is on its side: no sense of it
 # is nearer the photo's up than the other.
 SIDE_UP = 0.5
+# A rack whose up turns more than this many degrees from the photo's up (either way) is read
+# again from the photo turned a quarter so that it stands upright.
+SIDEWAYS_READ = 45.0
 # A place between two tiles of a tier that the detector left empty is a tile when the classifier
 # reads a tile there at least this surely (else an empty slot).
 SLOT_TILE = 0.6
@@ -688,6 +692,18 @@ class Recognizer:
                 side = self._recognize(cv2.rotate(photo, cv2.ROTATE_90_CLOCKWISE), quarter=False)
                 if side.tiers:
                     return quarter_back(side, h, time.perf_counter() - t0)
+            lean = _lean(read[1]) if read is not None and quarter else 0.0
+            if SIDEWAYS_READ < abs(lean) < 180.0 - SIDEWAYS_READ:
+                # a rack standing sideways in the photo (its up within 45 degrees of level):
+                # its tiles are found and read again with the photo turned so that it stands
+                # upright, as the networks learnt tiles
+                way = cv2.ROTATE_90_CLOCKWISE if lean < 0 else cv2.ROTATE_90_COUNTERCLOCKWISE
+                side = self._recognize(cv2.rotate(photo, way), quarter=False)
+                if side.tiers:
+                    seconds = time.perf_counter() - t0
+                    if way == cv2.ROTATE_90_CLOCKWISE:
+                        return quarter_back(side, h, seconds)
+                    return quarter_back(side, w, seconds, clockwise=False)
             if read is not None:
                 tiles, tier_views = read
                 t2 = time.perf_counter()
@@ -1240,25 +1256,35 @@ def _place(
     return None
 
 
-def quarter_back(side: Recognition, height: int, seconds: float) -> Recognition:
-    """A recognition of a photo ``height`` pixels high turned a quarter clockwise
-    (``cv2.ROTATE_90_CLOCKWISE``), in the photo's own pixels: a point (x', y') of the turned
-    photo is (y', height - x') of the photo.  ``seconds``: the whole time taken."""
+def _lean(tiers: tuple[TierView, ...]) -> float:
+    """How far a rack's up (its first tier's left side, bottom to top) turns from the photo's
+    up, in degrees: positive towards the photo's right."""
+    (x0, y0), _, _, (x3, y3) = tiers[0].quad[:4]
+    return math.degrees(math.atan2(x0 - x3, y3 - y0))
+
+
+def quarter_back(
+    side: Recognition, size: int, seconds: float, clockwise: bool = True
+) -> Recognition:
+    """A recognition of a photo turned a quarter (``cv2.ROTATE_90_CLOCKWISE``, or counter-
+    clockwise), in the photo's own pixels: a point (x', y') of the turned photo is
+    (y', ``size`` - x') of the photo, ``size`` its height (counter-clockwise: (``size`` - y',
+    x'), ``size`` its width).  ``seconds``: the whole time taken."""
 
     def point(p: tuple[float, float]) -> tuple[float, float]:
-        return (float(p[1]), float(height - p[0]))
+        if clockwise:
+            return (float(p[1]), float(size - p[0]))
+        return (float(size - p[1]), float(p[0]))
 
     def quad(q):
         return None if q is None else tuple(point(p) for p in q)
 
-    tiles = [
-        replace(
-            t,
-            box=(t.box[1], height - t.box[2], t.box[3], height - t.box[0]),
-            quad=quad(t.quad),
-        )
-        for t in side.tiles
-    ]
+    def box(b: tuple[float, ...]) -> tuple[float, ...]:
+        if clockwise:
+            return (b[1], size - b[2], b[3], size - b[0])
+        return (size - b[3], b[0], size - b[1], b[2])
+
+    tiles = [replace(t, box=box(t.box), quad=quad(t.quad)) for t in side.tiles]
     tiers = tuple(replace(v, quad=quad(v.quad)) for v in side.tiers)
     w, h = side.image_size
     timings = {**side.timings_ms, "total": seconds * 1000}
