@@ -316,6 +316,20 @@ def test_a_tile_boxed_twice_counts_once() -> None:
     assert [str(t) for t in tracker.seen] == ["R12"]
 
 
+def test_a_tile_found_beside_another_in_one_long_box_counts_as_its_own() -> None:
+    # a meld's end tile laid partly under the indicator's stack: the detector boxes both in one
+    # box 1.5 tiles long (read as the indicator), a zoomed look finds the end tile beside it
+    # (``look_again_long``), a third of a tile off the indicator's centre: within its reach,
+    # but its own tile (boxed twice, it would be dropped: the test above)
+    tracker = TableTracker(image_size=SIZE, confirm=3)
+    frame = [lying("B7", 240, 200, scale=1.3), lying("R5", 100, 80), lying("K1", 500, 400)]
+    feed(tracker, 0, [frame] * 3)
+    b9 = dataclasses.replace(lying("B9", 240, 170), beside=True)
+    changes = feed(tracker, 3, [[*frame, b9]] * 3)
+    assert kinds(changes) == [("added", "B9")]
+    assert sorted(str(t) for t in tracker.seen) == ["B7", "B9", "K1", "R5"]
+
+
 def test_a_new_top_counts_though_a_hand_passes_between_its_readings() -> None:
     tracker = TableTracker(image_size=SIZE, confirm=3)
     feed(tracker, 0, [[lying("R5", 320, 60)]] * 4)
@@ -484,6 +498,57 @@ def test_a_tile_boxed_along_either_side_keeps_its_turn() -> None:
     assert median is not None and abs(median[2] % 90 - 66) < 5
     blended = _blend(poses[0], poses[1])
     assert abs(blended[2] % 90 - 66) < 5
+
+
+class _ZoomedLook:
+    """A recogniser whose detector, run on a crop round a box centred at ``centre`` in the
+    photo, finds the turned boxes ``found`` (given in the photo's pixels, shifted into the
+    crop): what a zoomed look at an over-long box would find."""
+
+    def __init__(self, found: list[tuple[float, ...]], centre: tuple[float, float]) -> None:
+        self.found = np.float32(found)
+        self.centre = np.float32(centre)
+        self.crops: list[tuple[int, ...]] = []
+
+    def _detect(self, crop: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        self.crops.append(crop.shape[:2])
+        h, w = crop.shape[:2]
+        found = self.found.copy()
+        found[:, :2] -= self.centre - np.float32([w / 2, h / 2])
+        return np.zeros((len(found), 4), np.float32), np.full((len(found), 1), 0.8), found
+
+
+def test_an_over_long_box_looked_at_again_gives_the_tile_beside_the_one_it_boxes() -> None:
+    from vision import table
+
+    image = np.zeros((480, 640, 3), np.uint8)
+    # five whole tiles 56 px long about the table, and the indicator with a meld's end tile
+    # under it boxed as one box 90 px long (long side down the picture)
+    turned = np.float32(
+        [[100, 100, 40, 56, 0], [500, 100, 40, 56, 0], [400, 250, 40, 56, 10],
+         [100, 400, 40, 56, 0], [500, 400, 40, 56, 0], [240, 250, 42, 90, 0]]
+    )  # fmt: skip
+    scores = np.full((6, 1), 0.9, np.float32)
+    # zoomed: the indicator (near the long box's centre), the end tile along it at its top, and
+    # a sliver of a tile across it (a pile's lower tile: short, turned across)
+    found = [(240, 262, 42, 64, 0), (240, 226, 40, 56, 3), (255, 250, 20, 36, 90)]
+    look = _ZoomedLook(found, (240, 250))
+    out_scores, out_turned, beside = table.look_again_long(look, image, scores, turned)
+    assert len(look.crops) == 1  # only the over-long box is looked at again
+    assert beside.tolist() == [False] * 6 + [True]
+    np.testing.assert_allclose(out_turned[:6], turned)
+    np.testing.assert_allclose(out_turned[6], [240, 226, 40, 56, 3], atol=1)
+    assert out_scores.shape == (7, 1)
+    # a zoomed look that finds only the tile the long box boxes, or a tile turned across it,
+    # adds nothing
+    for found in ([(240, 250, 42, 90, 0)], [(240, 262, 42, 64, 0), (240, 226, 40, 56, 90)]):
+        again = table.look_again_long(_ZoomedLook(found, (240, 250)), image, scores, turned)
+        assert len(again[1]) == 6 and not again[2].any()
+    # a box as long as the others is not looked at again
+    whole = turned.copy()
+    whole[5, 3] = 56
+    look = _ZoomedLook([(240, 262, 42, 64, 0), (240, 226, 40, 56, 3)], (240, 250))
+    assert not table.look_again_long(look, image, scores, whole)[2].any() and look.crops == []
 
 
 def test_where_a_way_points_in_the_picture() -> None:

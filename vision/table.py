@@ -47,6 +47,17 @@ MELD_STEP = (
 MELD_OFFSET = 0.35  # centre offset along the long sides, in tile heights
 MELD_MIN = 3  # tiles in a row that make a meld
 MIN_CONFIDENCE = 0.3  # a reading below this (a tile mostly covered, a hand) is not seen
+# a box whose long side is this many times a whole tile's there (fitted down the picture from
+# the photo's boxes) may hold two tiles (a meld's end tile laid partly under the indicator's
+# stack, boxed together with it): it is looked at again, zoomed (``look_again_long``)
+LONG = 1.35
+LONG_MARGIN = 0.5  # the zoomed look's crop: the box's hull and this share of it on each side
+# a tile the zoomed look finds beside the one the long box holds lies this share of a tile from
+# it or more, is this share of a whole tile long or more and lies along the long box, within
+# this many degrees (a sliver of a pile's lower tile, short and across the pile's box, is none)
+LONG_APART = 0.4
+LONG_PART = 0.7
+LONG_TURN = 20.0
 
 
 class NoTableTilesError(NothingFoundError):
@@ -80,6 +91,9 @@ class TableTile:
     # the tile read each way up its box allows (turned over; a nearly square box also on its
     # sides): a video's tracker reads a pile's tiles all the same way (``read_ways``)
     ways: tuple[Way, ...] = field(default=(), compare=False, repr=False)
+    # found by a zoomed look beside another tile in one over-long box (``look_again_long``): a
+    # tile of its own, though it lies within the other's reach
+    beside: bool = field(default=False, compare=False, repr=False)
 
     @property
     def centre(self) -> tuple[float, float]:
@@ -181,24 +195,26 @@ def whole_photo_reader(recognizer: Any) -> Any:
 
 
 def read_turned(
-    recognizer: Any, image_bgr: np.ndarray, ways: bool = False
-) -> tuple[Recognition, np.ndarray | None, list[tuple[Way, ...]]]:
+    recognizer: Any, image_bgr: np.ndarray, ways: bool = False, long_boxes: bool = True
+) -> tuple[Recognition, np.ndarray | None, list[tuple[Way, ...]], list[bool]]:
     """The whole-photo path's reading of a photo, each tile's turned box ``(cx, cy, w, h,
-    degrees)`` (None for an upright-box detector) and, with ``ways``, each tile read every way
-    up (``read_ways``; none through a profile, whose reading is its own).
+    degrees)`` (None for an upright-box detector), with ``ways`` each tile read every way up
+    (``read_ways``; none through a profile, whose reading is its own), and which tiles a
+    zoomed look found beside another in one over-long box (``look_again_long``, with
+    ``long_boxes``).
 
     The steps are the recogniser's own (its first look, a strong colour cast found again in the
     balanced photo, its second looks, ``_read_photo``); they are called here so that the turned
     boxes, which ``Recognition`` does not carry on this path, stay with the tiles."""
     inner = getattr(recognizer, "recognizer", None)
     if inner is not None and hasattr(recognizer, "profile"):
-        recognition, turned, _ = read_turned(inner, image_bgr)
+        recognition, turned, _, beside = read_turned(inner, image_bgr, long_boxes=long_boxes)
         none: list[tuple[Way, ...]] = [() for _ in recognition.tiles]
-        return recognizer.profile.apply(image_bgr, recognition), turned, none
+        return recognizer.profile.apply(image_bgr, recognition), turned, none, beside
     spec = recognizer.spec
     if spec.detector_task != "obb" or recognizer.classifier is None:
         recognition = whole_photo_reader(recognizer).recognize(image_bgr)
-        return recognition, None, [() for _ in recognition.tiles]
+        return recognition, None, [() for _ in recognition.tiles], [False] * len(recognition.tiles)
     t0 = time.perf_counter()
     boxes, scores, turned = recognizer._detect(image_bgr)
     gains = recognizer._gains(image_bgr, boxes)
@@ -220,6 +236,12 @@ def read_turned(
         looks = tuple(v.reason for v in views)
         if views:
             boxes = hulls(turned, (w, h))
+    beside = np.zeros(len(scores), bool)
+    if long_boxes and turned is not None:
+        scores, turned, beside = look_again_long(recognizer, image_bgr, scores, turned)
+        if beside.any():
+            boxes = hulls(turned, (w, h))
+            looks += ("long",)
     t1 = time.perf_counter()
     det_conf = scores.max(axis=1) if len(scores) else np.zeros(0, np.float32)
     tiles, up, index = recognizer._read_photo(image_bgr, boxes, scores, turned, det_conf)
@@ -241,7 +263,100 @@ def read_turned(
         balanced=None if gains is None else tuple(float(g) for g in gains),
         second_look=looks + (("up",) if up is not None else ()),
     )
-    return recognition, turned[index], found
+    return recognition, turned[index], found, [bool(v) for v in beside[index]]
+
+
+def look_again_long(
+    recognizer: Any, image_bgr: np.ndarray, scores: np.ndarray, turned: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The detector's turned boxes and, for each over-long one (its long side ``LONG`` times a
+    whole tile's there or more), the tiles a second look finds beside the one it boxes: the
+    detector run on a zoomed crop round it (its hull and ``LONG_MARGIN`` of it each side).  A
+    meld's end tile laid partly under the indicator's stack is boxed together with the
+    indicator at the photo's scale, apart when zoomed.  The zoomed look's box nearest the long
+    box's centre is the tile it boxes (the long box is kept: a video's tracker follows it); the
+    others in the long box (centres inside it, ``LONG_APART`` of a tile or more from that one,
+    ``LONG_PART`` of a tile long or more, lying along it within ``LONG_TURN``) are added,
+    marked in the mask returned (a video's tracker counts them as tiles of their own, though
+    they lie within the long box's reach).  About one frame in twenty of the rendered games
+    has an over-long box: a detector run more for each.  A whole tile's
+    size at each box is fitted down the picture from the photo's boxes
+    (``vision.table_tracker.usual_sizes``: a slanted camera sees far tiles smaller)."""
+    from vision.table_tracker import usual_sizes
+
+    beside = np.zeros(len(turned), bool)
+    if len(turned) < 3:
+        return scores, turned, beside
+    h = image_bgr.shape[0]
+    longs = np.maximum(turned[:, 2], turned[:, 3]).astype(float)
+    usual = usual_sizes(
+        [((float(r[0]), float(r[1])), float(n)) for r, n in zip(turned, longs, strict=True)], h
+    )
+    add_s, add_t = [], []
+    for i, rect in enumerate(turned):
+        if longs[i] >= LONG * usual[i]:
+            found = _beside(recognizer, image_bgr, rect, float(usual[i]))
+            if found is not None:
+                add_s.append(found[0])
+                add_t.append(found[1])
+    if not add_t:
+        return scores, turned, beside
+    more_t = np.concatenate(add_t).astype(turned.dtype)
+    out_t = np.concatenate([turned, more_t])
+    out_s = np.concatenate([scores, np.concatenate(add_s).astype(scores.dtype)])
+    return out_s, out_t, np.concatenate([beside, np.ones(len(more_t), bool)])
+
+
+def _beside(
+    recognizer: Any, image_bgr: np.ndarray, rect: np.ndarray, usual: float
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """The tiles a zoomed look finds in one over-long box ``rect`` beside the one it boxes
+    (scores, turned boxes in the photo's pixels; ``look_again_long``), or None."""
+    h, w = image_bgr.shape[:2]
+    corners = np.asarray(quad_of(rect))
+    (x1, y1), (x2, y2) = corners.min(axis=0), corners.max(axis=0)
+    mx, my = LONG_MARGIN * (x2 - x1), LONG_MARGIN * (y2 - y1)
+    left, top = int(max(0, x1 - mx)), int(max(0, y1 - my))
+    right, bottom = int(min(w, x2 + mx)), int(min(h, y2 + my))
+    if right - left < 8 or bottom - top < 8:
+        return None
+    _, scores, found = recognizer._detect(np.ascontiguousarray(image_bgr[top:bottom, left:right]))
+    if found is None or len(found) < 2:
+        return None
+    found = found.copy()
+    found[:, 0] += left
+    found[:, 1] += top
+    cx, cy, bw, bh, angle = upright_rect(tuple(float(v) for v in rect))
+    a = math.radians(angle)
+    across = np.array([math.cos(a), math.sin(a)])  # along the short side
+    along = np.array([-math.sin(a), math.cos(a)])  # along the long side
+    inside = []
+    for j, f in enumerate(found):
+        d = np.array([f[0] - cx, f[1] - cy])
+        if abs(float(d @ along)) <= bh / 2 and abs(float(d @ across)) <= bw / 2:
+            inside.append(j)
+    if len(inside) < 2:
+        return None
+    # the tile the long box boxes: the zoomed look's box nearest its centre
+    own = min(inside, key=lambda j: math.hypot(found[j, 0] - cx, found[j, 1] - cy))
+    more = [
+        j
+        for j in inside
+        if j != own
+        and math.dist(found[j, :2], found[own, :2]) >= LONG_APART * usual
+        and max(found[j, 2], found[j, 3]) >= LONG_PART * usual
+        and _lies_along(found[j], angle)
+    ]
+    if not more:
+        return None
+    return scores[more], found[more]
+
+
+def _lies_along(rect: np.ndarray, angle: float) -> bool:
+    """Whether a turned box's long side lies within ``LONG_TURN`` degrees of a stood box's
+    (``upright_rect``'s ``angle``)."""
+    turn = abs(upright_rect(tuple(float(v) for v in rect))[4] - angle) % 180.0
+    return min(turn, 180.0 - turn) <= LONG_TURN
 
 
 def read_ways(
@@ -429,9 +544,11 @@ class TableReader:
         image_bgr = as_bgr(image_bgr)
         rules = rules or Rules.classic()
         t0 = time.perf_counter()
-        recognition, turned, ways = read_turned(self.recognizer, image_bgr, self.ways)
+        recognition, turned, ways, beside = read_turned(self.recognizer, image_bgr, self.ways)
         t1 = time.perf_counter()
-        scan = assemble(recognition, turned, indicator=indicator, rules=rules, ways=ways)
+        scan = assemble(
+            recognition, turned, indicator=indicator, rules=rules, ways=ways, beside=beside
+        )
         scan.timings_ms = {**recognition.timings_ms, "table": (time.perf_counter() - t1) * 1000}
         scan.timings_ms["total"] = (time.perf_counter() - t0) * 1000
         if require_tiles and not scan.tiles:
@@ -446,6 +563,7 @@ def assemble(
     indicator: Tile | None,
     rules: Rules,
     ways: Sequence[tuple[Way, ...]] | None = None,
+    beside: Sequence[bool] | None = None,
 ) -> TableScan:
     """A table scan from the recogniser's tiles: unreadable ones set apart, the rest read
     jointly (at most two copies of a tile, two false jokers), rows of touching tiles as melds,
@@ -470,6 +588,7 @@ def assemble(
             quad=None if turned is None else quad_of(turned[i]),
             probs=np.asarray(t.probs, np.float32),
             ways=() if ways is None else ways[i],
+            beside=False if beside is None else bool(beside[i]),
         )
         for k, ((i, t), tile) in enumerate(zip(readings, read, strict=True))
     ]

@@ -361,13 +361,15 @@ class TableTracker:
             ]
             if near:
                 out[min(near, key=lambda p: math.dist(t.centre, p.centre)).id] = t
-            elif any(
+            elif not t.beside and any(
                 math.dist(t.centre, p.centre) <= REACH * max(p.size, t.size)
                 for p in self._places
                 if p.id in out
             ):
                 # one tile per spot: a second box on a place already read this frame is the same
-                # tile boxed twice (a sideways tile's two numbers), not a tile beside it
+                # tile boxed twice (a sideways tile's two numbers), not a tile beside it; a tile
+                # a zoomed look found beside another in one over-long box is its own
+                # (``TableTile.beside``: a meld's end tile under the indicator's stack)
                 continue
             else:
                 place = _Place(
