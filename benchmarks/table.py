@@ -123,8 +123,8 @@ def game_readings(
 ) -> tuple[list[list[TableTile]], list[dict], list[float], tuple[int, int]]:
     """One rendered game read frame by frame: each frame's face-up tiles, the truth (without the
     renderer's boxes), the reading's milliseconds per frame and the frame size.  With ``cache`` the
-    readings are kept in a file named by the game and the models' bytes, so that the tracker's
-    settings are tried on the same readings without reading every frame again."""
+    readings are kept in a file named by the game, the models' and the reading code's bytes, so
+    that the tracker's settings are tried on the same readings without reading every frame again."""
     from vision.training.synth.table_game import render_table_game
 
     path = None
@@ -136,6 +136,9 @@ def game_readings(
             if part is not None:
                 models.update(part.with_suffix(".onnx").read_bytes())
         models.update(repr(spec).encode())
+        # and the code that reads a frame (a change there reads the games afresh)
+        for code in ("table.py", "recognizer.py", "tiers.py", "adapt.py", "crops.py"):
+            models.update((ROOT / "vision" / code).read_bytes())
         # "p": the readings carry the classifier's probabilities (older caches do not); "w":
         # and each tile read every way up (``TableReader.ways``)
         kind = "pw" if getattr(reader, "ways", False) else "p"
