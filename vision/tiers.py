@@ -735,6 +735,15 @@ def front_line(strip: Strip, front: Strip) -> float | None:
     detector, shown the tier in front below them, boxes two tiers as one tile, or none).  The
     line goes ``HIDDEN_MARGIN`` of a tile lower, so a tile keeps its own edge.  None when the
     front tier hides none of it."""
+    at = _front_top(strip, front)
+    if at is not None and MIN_HEIGHT * STRIP_TILE <= at - strip.top < STRIP_TILE:
+        return at
+    return None
+
+
+def _front_top(strip: Strip, front: Strip) -> float | None:
+    """The tier ``front``'s top line in ``strip`` (``HIDDEN_MARGIN`` of a tile lower), at the
+    strip's middle; None when it runs across the strip."""
     ends = np.float64([[front.left, front.top], [front.left + front.length, front.top]])
     (x0, y0), (x1, y1) = project(strip.to_strip, project(front.to_photo, ends))
     if abs(x1 - x0) < 1e-6:
@@ -742,10 +751,7 @@ def front_line(strip: Strip, front: Strip) -> float | None:
     # tiers stand parallel: straightened, the front tier's top runs level across the strip
     # (where it slants, one of the two lines is off): its height at the tier's middle
     mid = strip.left + strip.length / 2
-    at = y0 + (y1 - y0) * (mid - x0) / (x1 - x0) + HIDDEN_MARGIN * STRIP_TILE
-    if MIN_HEIGHT * STRIP_TILE <= at - strip.top < STRIP_TILE:
-        return float(at)
-    return None
+    return float(y0 + (y1 - y0) * (mid - x0) / (x1 - x0) + HIDDEN_MARGIN * STRIP_TILE)
 
 
 def behind_chosen(strips: list[Strip], chosen: list[int]) -> list[Strip]:
@@ -813,14 +819,9 @@ def tops_only_tiers(
 def _hides(strip: Strip, front: Strip) -> float | None:
     """Where in ``strip`` the tier ``front`` hides its tiles when it shows less than
     ``MIN_HEIGHT`` of them but some (:func:`front_line`'s line, not found there), else None."""
-    ends = np.float64([[front.left, front.top], [front.left + front.length, front.top]])
-    (x0, y0), (x1, y1) = project(strip.to_strip, project(front.to_photo, ends))
-    if abs(x1 - x0) < 1e-6:
-        return None
-    mid = strip.left + strip.length / 2
-    at = y0 + (y1 - y0) * (mid - x0) / (x1 - x0) + HIDDEN_MARGIN * STRIP_TILE
-    if TOP_FIT * STRIP_TILE <= at - strip.top < MIN_HEIGHT * STRIP_TILE:
-        return float(at)
+    at = _front_top(strip, front)
+    if at is not None and TOP_FIT * STRIP_TILE <= at - strip.top < MIN_HEIGHT * STRIP_TILE:
+        return at
     return None
 
 
