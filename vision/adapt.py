@@ -107,7 +107,8 @@ def row_angle(turned: np.ndarray) -> tuple[float, float]:
     return _axial_mean(np.arctan2(step[:, 1], step[:, 0]), np.ones(len(step)))
 
 
-def _corners(turned: np.ndarray) -> np.ndarray:
+def box_corners(turned: np.ndarray) -> np.ndarray:
+    """The corners of turned boxes ``(n, 5)`` = cx, cy, w, h, degrees: ``(4 n, 2)``, four a box."""
     import cv2
 
     return np.stack(
@@ -154,7 +155,7 @@ def plan_views(
     phi = angle if turn else 0.0  # turning the photo by -phi stands the tiles up
     # the region, in coordinates turned upright (about the origin), grown by one tile per side
     rot = cv2.getRotationMatrix2D((0.0, 0.0), phi, 1.0)
-    pts = _corners(turned) @ rot[:, :2].T
+    pts = box_corners(turned) @ rot[:, :2].T
     lo, hi = pts.min(axis=0) - length, pts.max(axis=0) + length
     while float(max(hi - lo)) * scale > det_size:  # the region fits one square
         scale *= 0.9
@@ -200,7 +201,7 @@ def hulls(turned: np.ndarray, image_size: tuple[int, int]) -> np.ndarray:
     """The upright hulls (x1, y1, x2, y2) of turned boxes, clipped to the photo (w, h)."""
     if not len(turned):
         return np.zeros((0, 4), np.float32)
-    corners = _corners(turned).reshape(-1, 4, 2)
+    corners = box_corners(turned).reshape(-1, 4, 2)
     boxes = np.concatenate([corners.min(axis=1), corners.max(axis=1)], axis=1)
     w, h = image_size
     boxes[:, [0, 2]] = boxes[:, [0, 2]].clip(0, w)

@@ -41,6 +41,8 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from vision.adapt import box_corners
+
 # A tile's height in a straightened strip (pixels): the detector's input scale for the strips.
 STRIP_TILE = 48
 # How far a strip reaches beyond its tier: above and below, a share of a tile's height; at each
@@ -798,10 +800,9 @@ def tops_only_tiers(
             continue
         line = min(lines)
         boxes = []
-        for i in members:
-            corners = project(strip.to_strip, _corners(turned[i]))
-            x1, x2 = float(corners[:, 0].min()), float(corners[:, 0].max())
-            boxes.append([x1, strip.top, x2, line, float(conf[i])])
+        xs = project(strip.to_strip, box_corners(turned[members]))[:, 0].reshape(-1, 4)
+        for i, x in zip(members, xs, strict=True):
+            boxes.append([float(x.min()), strip.top, float(x.max()), line, float(conf[i])])
         strips[k] = replace(strip, hidden=line)
         found[k] = np.float32(boxes).reshape(-1, 5)
         out.append(k)
@@ -823,15 +824,6 @@ def _hides(strip: Strip, front: Strip) -> float | None:
     if at is not None and TOP_FIT * STRIP_TILE <= at - strip.top < MIN_HEIGHT * STRIP_TILE:
         return at
     return None
-
-
-def _corners(rect: np.ndarray) -> np.ndarray:
-    """The four corners of a turned box ``(cx, cy, w, h, degrees)``."""
-    import cv2
-
-    return cv2.boxPoints(
-        ((float(rect[0]), float(rect[1])), (float(rect[2]), float(rect[3])), float(rect[4]))
-    )
 
 
 def in_band(box: Sequence[float], strip: Strip) -> bool:
