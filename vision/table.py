@@ -195,20 +195,19 @@ def whole_photo_reader(recognizer: Any) -> Any:
 
 
 def read_turned(
-    recognizer: Any, image_bgr: np.ndarray, ways: bool = False, long_boxes: bool = True
+    recognizer: Any, image_bgr: np.ndarray, ways: bool = False
 ) -> tuple[Recognition, np.ndarray | None, list[tuple[Way, ...]], list[bool]]:
     """The whole-photo path's reading of a photo, each tile's turned box ``(cx, cy, w, h,
     degrees)`` (None for an upright-box detector), with ``ways`` each tile read every way up
     (``read_ways``; none through a profile, whose reading is its own), and which tiles a
-    zoomed look found beside another in one over-long box (``look_again_long``, with
-    ``long_boxes``).
+    zoomed look found beside another in one over-long box (``look_again_long``).
 
     The steps are the recogniser's own (its first look, a strong colour cast found again in the
     balanced photo, its second looks, ``_read_photo``); they are called here so that the turned
     boxes, which ``Recognition`` does not carry on this path, stay with the tiles."""
     inner = getattr(recognizer, "recognizer", None)
     if inner is not None and hasattr(recognizer, "profile"):
-        recognition, turned, _, beside = read_turned(inner, image_bgr, long_boxes=long_boxes)
+        recognition, turned, _, beside = read_turned(inner, image_bgr)
         none: list[tuple[Way, ...]] = [() for _ in recognition.tiles]
         return recognizer.profile.apply(image_bgr, recognition), turned, none, beside
     spec = recognizer.spec
@@ -237,7 +236,7 @@ def read_turned(
         if views:
             boxes = hulls(turned, (w, h))
     beside = np.zeros(len(scores), bool)
-    if long_boxes and turned is not None:
+    if turned is not None:
         scores, turned, beside = look_again_long(recognizer, image_bgr, scores, turned)
         if beside.any():
             boxes = hulls(turned, (w, h))
