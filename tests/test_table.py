@@ -414,6 +414,23 @@ def test_the_tile_below_read_another_way_uncovered_is_a_take_not_a_misread_top()
     assert sorted(str(t) for t in tracker.seen) == ["FJ", "Y9"]
 
 
+def test_a_top_read_another_way_where_it_lies_after_a_hand_is_no_new_tile() -> None:
+    # a held-out false joker read FJ, hidden by a hand, then read B12 in other light where it
+    # lay: its readings overlap the joker's, so it is the joker read another way (re-read from
+    # its frames), not a B12 put on it
+    tracker = TableTracker(image_size=SIZE, confirm=3)
+    joker = lying("FJ", 370, 70, turn=90, scale=1.4)
+    feed(tracker, 0, [[read_as(joker, {"FJ": 0.55, "B12": 0.35, "B13": 0.05})]] * 8)
+    feed(tracker, 8, [[]] * 2)
+    changes = feed(tracker, 10, [[read_as(joker, {"B12": 0.6, "FJ": 0.3, "B13": 0.05})]] * 4)
+    assert ("added", "B12") not in kinds(changes)
+    assert sorted(str(t) for t in tracker.seen) == ["FJ"]
+    # a tile of another name put where the top lies is still a new tile
+    feed(tracker, 14, [[]] * 2)
+    changes = feed(tracker, 16, [[read_as(joker, {"Y9": 0.97, "FJ": 0.01})]] * 4)
+    assert kinds(changes) == [("added", "Y9")]
+
+
 def test_a_new_top_read_two_ways_counts_as_the_likelier() -> None:
     # an R4 put on a pile, read FJ in one frame of every four: never four frames alike in a row
     tracker = TableTracker(image_size=SIZE, confirm=3)
