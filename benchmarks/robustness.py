@@ -38,7 +38,6 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from vision.colour import balance
 from vision.recognizer import MANIFEST, Recognizer, RecognizerSpec
 from vision.training.crops import motion_kernel
 from vision.training.evaluate import EvalReport, Sample, load_samples, score_image
@@ -79,7 +78,7 @@ def as_is(image: np.ndarray, rng: np.random.Generator) -> np.ndarray:
 def gains(b: float, g: float, r: float) -> ImageFn:
     """White balance: each BGR channel multiplied by its gain, then clipped."""
     factors = np.float32([b, g, r])
-    return lambda image, rng: balance(image, factors)
+    return lambda image, rng: np.clip(np.rint(image * factors), 0, 255).astype(np.uint8)
 
 
 def exposure(factor: float, noise_sigma: float = 0.0) -> ImageFn:

@@ -7,7 +7,6 @@ Examples::
     istaka export                      # ONNX files next to the shipped .pt weights
     istaka prepare real_obb            # the real photos as a YOLO set (oriented boxes)
     istaka crops --src datasets/build/real --out datasets/build/crops --copies 3
-    istaka white-balance datasets/build/real/images/train
     istaka way-up build && istaka way-up train   # the way-up model (models/tile_up.onnx)
 """
 
@@ -74,12 +73,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "--augment", action="store_true", help="camera-like changes on copies after the first"
     )
     p.set_defaults(func=_crops)
-
-    p = subparsers.add_parser(
-        "white-balance", help="the tiles' median face colour (B, G, R) over a labelled set"
-    )
-    p.add_argument("data", type=Path, help="a folder of images with YOLO labels")
-    p.set_defaults(func=_white_balance)
 
     p = subparsers.add_parser("way-up", help="build the way-up model's crops, or train it")
     p.add_argument("step", choices=("build", "train"), help="render and cut crops, or train")
@@ -173,15 +166,6 @@ def _crops(args: argparse.Namespace) -> int:
     )
     for split, counts in result.items():
         print(f"{split}: {sum(counts.values())} crops over {len(counts)} classes")
-    return 0
-
-
-def _white_balance(args: argparse.Namespace) -> int:
-    from vision.training.evaluate import reference_colour
-
-    colour, photos = reference_colour(args.data)
-    b, g, r = (round(float(v)) for v in colour)
-    print(f"white_balance: [{b}, {g}, {r}]   # median face of {photos} photos of {args.data}")
     return 0
 
 

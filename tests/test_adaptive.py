@@ -69,9 +69,6 @@ def test_plan_views_only_for_small_or_turned_tiles() -> None:
     (view,) = plan_views(small, (640, 640), 448, **kw)
     # scaled up (at most to the target, 100 px a tile) as far as one square holds the tiles
     assert view.reason == "small" and 0.7 * 4 < view.matrix[0, 0] <= 100 / 14
-    # too close (39 px in the detector over a 30 px limit): shrunk to the target, 20 px a tile
-    (view,) = plan_views(tiles, (640, 640), 448, **kw, large_above=30, target=20)
-    assert view.reason == "large" and view.matrix[0, 0] == pytest.approx(20 / 56)
     # a row turned 40 degrees (its tiles with it): the view stands it upright
     step = np.float32([np.cos(np.radians(40)), np.sin(np.radians(40))]) * 60
     turned = np.float32([[100 + k * step[0], 200 + k * step[1], 40, 56, 40] for k in range(5)])

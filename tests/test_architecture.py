@@ -24,7 +24,6 @@ RUNTIME_MODULES = (
     "vision.layout",
     "vision.smoothing",
     "vision.draw",
-    "vision.colour",
     "service.app",
     "istaka.cli",
 )

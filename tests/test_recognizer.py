@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from okey import parse_tiles
-from vision.colour import balance
 from vision.crops import NOT_A_TILE
 from vision.recognizer import (
     MANIFEST,
@@ -281,83 +280,3 @@ def test_max_covered_drops_a_box_across_two_found_tiles(monkeypatch: pytest.Monk
     kept = covered.recognize(image).tiles
     assert len(kept) == len(boxes)  # with it: every tile, not the box across two of them
     assert sorted(t.box for t in kept) == sorted(tuple(map(float, b)) for b in boxes)
-
-
-REFERENCE_FACE = (196.0, 216.0, 226.0)  # istaka white-balance on the real training photos
-
-
-@pytest.mark.slow
-def test_white_balance_reads_the_rack_under_a_magenta_cast() -> None:
-    """The example rack with its green channel at 70 % (a phone's white balance far off): read
-    as it is, the detector finds only some tiles; with manifest ``white_balance`` the tiles are
-    found again in the photo balanced to the faces the first pass found, and every tile is
-    found and read as in the photo (read from the photo as taken: ``read_balanced`` off)."""
-    from dataclasses import replace
-
-    spec = RecognizerSpec.load(MANIFEST)
-    plain = Recognizer(replace(spec, white_balance=None))
-    balanced = Recognizer(replace(spec, white_balance=REFERENCE_FACE, rebalance_above=0.1))
-    image = cv2.imread(str(EXAMPLE))
-    magenta = np.clip(np.rint(image * np.float32([1.0, 0.7, 1.0])), 0, 255).astype(np.uint8)
-    expected = sorted(parse_tiles(EXAMPLE_TILES))
-
-    seen = plain.recognize(magenta)
-    assert seen.balanced is None
-    assert sorted(t.tile for t in seen.tiles) != expected
-
-    read = balanced.recognize(magenta)
-    assert sorted(t.tile for t in read.tiles) == expected
-    b, g, r = read.balanced
-    assert g > 1.15 and g > b and g > r  # green lifted back
-    assert b * g * r == pytest.approx(1.0, abs=1e-4)  # colour only, not exposure
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("read_balanced", [False, True])
-def test_under_rebalance_above_the_tiles_are_found_once(
-    monkeypatch: pytest.MonkeyPatch, read_balanced: bool
-) -> None:
-    """A cast weaker than ``rebalance_above``: the detector runs once, on the photo as taken.
-    The classifier reads the photo as taken (``balanced`` None, the same reading as with white
-    balance off), or with ``read_balanced`` the balanced photo (``balanced`` says by what)."""
-    from dataclasses import replace
-
-    spec = RecognizerSpec.load(MANIFEST)
-    image = cv2.imread(str(EXAMPLE))
-    lenient = Recognizer(
-        replace(
-            spec, white_balance=REFERENCE_FACE, rebalance_above=5.0, read_balanced=read_balanced
-        )
-    )
-    found_in: list[np.ndarray] = []
-    detect = lenient._detect
-    monkeypatch.setattr(lenient, "_detect", lambda im: found_in.append(im) or detect(im))
-    read_in: list[np.ndarray] = []
-    read_crops = lenient._read  # what recognize classifies (classify's body)
-    monkeypatch.setattr(lenient, "_read", lambda im, *a: read_in.append(im) or read_crops(im, *a))
-    read = lenient.recognize(image)
-    # the first look (the tier stage's strips are other, smaller images)
-    photos = [im for im in found_in if im.shape == image.shape]
-    assert len(photos) == 1 and photos[0] is image
-    assert sorted(t.tile for t in read.tiles) == sorted(parse_tiles(EXAMPLE_TILES))
-    off = Recognizer(replace(spec, white_balance=None)).recognize(image)
-    assert off.balanced is None
-    if read_balanced:
-        assert read.balanced is not None
-        assert np.array_equal(read_in[0], balance(image, np.float32(read.balanced)))
-    else:
-        assert read.balanced is None and read_in[0] is image
-        assert [(t.tile, t.box) for t in read.tiles] == [(t.tile, t.box) for t in off.tiles]
-
-
-def test_manifest_white_balance_must_be_a_colour(tmp_path: Path) -> None:
-    text = MANIFEST.read_text()
-    for bad in ("white_balance: 200", "white_balance: [200, 210]"):
-        path = tmp_path / "recognizer.yaml"
-        path.write_text(text + f"\n{bad}\n")
-        with pytest.raises(ValueError, match=r"white_balance needs a face colour \[B, G, R\]"):
-            RecognizerSpec.load(path)
-    path.write_text(text + "\nwhite_balance: [196, 216, 226]\nrebalance_above: 0.1\n")
-    spec = RecognizerSpec.load(path)
-    assert spec.white_balance == REFERENCE_FACE and spec.rebalance_above == 0.1
-    assert not spec.read_balanced  # the tiles are read from the photo as taken unless set

@@ -70,11 +70,3 @@ def test_iou_and_bad_window() -> None:
     assert iou((0, 0, 10, 10), (20, 0, 30, 10)) == 0.0
     with pytest.raises(ValueError, match="window"):
         HandTracker(window=0)
-
-
-def test_the_white_balance_a_frame_was_read_with_is_kept() -> None:
-    tracker = HandTracker()
-    gains = (1.05, 1.25, 0.76)
-    cast = Recognition([reading("R1", 0)], (640, 480), balanced=gains)
-    assert tracker.update(cast).balanced == gains
-    assert tracker.update(frame(("R1", 0))).balanced is None

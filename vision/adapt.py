@@ -45,7 +45,7 @@ class View:
 
     matrix: np.ndarray
     size: int
-    reason: str  # "small", "large" or "turned"
+    reason: str  # "small" or "turned"
 
 
 def tile_length(turned: np.ndarray) -> float:
@@ -123,7 +123,6 @@ def plan_views(
     *,
     det_scale: float,
     small_below: float = 0.0,
-    large_above: float = 0.0,
     target: float = 100.0,
     turned_from: float = 90.0,
     turned_to: float = 90.0,
@@ -133,8 +132,8 @@ def plan_views(
 
     ``turned`` are the first pass's boxes in photo pixels, ``det_scale`` the first pass's scale
     from photo to detector pixels.  A second look is due when the median tile's long side in the
-    detector was under ``small_below`` or over ``large_above`` pixels (scaled to ``target`` in
-    the views: a photo taken too far, or too close), or when the turn of the rows the tiles
+    detector was under ``small_below`` pixels (scaled to ``target`` in the view: a photo taken
+    too far), or when the turn of the rows the tiles
     stand in (:func:`row_angle`, agreeing at least 0.7) is at least ``turned_from`` and at most
     ``turned_to`` degrees from upright (turned back upright in the view).  The region is the
     tiles' hull plus one tile on every side, in one square (the scale comes down until it
@@ -145,13 +144,12 @@ def plan_views(
     length = tile_length(turned)
     angle, agree = row_angle(turned)
     small = small_below > 0 and length * det_scale < small_below
-    large = large_above > 0 and length * det_scale > large_above
     turn = agree >= 0.7 and turned_from <= abs(angle) <= turned_to
-    if not small and not large and not turn:
+    if not small and not turn:
         return []
     import cv2
 
-    scale = (target / length) if small or large else det_scale  # photo px -> view px
+    scale = (target / length) if small else det_scale  # photo px -> view px
     phi = angle if turn else 0.0  # turning the photo by -phi stands the tiles up
     # the region, in coordinates turned upright (about the origin), grown by one tile per side
     rot = cv2.getRotationMatrix2D((0.0, 0.0), phi, 1.0)
@@ -159,7 +157,7 @@ def plan_views(
     lo, hi = pts.min(axis=0) - length, pts.max(axis=0) + length
     while float(max(hi - lo)) * scale > det_size:  # the region fits one square
         scale *= 0.9
-    reason = "small" if small else "large" if large else "turned"
+    reason = "small" if small else "turned"
     # the square's centre in upright coordinates; photo -> upright (rot), -> scaled about it
     ox, oy = (lo + hi) / 2
     m = np.vstack([rot, [0, 0, 1]])

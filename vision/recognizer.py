@@ -51,7 +51,6 @@ from vision.adapt import (
     plan_views,
     unify_angles,
 )
-from vision.colour import balance, cast_gains, cast_strength, face_colour
 from vision.crops import CROP_PAD, crop_tile, level_rect, straight_crop, upright_rect
 from vision.tiers import (
     BAND,
@@ -128,19 +127,10 @@ class RecognizerSpec:
     # obb only: drop a box when at least this share of its turned box lies under boxes the
     # detector is surer of (a box across two found tiles); 1.0 keeps every box
     max_covered: float = 1.0
-    # the tiles' face colour (B, G, R) photos are balanced to (``vision.colour``); None: off
-    white_balance: tuple[float, float, float] | None = None
-    # the tiles are found again in the balanced photo when the cast is stronger than this (the
-    # largest channel's |log gain|)
-    rebalance_above: float = 0.0
-    # and read from the balanced photo (every photo's crops), or from the photo as taken
-    read_balanced: bool = False
     # Reading that adapts to the photo (``vision.adapt``; obb only; every one off by default).
     # a second look when the first pass's median tile is shorter than this (its long side, in
     # detector pixels; 0: never), at a view that brings it to ``second_look_target`` pixels
     second_look_small: float = 0.0
-    # ... or longer than this (a photo taken too close; 0: never)
-    second_look_large: float = 0.0
     second_look_target: float = 100.0
     # a second look when the tiles' dominant turn from upright lies in [from, to] degrees (the
     # view turns them upright); None: never
@@ -188,9 +178,6 @@ class RecognizerSpec:
         raw = yaml.safe_load(Path(path).read_text())
         base = Path(path).parent
         classifier = raw.get("classifier")
-        balance_to = raw.get("white_balance")
-        if balance_to is not None and (not isinstance(balance_to, list) or len(balance_to) != 3):
-            raise ValueError(f"{path}: white_balance needs a face colour [B, G, R]")
         return cls(
             architecture=raw["architecture"],
             detector=base / raw["detector"],
@@ -203,11 +190,7 @@ class RecognizerSpec:
             detector_task=str(raw.get("detector_task", "detect")),
             read_both_ways=bool(raw.get("read_both_ways", False)),
             max_covered=float(raw.get("max_covered", 1.0)),
-            white_balance=tuple(float(v) for v in balance_to) if balance_to else None,
-            rebalance_above=float(raw.get("rebalance_above", 0.0)),
-            read_balanced=bool(raw.get("read_balanced", False)),
             second_look_small=float(raw.get("second_look_small", 0.0)),
-            second_look_large=float(raw.get("second_look_large", 0.0)),
             second_look_target=float(raw.get("second_look_target", 100.0)),
             second_look_turned=_pair(raw.get("second_look_turned")),
             up_vote_from=_optional(raw.get("up_vote_from")),
@@ -608,7 +591,6 @@ class Recognizer:
             spec.detector_imgsz,
             det_scale=det_scale,
             small_below=spec.second_look_small,
-            large_above=spec.second_look_large,
             target=spec.second_look_target,
             turned_from=lo if spec.second_look_turned else 91.0,
             turned_to=hi,
@@ -659,23 +641,10 @@ class Recognizer:
         photo = image_bgr
         t0 = time.perf_counter()
         boxes, scores, turned = self._detect(image_bgr)
-        gains = self._gains(image_bgr, boxes)
-        if gains is not None:
-            strong = cast_strength(gains) > self.spec.rebalance_above
-            if strong or self.spec.read_balanced:
-                balanced = balance(image_bgr, gains)
-                if strong:  # a strong cast: find the tiles again in the balanced photo
-                    boxes, scores, turned = self._detect(balanced)
-                if self.spec.read_balanced:
-                    image_bgr = balanced
-            else:
-                gains = None  # the photo is used as taken
         h, w = image_bgr.shape[:2]
         views: list[View] = []
         spec = self.spec
-        if turned is not None and (
-            spec.second_look_small > 0 or spec.second_look_large > 0 or spec.second_look_turned
-        ):
+        if turned is not None and (spec.second_look_small > 0 or spec.second_look_turned):
             det_scale = min(self.spec.detector_imgsz / h, self.spec.detector_imgsz / w)
             scores, turned, views = self._second_look(image_bgr, scores, turned, det_scale)
             if views:
@@ -709,12 +678,10 @@ class Recognizer:
                 t2 = time.perf_counter()
                 timings = {"detect": (t1 - t0) * 1000, "tiers": (t2 - t1) * 1000}
                 timings["total"] = (t2 - t0) * 1000
-                used = tuple(float(g) for g in gains) if gains is not None else None
                 return Recognition(
                     tiles=tiles,
                     image_size=(w, h),
                     timings_ms=timings,
-                    balanced=used,
                     second_look=tuple(v.reason for v in views),
                     tiers=tier_views,
                 )
@@ -723,11 +690,8 @@ class Recognizer:
         tiles.sort(key=lambda t: (round(t.centre[1] / max(t.height, 1.0)), t.centre[0]))
         timings = {"detect": (t1 - t0) * 1000, "classify": (t2 - t1) * 1000}
         timings["total"] = (t2 - t0) * 1000
-        used = tuple(float(g) for g in gains) if gains is not None else None
         looks = tuple(v.reason for v in views) + (("up",) if up is not None else ())
-        return Recognition(
-            tiles=tiles, image_size=(w, h), timings_ms=timings, balanced=used, second_look=looks
-        )
+        return Recognition(tiles=tiles, image_size=(w, h), timings_ms=timings, second_look=looks)
 
     def _read_photo(
         self,
@@ -1087,16 +1051,6 @@ class Recognizer:
             if short[i] or cut_share(turned[i], image_size) >= self.spec.unreadable_cut:
                 flags[i] = "cut"
         return flags
-
-    def _gains(self, image_bgr: np.ndarray, boxes: np.ndarray) -> np.ndarray | None:
-        """The gains that balance the found faces to the manifest's ``white_balance``; None when
-        it is off or too few tiles were found to tell."""
-        if self.spec.white_balance is None:
-            return None
-        face = face_colour(image_bgr, boxes)
-        if face is None:
-            return None
-        return cast_gains(face, np.float32(self.spec.white_balance))
 
 
 def _with_shown(masked: np.ndarray, first: np.ndarray, strip: Strip, iou: float) -> np.ndarray:

@@ -93,7 +93,6 @@ class HandTracker:
             readings,
             recognition.image_size,
             dict(recognition.timings_ms),
-            balanced=recognition.balanced,
             second_look=recognition.second_look,
             tiers=recognition.tiers,
             track_ids=ids,

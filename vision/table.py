@@ -33,7 +33,6 @@ import numpy as np
 
 from okey import Rules, Tile
 from vision.adapt import hulls
-from vision.colour import balance, cast_strength
 from vision.crops import upright_rect
 from vision.decode import decode
 from vision.errors import NothingFoundError
@@ -202,9 +201,9 @@ def read_turned(
     (``read_ways``; none through a profile, whose reading is its own), and which tiles a
     zoomed look found beside another in one over-long box (``look_again_long``).
 
-    The steps are the recogniser's own (its first look, a strong colour cast found again in the
-    balanced photo, its second looks, ``_read_photo``); they are called here so that the turned
-    boxes, which ``Recognition`` does not carry on this path, stay with the tiles."""
+    The steps are the recogniser's own (its first look, its second looks, ``_read_photo``);
+    they are called here so that the turned boxes, which ``Recognition`` does not carry on this
+    path, stay with the tiles."""
     inner = getattr(recognizer, "recognizer", None)
     if inner is not None and hasattr(recognizer, "profile"):
         recognition, turned, _, beside = read_turned(inner, image_bgr)
@@ -216,20 +215,9 @@ def read_turned(
         return recognition, None, [() for _ in recognition.tiles], [False] * len(recognition.tiles)
     t0 = time.perf_counter()
     boxes, scores, turned = recognizer._detect(image_bgr)
-    gains = recognizer._gains(image_bgr, boxes)
-    if gains is not None:
-        strong = cast_strength(gains) > spec.rebalance_above
-        if strong or spec.read_balanced:
-            balanced = balance(image_bgr, gains)
-            if strong:
-                boxes, scores, turned = recognizer._detect(balanced)
-            if spec.read_balanced:
-                image_bgr = balanced
-        else:
-            gains = None
     h, w = image_bgr.shape[:2]
     looks: tuple[str, ...] = ()
-    if spec.second_look_small > 0 or spec.second_look_large > 0 or spec.second_look_turned:
+    if spec.second_look_small > 0 or spec.second_look_turned:
         det_scale = min(spec.detector_imgsz / h, spec.detector_imgsz / w)
         scores, turned, views = recognizer._second_look(image_bgr, scores, turned, det_scale)
         looks = tuple(v.reason for v in views)
@@ -259,7 +247,6 @@ def read_turned(
         tiles=tiles,
         image_size=(w, h),
         timings_ms=timings,
-        balanced=None if gains is None else tuple(float(g) for g in gains),
         second_look=looks + (("up",) if up is not None else ()),
     )
     return recognition, turned[index], found, [bool(v) for v in beside[index]]

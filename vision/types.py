@@ -81,13 +81,10 @@ class Recognition:
     tiles: list[TileReading]
     image_size: tuple[int, int]  # (width, height)
     timings_ms: dict[str, float] = field(default_factory=dict)
-    # the (B, G, R) gains of the balanced photo the recogniser used (to find the tiles again
-    # under a colour cast, or with ``read_balanced`` to read them; manifest ``white_balance``),
-    # or None when the photo was used as taken
-    balanced: tuple[float, float, float] | None = None
-    # the second looks the recogniser took (``vision.adapt``: "small", "large", "turned" per
-    # view of the detector; "up" when the tiles were read both ways up), empty when the first
-    # pass read the photo as it was
+    # the second looks the recogniser took (``vision.adapt``: "small", "turned" per view of the
+    # detector; "quarter" when a rack on its side was read turned a quarter round; "long" when a
+    # table's over-long box was looked at zoomed; "up" when the tiles were read both ways up),
+    # empty when the first pass read the photo as it was
     second_look: tuple[str, ...] = ()
     # the rack's tiers when the tier stage read the photo (rows = tiers), else empty: the
     # whole-photo path read it (a table scene, or no tier found)

@@ -458,22 +458,3 @@ __all__ = [
     "write_confusion_png",
     "write_failure_sheet",
 ]
-
-
-def reference_colour(data: Path) -> tuple[np.ndarray, int]:
-    """The median over a labelled set's photos of each photo's ``face_colour`` (from its
-    labelled boxes), and how many photos had enough tiles to say: the manifest's
-    ``white_balance`` is this over the real training photos."""
-    import cv2
-
-    from vision.colour import MIN_TILES, face_colour
-
-    faces = []
-    for sample in load_samples(data):
-        boxes = np.float32([box for _, box in sample.truth]).reshape(-1, 4)
-        face = face_colour(cv2.imread(str(sample.image)), boxes)
-        if face is not None:
-            faces.append(face)
-    if not faces:
-        raise ValueError(f"no photo in {data} shows {MIN_TILES} or more labelled tiles")
-    return np.median(np.stack(faces), axis=0), len(faces)
