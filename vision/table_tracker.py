@@ -18,7 +18,8 @@ put them down: ``TableTracker._oriented``):
   that tile's own (``ALIKE``) lying nearer it than the top, the top was *taken* (recorded with
   the pile it came from, ``seen`` unchanged: the tile is known, now in a hand); read on top of
   another tile in ``confirm`` readings running, none of them the top, after the pile was
-  hidden (a hand puts a tile down), a new tile was put on a pile and is *added*; the top itself
+  hidden (a hand puts a tile down), a new tile was put on a pile and is *added* (unless they
+  lie where the top lies and read like it, ``TOP_ALIKE``: the top read another way); the top itself
   read again after the pile was hidden, ``confirm`` readings running away from where it lay
   (``TOP_SHIFT``: the top seen again jitters a pixel or two), is a second copy put on it
   (*added*);
