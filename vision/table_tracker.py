@@ -493,9 +493,9 @@ class TableTracker:
             return
         tile = self._likeliest(scores)  # a new tile on the table: never a third copy
         if stack:
-            if stack[-1].tile == tile:
-                return
             top = stack[-1]
+            if top.tile == tile:
+                return
             if (
                 top.frames
                 and _where_top(top.pose, pose, place)
@@ -504,7 +504,7 @@ class TableTracker:
                 # lying where the top lies, read like it: the top read another way after a
                 # hand hid it (a held-out false joker read FJ, then B12 in other light)
                 return
-            stack[-1].forget_since(read[0][0])  # the new tile's readings are not the one below's
+            top.forget_since(read[0][0])  # the new tile's readings are not the one below's
         change = self._record("added", tile, place)
         laid = _Laid(tile, change.id, pose)
         for f, *_, p in read:
