@@ -135,9 +135,8 @@ def plan_views(
     detector was under ``small_below`` pixels (scaled to ``target`` in the view: a photo taken
     too far), or when the turn of the rows the tiles stand in (:func:`row_angle`, agreeing at
     least 0.7) is at least ``turned_from`` and at most ``turned_to`` degrees from upright
-    (turned back upright in the view).  The region is the
-    tiles' hull plus one tile on every side, in one square (the scale comes down until it
-    fits).
+    (turned back upright in the view).  The region is the tiles' hull plus one tile on every
+    side, in one square (the scale comes down until it fits).
     """
     if len(turned) < min_tiles:
         return []

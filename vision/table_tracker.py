@@ -496,9 +496,9 @@ class TableTracker:
             top = stack[-1]
             if top.tile == tile:
                 return
+            # (a top with no readings before these is like nothing: ``_alike`` gives 0)
             if (
-                top.frames
-                and _where_top(top.pose, pose, place)
+                _where_top(top.pose, pose, place)
                 and _alike(scores, top.scores_before(read[0][0])) >= TOP_ALIKE
             ):
                 # lying where the top lies, read like it: the top read another way after a
