@@ -136,8 +136,13 @@ def game_readings(
             if part is not None:
                 models.update(part.with_suffix(".onnx").read_bytes())
         models.update(repr(spec).encode())
+        # the engine and the precision it runs in (OpenVINO: bfloat16 where the CPU has it; the
+        # classifier is compiled when loaded)
+        precision = getattr(reader.recognizer.classifier, "precision", "")
+        models.update(f"{reader.recognizer.backend}-{precision}".encode())
         # and the code that reads a frame (a change there reads the games afresh)
-        for code in ("table.py", "recognizer.py", "tiers.py", "adapt.py", "crops.py"):
+        code_files = ("table.py", "recognizer.py", "tiers.py", "adapt.py", "crops.py", "engines.py")
+        for code in code_files:
             models.update((ROOT / "vision" / code).read_bytes())
         # "p": the readings carry the classifier's probabilities (older caches do not); "w":
         # and each tile read every way up (``TableReader.ways``)

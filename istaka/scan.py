@@ -90,7 +90,9 @@ def _game_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--indicator", help="the indicator tile, e.g. R5 (else a lone table tile)")
     parser.add_argument("--rules", choices=["classic", "okey101"], default="classic")
     parser.add_argument("--seen", default="", help='tiles seen elsewhere, e.g. "K3 Y7"')
-    parser.add_argument("--backend", choices=["onnx", "torch"], help="recogniser engine")
+    parser.add_argument(
+        "--backend", choices=["openvino", "onnx", "torch"], help="recogniser engine"
+    )
 
 
 def _scene_option(parser: argparse.ArgumentParser) -> None:

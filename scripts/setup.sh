@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Makes the virtual environment .venv for istaka.  Safe to run again: it only adds what is missing.
 #
-#   bash scripts/setup.sh read   reading photos and serving (ONNX Runtime, OpenCV headless, FastAPI):
+#   bash scripts/setup.sh read   reading photos and serving (OpenVINO, ONNX Runtime, OpenCV, FastAPI):
 #                                what `istaka scan`, `live` and `serve` need; no torch
 #   bash scripts/setup.sh        everything: the above, training and export (the pinned torch build,
 #                                ultralytics), the development tools, and the Debian packages the

@@ -9,10 +9,12 @@ The two-stage detector may be an oriented-box one (manifest ``detector_task: obb
 turn with the tiles, NMS compares them turned, the classifier reads each tile cut along its turned
 box and stood upright, and the recogniser reports the turned boxes' upright hulls as the boxes.
 
-Both backends run the same networks with the same pre- and post-processing written here (letterbox,
-box decoding, non-maximum suppression, crops), so they differ only in the engine: ONNX Runtime on
-the exported ``.onnx`` files, or PyTorch on the ``.pt`` checkpoints.  Models load once, in the
-constructor; one ``Recognizer`` per worker (the PyTorch modules are not thread-safe).
+The backends run the same networks with the same pre- and post-processing written here (letterbox,
+box decoding, non-maximum suppression, crops), so they differ only in the engine: OpenVINO or ONNX
+Runtime on the exported ``.onnx`` files, or PyTorch on the ``.pt`` checkpoints.  OpenVINO runs
+the networks in bfloat16 where the CPU has bfloat16 units (AMX, AVX-512 BF16), else in float32 as
+the others do.  Models load once, in the constructor; one ``Recognizer`` per worker (the PyTorch
+modules are not thread-safe).
 
 Example::
 
@@ -52,6 +54,7 @@ from vision.adapt import (
     unify_angles,
 )
 from vision.crops import CROP_PAD, crop_tile, level_rect, straight_crop, upright_rect
+from vision.engines import BACKENDS, available_backend, load_net
 from vision.tiers import (
     BAND,
     MIN_RACK_TILES,
@@ -104,7 +107,6 @@ STRIDE = 32
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MODELS_DIR = REPO_ROOT / "models"
 MANIFEST = MODELS_DIR / "recognizer.yaml"
-BACKENDS = ("onnx", "torch")
 NUM_CLASSES = 53
 
 
@@ -348,55 +350,6 @@ def decode_obb_detections(
     return boxes, scores[idx], turned
 
 
-class _OnnxNet:
-    def __init__(self, path: Path) -> None:
-        import onnxruntime as ort
-
-        options = ort.SessionOptions()
-        options.log_severity_level = 3
-        # Idle worker threads must not spin after a run: the pipeline's next stages (layout, the
-        # engine) share the same few cores and slowed down several-fold while they spun.
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = ort.InferenceSession(
-            str(path), sess_options=options, providers=["CPUExecutionProvider"]
-        )
-        first = self.session.get_inputs()[0]
-        self.input = first.name
-        # (height, width) when the network was exported for one input size, else None (any
-        # multiple of the stride)
-        hw = first.shape[2:]
-        self.fixed = tuple(hw) if all(isinstance(v, int) for v in hw) else None
-
-    def __call__(self, batch: np.ndarray) -> np.ndarray:
-        return self.session.run(None, {self.input: batch})[0]
-
-
-class _TorchNet:
-    def __init__(self, path: Path) -> None:
-        import torch
-        from ultralytics import YOLO
-
-        self.torch = torch
-        self.module = YOLO(str(path)).model.float().fuse(verbose=False).eval()
-        self.fixed = None  # any input size, a multiple of the stride
-
-    def __call__(self, batch: np.ndarray) -> np.ndarray:
-        with self.torch.inference_mode():
-            out = self.module(self.torch.from_numpy(batch))
-        if isinstance(out, (list, tuple)):
-            out = out[0]
-        return out.numpy()
-
-
-def _load_net(weights: Path, backend: str) -> Any:
-    suffix = ".onnx" if backend == "onnx" else ".pt"
-    path = weights.with_suffix(suffix)
-    if not path.is_file():
-        hint = " (run: istaka export)" if backend == "onnx" else ""
-        raise FileNotFoundError(f"missing {backend} weights {path}{hint}")
-    return _OnnxNet(path) if backend == "onnx" else _TorchNet(path)
-
-
 def offline_environment() -> None:
     """Keep ultralytics (the PyTorch backend, training) from downloading weights, fonts or
     packages: nothing can be fetched at run time."""
@@ -409,7 +362,7 @@ class Recognizer:
 
     def __init__(self, spec: RecognizerSpec, backend: str | None = None) -> None:
         offline_environment()
-        backend = backend or spec.default_backend
+        backend = backend or available_backend(spec.default_backend)
         if backend not in BACKENDS:
             raise ValueError(f"unknown backend {backend!r}: use one of {', '.join(BACKENDS)}")
         if spec.architecture not in ("two_stage", "single"):
@@ -422,11 +375,13 @@ class Recognizer:
             raise ValueError("an oriented-box detector needs a two_stage classifier")
         self.spec = spec
         self.backend = backend
-        self.detector = _load_net(spec.detector, backend)
+        self.detector = load_net(spec.detector, backend)
         self.classifier = (
-            _load_net(spec.classifier, backend) if spec.architecture == "two_stage" else None
+            load_net(spec.classifier, backend, batches=True)
+            if spec.architecture == "two_stage"
+            else None
         )
-        self.way_up = WayUp(spec.way_up.with_suffix(".onnx")) if spec.way_up else None
+        self.way_up = WayUp(spec.way_up.with_suffix(".onnx"), backend) if spec.way_up else None
 
     @classmethod
     def default(cls, backend: str | None = None) -> Recognizer:

@@ -33,27 +33,23 @@ def to_input(crops: list[np.ndarray] | np.ndarray) -> np.ndarray:
 
 
 class WayUp:
-    """The way-up model, loaded once (ONNX Runtime on the CPU)."""
+    """The way-up model, loaded once, run by ``backend`` (``vision.engines``: openvino or onnx;
+    the model ships as ONNX only)."""
 
-    def __init__(self, weights: Path = DEFAULT_WEIGHTS) -> None:
-        import onnxruntime as ort
+    def __init__(self, weights: Path = DEFAULT_WEIGHTS, backend: str = "onnx") -> None:
+        from vision.engines import load_net
 
         if not Path(weights).is_file():
             raise FileNotFoundError(f"missing way-up model {weights}")
-        options = ort.SessionOptions()
-        options.log_severity_level = 3
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self.session = ort.InferenceSession(
-            str(weights), sess_options=options, providers=["CPUExecutionProvider"]
-        )
-        self.input = self.session.get_inputs()[0].name
+        backend = "openvino" if backend == "openvino" else "onnx"
+        self.net = load_net(Path(weights), backend, batches=True)
 
     def turns(self, crops: list[np.ndarray]) -> np.ndarray:
         """``(n, 4)`` probabilities that each crop was turned by k quarter turns
         counter-clockwise from upright (``np.rot90(upright, k)``)."""
         if not len(crops):
             return np.zeros((0, 4), np.float32)
-        logits = self.session.run(None, {self.input: to_input(crops)})[0]
+        logits = self.net(to_input(crops))
         logits = logits - logits.max(axis=1, keepdims=True)
         e = np.exp(logits)
         return e / e.sum(axis=1, keepdims=True)
