@@ -90,6 +90,24 @@ def test_without_openvino_the_default_reads_with_onnx_runtime(monkeypatch) -> No
     assert Recognizer(spec).backend == "onnx"
 
 
+def test_on_a_cpu_without_bfloat16_the_default_reads_with_onnx_runtime(monkeypatch) -> None:
+    """OpenVINO in float32 is no faster than ONNX Runtime: the manifest's openvino runs only
+    where the CPU has bfloat16 units (asked for by name, it runs anywhere)."""
+    import openvino as ov
+
+    class Float32Core(ov.Core):
+        def get_property(self, device: str, name: str) -> object:
+            if name == "OPTIMIZATION_CAPABILITIES":
+                return ["FP32", "INT8"]
+            return super().get_property(device, name)
+
+    monkeypatch.setattr(ov, "Core", Float32Core)
+    assert available_backend("openvino") == "onnx"
+    spec = RecognizerSpec.load(MANIFEST)
+    assert Recognizer(spec).backend == "onnx"
+    assert Recognizer(spec, "openvino").backend == "openvino"
+
+
 def test_missing_weights_are_named(tmp_path: Path) -> None:
     for backend, suffix in (("openvino", ".onnx"), ("onnx", ".onnx"), ("torch", ".pt")):
         with pytest.raises(FileNotFoundError, match=f"missing {backend} weights .*none{suffix}"):
