@@ -172,7 +172,7 @@ def shipped() -> Recognizer:
 
 
 def _without(recognizer: Recognizer, **off: object) -> Recognizer:
-    return Recognizer(replace(recognizer.spec, **off))
+    return Recognizer(replace(recognizer.spec, **off), recognizer.backend)
 
 
 def _read(recognizer: Recognizer, image: np.ndarray) -> list[Tile]:
@@ -271,12 +271,15 @@ def test_two_boxes_on_one_tile_are_merged(shipped: Recognizer) -> None:
     assert sorted(t.tile for t in shipped.recognize(image).tiles) == truth
 
 
-def test_tiles_lying_across_are_stood_up_one_way_for_the_whole_photo(shipped: Recognizer) -> None:
+@pytest.mark.parametrize("backend", ["onnx", "openvino"])
+def test_tiles_lying_across_are_stood_up_one_way_for_the_whole_photo(backend: str) -> None:
     """The rack photo turned a quarter clockwise: its tiles lie across the frame, and each box
-    alone may be stood up either way (R3, R6, R12 come out upside down as R8, R9, R13).  Read
-    both ways up for the whole photo, the surer way stands them right (one tile, whose box the
-    detector turned 40 degrees off, stays misread); each tile turned as the way-up model is sure
-    it stands, without the vote, misreads fewer than none turned."""
+    alone may be stood up either way (in float32, R3, R6, R12 come out upside down as R8, R9,
+    R13; in OpenVINO's bfloat16 R6 comes out right).  Read both ways up for the whole photo,
+    the surer way stands them right (one tile, whose box the detector turned 40 degrees off,
+    stays misread); each tile turned as the way-up model is sure it stands, without the vote,
+    misreads no more than none turned (in float32: fewer)."""
+    shipped = Recognizer.default(backend)
     across = turn(cv2.imread(str(EXAMPLE)), -90)
     # the first pass's boxes (the shipped reader also looks again at a view turned by the rows,
     # whose boxes agree on their turn, and reads all ten right with or without the vote)
@@ -294,7 +297,9 @@ def test_tiles_lying_across_are_stood_up_one_way_for_the_whole_photo(shipped: Re
             min(read.count(t), EXAMPLE_TILES.count(t)) for t in set(EXAMPLE_TILES)
         )
 
-    assert wrong(alone) >= 3 and wrong(voted) <= 1 and wrong(each) < wrong(alone)
+    assert wrong(voted) <= 1 < wrong(alone) and wrong(each) <= wrong(alone)
+    if backend == "onnx":  # float32
+        assert wrong(alone) >= 3 and wrong(each) < wrong(alone)
     # the upright photo is read one way, as before
     assert "up" not in shipped.recognize(cv2.imread(str(EXAMPLE))).second_look
 
