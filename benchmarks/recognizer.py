@@ -58,19 +58,28 @@ def bench(
     return times
 
 
+def _installed(backend: str) -> bool:
+    import importlib.util
+
+    package = {"openvino": "openvino", "onnx": "onnxruntime", "torch": "ultralytics"}[backend]
+    return importlib.util.find_spec(package) is not None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--images", type=Path, default=REPO / "datasets" / "real_val" / "images")
     parser.add_argument("--n", type=int, default=60, help="images to time per backend")
     parser.add_argument("--manifest", type=Path, default=MANIFEST)
-    parser.add_argument("--backend", choices=BACKENDS, action="append", help="default: all")
+    parser.add_argument(
+        "--backend", choices=BACKENDS, action="append", help="default: every one installed"
+    )
     parser.add_argument("--warmup", type=int, help="images in the warm-up pass (default: all)")
     args = parser.parse_args()
     paths = list_images(args.images)[: args.n]
     images = [cv2.resize(cv2.imread(str(p)), (640, 640)) for p in paths]
     spec = RecognizerSpec.load(args.manifest)
     print(f"{spec.architecture} recogniser, {len(images)} images of 640x640 from {args.images}")
-    for backend in args.backend or BACKENDS:
+    for backend in args.backend or [b for b in BACKENDS if _installed(b)]:
         recognizer = Recognizer(spec, backend)
         stages: dict[str, list[float]] = {}
         first: list[float] = []

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Makes the virtual environment .venv for istaka.  Safe to run again: it only adds what is missing.
 #
-#   bash scripts/setup.sh read   reading photos and serving (OpenVINO, ONNX Runtime, OpenCV, FastAPI):
+#   bash scripts/setup.sh read   reading photos and serving (ONNX Runtime, OpenCV headless, FastAPI):
 #                                what `istaka scan`, `live` and `serve` need; no torch
-#   bash scripts/setup.sh        everything: the above, training and export (the pinned torch build,
-#                                ultralytics), the development tools, and the Debian packages the
+#   bash scripts/setup.sh        everything: the above, OpenVINO (--backend openvino), training and
+#                                export (the pinned torch build, ultralytics), the development
+#                                tools, and the Debian packages the
 #                                tests use (Chromium, redis-server) when run as root
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -38,7 +39,7 @@ fi
 # torch first, pinned: the versions lie on this machine's disk; an unpinned install would fetch
 # another build.
 "${pip[@]}" torch==2.14.1 torchvision==0.29.1
-"${pip[@]}" -e '.[read,train,dev]'
+"${pip[@]}" -e '.[read,openvino,train,dev]'
 # ultralytics without its requirements: they name opencv-python, a second OpenCV beside the headless
 # one; what else it needs is in the train extra.
 "${pip[@]}" --no-deps ultralytics==8.4.190

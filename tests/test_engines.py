@@ -5,6 +5,7 @@ batch left free, and an environment without the openvino package."""
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -73,8 +74,8 @@ def test_classifier_batch_stays_free_and_reads_as_onnx_runtime() -> None:
 
 
 def test_without_openvino_the_default_reads_with_onnx_runtime(monkeypatch) -> None:
-    """An environment made before openvino joined the read extra: the manifest's openvino
-    becomes ONNX Runtime (the same .onnx files); asked for by name, it says what to install."""
+    """Without the openvino extra, a manifest's openvino becomes ONNX Runtime (the same .onnx
+    files); asked for by name, it says what to install."""
     import importlib.util
 
     real = importlib.util.find_spec
@@ -87,12 +88,12 @@ def test_without_openvino_the_default_reads_with_onnx_runtime(monkeypatch) -> No
     spec = RecognizerSpec.load(MANIFEST)
     with pytest.raises(RuntimeError, match="needs the openvino package"):
         load_net(spec.classifier, "openvino")
-    assert Recognizer(spec).backend == "onnx"
+    assert Recognizer(replace(spec, default_backend="openvino")).backend == "onnx"
 
 
 def test_on_a_cpu_without_bfloat16_the_default_reads_with_onnx_runtime(monkeypatch) -> None:
-    """OpenVINO in float32 is no faster than ONNX Runtime: the manifest's openvino runs only
-    where the CPU has bfloat16 units (asked for by name, it runs anywhere)."""
+    """OpenVINO in float32 is no faster than ONNX Runtime: a manifest's openvino runs only where
+    the CPU has bfloat16 units (asked for by name, it runs anywhere)."""
     import openvino as ov
 
     class Float32Core(ov.Core):
@@ -103,7 +104,7 @@ def test_on_a_cpu_without_bfloat16_the_default_reads_with_onnx_runtime(monkeypat
 
     monkeypatch.setattr(ov, "Core", Float32Core)
     assert available_backend("openvino") == "onnx"
-    spec = RecognizerSpec.load(MANIFEST)
+    spec = replace(RecognizerSpec.load(MANIFEST), default_backend="openvino")
     assert Recognizer(spec).backend == "onnx"
     assert Recognizer(spec, "openvino").backend == "openvino"
 

@@ -55,10 +55,10 @@ class OpenVinoNet:
     def __init__(self, path: Path, batches: bool = False) -> None:
         try:
             import openvino as ov
-        except ImportError as err:  # an environment made before openvino joined the read extra
+        except ImportError as err:  # installed without the openvino extra
             raise RuntimeError(
-                "the openvino backend needs the openvino package: bash scripts/setup.sh read, "
-                "or --backend onnx"
+                "the openvino backend needs the openvino package: pip install -e '.[openvino]' "
+                "(bash scripts/setup.sh installs it), or --backend onnx"
             ) from err
 
         self.core = ov.Core()
@@ -156,10 +156,10 @@ def load_net(weights: Path, backend: str, batches: bool = False) -> Any:
 
 def available_backend(backend: str) -> str:
     """``backend``, or ONNX Runtime in place of OpenVINO where OpenVINO would gain nothing: the
-    openvino package is not installed (an environment made before it joined the ``read``
-    extra), or the CPU has no bfloat16 units, where OpenVINO runs float32 at ONNX Runtime's
-    speed (here in float32: the detector's square 16.8 against 18.6 ms, its 96 px strip canvas
-    5.3 against 4.7, 16 crops 6.9 against 6.0).  Both read the same ``.onnx`` files."""
+    openvino extra is not installed, or the CPU has no bfloat16 units, where OpenVINO runs
+    float32 at ONNX Runtime's speed (here in float32: the detector's square 16.8 against
+    18.6 ms, its 96 px strip canvas 5.3 against 4.7, 16 crops 6.9 against 6.0).  Both read the
+    same ``.onnx`` files."""
     if backend == "openvino" and not bfloat16_cpu():
         return "onnx"
     return backend
