@@ -220,7 +220,7 @@ def main() -> None:
     parser.add_argument("--videos", type=int, default=3)
     parser.add_argument("--frames", type=int, default=90)
     parser.add_argument("--layout", type=int, default=300, help="rendered racks for the layout")
-    parser.add_argument("--backend", choices=["openvino", "onnx", "torch"])
+    parser.add_argument("--backend", choices=["onnx", "openvino", "torch"])
     parser.add_argument("--manifest", type=Path, default=MANIFEST, help="recogniser to use")
     args = parser.parse_args()
 

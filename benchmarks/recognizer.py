@@ -8,7 +8,7 @@ meet (the detector's strip canvases, the classifier's batches), which the warm-u
 first pass's median and p95 are printed too (``--warmup``: images in it).
 
     .venv/bin/python benchmarks/recognizer.py [--images datasets/real_val/images] [--n 60]
-        [--manifest models/recognizer.yaml] [--backend openvino|onnx|torch]
+        [--manifest models/recognizer.yaml] [--backend onnx|openvino|torch]
 
 It also counts the photos on which the recogniser took a second look (``vision.adapt``), and
 prints each stage's median (``Recognition.timings_ms``: the detector's first look and second

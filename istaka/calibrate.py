@@ -59,7 +59,7 @@ def register(subparsers: Any) -> None:
     )
     cal.add_argument("--list", action="store_true", help="list the saved profiles and stop")
     cal.add_argument("--remove", metavar="NAME", help="delete a saved profile and stop")
-    cal.add_argument("--backend", choices=["openvino", "onnx", "torch"], help="recogniser engine")
+    cal.add_argument("--backend", choices=["onnx", "openvino", "torch"], help="recogniser engine")
     cal.add_argument("--json", action="store_true", help="print the outcome as one JSON object")
     cal.set_defaults(func=run_calibrate)
 

@@ -91,7 +91,7 @@ def _game_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rules", choices=["classic", "okey101"], default="classic")
     parser.add_argument("--seen", default="", help='tiles seen elsewhere, e.g. "K3 Y7"')
     parser.add_argument(
-        "--backend", choices=["openvino", "onnx", "torch"], help="recogniser engine"
+        "--backend", choices=["onnx", "openvino", "torch"], help="recogniser engine"
     )
 
 

@@ -34,7 +34,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.add_argument("data", type=Path, help="folder of images with YOLO labels, or a data YAML")
     p.add_argument("--manifest", type=Path, help=MANIFEST_HELP)
     p.add_argument(
-        "--backend", choices=("openvino", "onnx", "torch"), help="default: the manifest's"
+        "--backend", choices=("onnx", "openvino", "torch"), help="default: the manifest's"
     )
     p.add_argument("--png", type=Path, default=Path("runs/eval/confusion.png"))
     p.add_argument("--json", type=Path, help="also write the figures as JSON here")

@@ -121,7 +121,7 @@ def test_bad_backend_and_image_are_named() -> None:
         recognizer.recognize(np.zeros((10, 10), np.uint8))
 
 
-@pytest.fixture(scope="module", params=["openvino", "onnx", "torch"])
+@pytest.fixture(scope="module", params=["onnx", "openvino", "torch"])
 def recognizer(request: pytest.FixtureRequest) -> Recognizer:
     return Recognizer.default(request.param)
 
@@ -136,7 +136,7 @@ def no_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("backend", ["openvino", "onnx", "torch"])
+@pytest.mark.parametrize("backend", ["onnx", "openvino", "torch"])
 def test_shipped_model_loads_without_network(no_network: None, backend: str) -> None:
     recognizer = Recognizer.default(backend)
     recognition = recognizer.recognize(np.full((480, 640, 3), 90, np.uint8))
