@@ -4,8 +4,8 @@ Runs the shipped recogniser (``models/recognizer.yaml``) on real validation phot
 backend, one image at a time (the live-camera case), on the CPU threads each engine picks by
 default.  The timed pass follows a warm-up pass over the same images, as a camera's stream or the
 service runs after its first frames: OpenVINO compiles its networks once for each input size they
-meet (the detector's strip canvases, the classifier's batches), which the warm-up pass pays; that
-first pass's median and p95 are printed too (``--warmup``: images in it).
+meet (the detector's square and strip canvases, the crop networks' crop size), which the warm-up
+pass pays; that first pass's median and p95 are printed too (``--warmup``: images in it).
 
     .venv/bin/python benchmarks/recognizer.py [--images datasets/real_val/images] [--n 60]
         [--manifest models/recognizer.yaml] [--backend onnx|openvino|torch]
@@ -87,7 +87,8 @@ def main() -> None:
         times = sorted(bench(recognizer, images, warmup, stages, first))
         looks = sum(bool(recognizer.recognize(image).second_look) for image in images)
         p95 = quantile(times, 0.95)
-        precision = getattr(recognizer.detector, "precision", "") or "float32"
+        names = {"bf16": "bfloat16", "f32": "float32"}
+        precision = names.get(getattr(recognizer.detector, "precision", ""), "float32")
         print(
             f"{backend:>8}: median {statistics.median(times):6.1f} ms, p95 {p95:6.1f} ms per image;"
             f" a second look on {looks} of {len(images)}; {precision}"

@@ -44,6 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 from benchmarks.benchstats import quantile  # noqa: E402
 from okey import Tile  # noqa: E402
+from vision.engines import bfloat16_cpu  # noqa: E402
 from vision.recognizer import Recognizer, RecognizerSpec  # noqa: E402
 from vision.table import TableReader, TableTile  # noqa: E402
 from vision.table_tracker import TableTracker  # noqa: E402
@@ -136,10 +137,10 @@ def game_readings(
             if part is not None:
                 models.update(part.with_suffix(".onnx").read_bytes())
         models.update(repr(spec).encode())
-        # the engine and the precision it runs in (OpenVINO: bfloat16 where the CPU has it; the
-        # classifier is compiled when loaded)
-        precision = getattr(reader.recognizer.classifier, "precision", "")
-        models.update(f"{reader.recognizer.backend}-{precision}".encode())
+        # the engine and the precision it runs in (OpenVINO: bfloat16 where the CPU has it)
+        backend = reader.recognizer.backend
+        bf16 = backend == "openvino" and bfloat16_cpu()
+        models.update(f"{backend}-{'bf16' if bf16 else 'f32'}".encode())
         # and the code that reads a frame (a change there reads the games afresh)
         code_files = ("table.py", "recognizer.py", "tiers.py", "adapt.py", "crops.py", "engines.py")
         for code in code_files:

@@ -10,11 +10,10 @@ turn with the tiles, NMS compares them turned, the classifier reads each tile cu
 box and stood upright, and the recogniser reports the turned boxes' upright hulls as the boxes.
 
 The backends run the same networks with the same pre- and post-processing written here (letterbox,
-box decoding, non-maximum suppression, crops), so they differ only in the engine: OpenVINO or ONNX
-Runtime on the exported ``.onnx`` files, or PyTorch on the ``.pt`` checkpoints.  OpenVINO runs
-the networks in bfloat16 where the CPU has bfloat16 units (AMX, AVX-512 BF16), else in float32 as
-the others do.  Models load once, in the constructor; one ``Recognizer`` per worker (the PyTorch
-modules are not thread-safe).
+box decoding, non-maximum suppression, crops), so they differ only in the engine
+(``vision.engines``): ONNX Runtime (the default) or OpenVINO on the exported ``.onnx`` files, or
+PyTorch on the ``.pt`` checkpoints.  Models load once, in the constructor; one ``Recognizer`` per
+worker (the PyTorch modules are not thread-safe).
 
 Example::
 
