@@ -738,6 +738,8 @@ class Recognizer:
             pixels = cv2.resize(image_bgr, None, fx=shrink, fy=shrink, interpolation=cv2.INTER_AREA)
             turned = turned.copy()
             turned[:, :4] *= shrink
+        else:  # read at the photo's own size: nothing to scale back
+            shrink = 1.0
         # which way up the rack stands: the way-up model (``vision.up``) reads the first look's
         # standing tiles stood along the rack's up; upside down, the rack's up is the other
         # sense, and its tiers are found from their true tops
