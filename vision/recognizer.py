@@ -773,7 +773,7 @@ class Recognizer:
             image_bgr, boxes, scores, first, det_conf, each_way=False, stand=stand
         )
         standing = standing_tiles(first[index], up)
-        sizes = first[index, 2:4].min(axis=1).astype(np.float64) / shrink
+        sizes = first[index, 2:4].min(axis=1).astype(np.float64)
         tiles, used, source = _agree(tiles, first_tiles, sizes, standing)
         corners = [cv2.boxPoints(((r[0], r[1]), (r[2], r[3]), r[4])) * shrink for r in first[index]]
         for n, j in enumerate(source):
