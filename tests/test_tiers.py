@@ -391,6 +391,25 @@ def test_a_line_between_two_tiers_loses_to_the_tiers_whose_tops_it_runs_along() 
     assert choose_tiers(strips, found, up) == [0, 1]
 
 
+def test_a_back_tier_whose_boxes_reach_over_the_tier_in_front_is_still_a_tier() -> None:
+    """On a close stand the back tiers show under half their tiles over the tier in front, and
+    the strip detector boxes a back tier's tiles down over the front tier's tops: the middles of
+    those boxes fall on the tiles in front, their tops do not.  A tier is the tops it runs
+    along, so the three are all tiers (by the boxes' middles the middle one shared its tiles
+    with the top one and was dropped)."""
+    up = np.float64([0.0, -1.0])
+    quads = [
+        np.float64([[100, y], [100 + 6 * W, y], [100 + 6 * W, y + H], [100, y + H]])
+        for y in (100 + 0.45 * H * t for t in range(3))
+    ]
+    strips = [strip_for(k, q, (800, 800)) for k, q in enumerate(quads)]
+    top, middle, bottom = range(3)
+    found = [strip_boxes(strip, dict.fromkeys(range(6), 0)) for strip in strips]
+    found[top][:, 3] = strips[top].top + 1.2 * 48  # down over the middle tier's tops
+    found[middle][:, 3] = strips[middle].top + 0.45 * 48  # what shows over the bottom tier
+    assert choose_tiers(strips, found, up) == [top, middle, bottom]
+
+
 def test_a_strip_whose_boxes_stand_off_its_line_is_no_tier() -> None:
     """A candidate along the rack's lip shows the detector the feet of two front tiles, their
     tops half a tile above its line: two boxes, but no tile standing on it."""
@@ -473,6 +492,30 @@ def test_a_rendered_frontal_three_tier_stand_reads_as_three_rows(pipeline) -> No
     # as the tiles show, 34; cut a whole tile high (``_cut``), all 37 (and one extra: a strip
     # box between K9 and R3, reaching over both, read B11)
     assert _matched(got, truth) == sum(len(r) for r in truth)
+
+
+@pytest.mark.slow
+def test_a_close_stand_whose_back_tiers_show_their_tops_reads_each_tier_in_its_row(
+    pipeline,
+) -> None:
+    """A close three-tier stand: the back tiers show the top half of their tiles, numerals
+    whole, over the tier in front.  The top tier's first-look boxes reach down over the middle
+    tier's tiles, so the two share box middles but not tops: both are tiers.  Each back tier is
+    looked at and read with what hides it greyed (the crop cut a whole tile high, grey below),
+    so its tiles read their own numerals, not the front tier's below them; every row holds one
+    tier's tiles.  Before: two tiers, the top row read
+    R4 K13 K8 K7 B5 K13 (the middle tier's 7 and 4 for the top tier's 2 and 5)."""
+    import cv2
+
+    truth = json.loads((DATA / "stand3_close.json").read_text())["rows"]
+    result = pipeline.scan(cv2.imread(str(DATA / "stand3_close.jpg")))
+    assert result.reading == "tiers" and len(result.tiers) == 3
+    got = _rows(result)
+    assert len(got) == 3
+    assert got[0] == truth[0]  # the top tier, half hidden, read tile for tile
+    for row, want in zip(got, truth, strict=True):  # no row holds another tier's tile
+        assert _matched([row], [want]) == len(row)
+    assert _matched(got, truth) >= sum(len(r) for r in truth) - 1
 
 
 @pytest.mark.slow

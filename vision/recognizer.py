@@ -927,7 +927,12 @@ class Recognizer:
             return None
         size = self.spec.classifier_imgsz
         crops = [
-            quad_crop(pixels, strips[k].to_photo, _cut(strips[k], x1, y1, x2, y2), size, CROP_PAD)
+            _greyed(
+                quad_crop(
+                    pixels, strips[k].to_photo, _cut(strips[k], x1, y1, x2, y2), size, CROP_PAD
+                ),
+                strips[k],
+            )
             for k, x1, y1, x2, y2, _ in places
         ]
         return up, strips, places, from_gap, crops, self.classifier(to_tensor(crops))
@@ -1020,6 +1025,21 @@ def _with_shown(masked: np.ndarray, first: np.ndarray, strip: Strip, iou: float)
         if b[3] <= line + BAND * STRIP_TILE and all(box_iou(b[:4], m[:4]) <= iou for m in masked)
     ]
     return np.concatenate([masked, np.float32(shown).reshape(-1, 5)]).astype(np.float32)
+
+
+def _greyed(crop: np.ndarray, strip: Strip) -> np.ndarray:
+    """A hidden tier's crop (cut a whole tile high, :func:`_cut`) grey below where the tier in
+    front hides it, as its strip is when searched: a close stand's back tier, showing the top
+    half of its tiles, read the front tier's numerals below them (a Y2 read K7, the 7 in front)."""
+    if strip.hidden is None:
+        return crop
+    size = crop.shape[0]
+    pad = CROP_PAD * STRIP_TILE
+    row = int(round((strip.hidden - (strip.top - pad)) / (STRIP_TILE + 2 * pad) * size))
+    if 0 <= row < size:
+        crop = crop.copy()
+        crop[row:] = 114
+    return crop
 
 
 def _cut(strip: Strip, x1: float, y1: float, x2: float, y2: float) -> tuple[float, ...]:

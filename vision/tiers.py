@@ -732,13 +732,14 @@ def hidden_by_front(strips: list[Strip]) -> list[Strip]:
 
 def front_line(strip: Strip, front: Strip) -> float | None:
     """Where in ``strip`` the tier ``front`` hides its tiles' feet: the front tier's top line,
-    mapped into the strip, when it crosses the strip's tier between ``MIN_HEIGHT`` and the whole
-    of a tile (on a stand of three tiers the middle one shows only its tiles' tops; the
-    detector, shown the tier in front below them, boxes two tiers as one tile, or none).  The
+    mapped into the strip, when it crosses the strip's tier between ``TOP_FIT`` and the whole
+    of a tile (on a stand of three tiers the back ones show only their tiles' tops, a quarter to
+    two thirds of them on a close stand; the detector, shown the tier in front below them,
+    boxes two tiers as one tile, or none).  The
     line goes ``HIDDEN_MARGIN`` of a tile lower, so a tile keeps its own edge.  None when the
     front tier hides none of it."""
     at = _front_top(strip, front)
-    if at is not None and MIN_HEIGHT * STRIP_TILE <= at - strip.top < STRIP_TILE:
+    if at is not None and TOP_FIT * STRIP_TILE <= at - strip.top < STRIP_TILE:
         return at
     return None
 
@@ -819,7 +820,8 @@ def tops_only_tiers(
 
 def _hides(strip: Strip, front: Strip) -> float | None:
     """Where in ``strip`` the tier ``front`` hides its tiles when it shows less than
-    ``MIN_HEIGHT`` of them but some (:func:`front_line`'s line, not found there), else None."""
+    ``MIN_HEIGHT`` of them but some (:func:`front_line`'s line, in the part of its range where
+    the detector boxes the first look's tiles least), else None."""
     at = _front_top(strip, front)
     if at is not None and TOP_FIT * STRIP_TILE <= at - strip.top < MIN_HEIGHT * STRIP_TILE:
         return at
@@ -848,18 +850,26 @@ def tier_score(strip: Strip, boxes: np.ndarray) -> float:
     return float(boxes[:, 4] @ fit)
 
 
+def _on_top(strip: Strip, boxes: np.ndarray) -> np.ndarray:
+    """Which of a strip's boxes stand on its tier's top line (within ``TOP_FIT`` of a tile): a
+    box whose top lies further down is a tile of a tier in front showing in the strip."""
+    return np.abs(boxes[:, 1] - strip.top) < TOP_FIT * STRIP_TILE
+
+
 def choose_tiers(strips: list[Strip], found: list[np.ndarray], up: np.ndarray) -> list[int]:
     """Which candidate strips are the rack's tiers, top to bottom: the ones whose strips hold
     the most found tiles standing on their top line (the detector's scores added up, each less
     as its top lies off the line: ``TOP_FIT``), each holding two tiles or one sure one, none
-    sharing more than ``SHARED_TILES`` of its tiles with a surer tier (a line between two tiers
-    sees the same tiles), at most ``MAX_TIERS``."""
+    sharing more than ``SHARED_TILES`` of the tiles on its line with a surer tier (a line
+    between two tiers sees the same tiles: their tops meet), at most ``MAX_TIERS``."""
     scores = [tier_score(s, f) for s, f in zip(strips, found, strict=True)]
     centres, reach = [], []
     for strip, boxes in zip(strips, found, strict=True):
-        mid_y = (boxes[:, 1] + boxes[:, 3]) / 2
-        left = project(strip.to_photo, np.c_[boxes[:, 0], mid_y])
-        right = project(strip.to_photo, np.c_[boxes[:, 2], mid_y])
+        # where its tiles' tops are: a tier behind whose tiles' boxes reach down over the tier in
+        # front shares their middles with the front tier's tiles, not their tops
+        boxes = boxes[_on_top(strip, boxes)]
+        left = project(strip.to_photo, np.c_[boxes[:, 0], boxes[:, 1]])
+        right = project(strip.to_photo, np.c_[boxes[:, 2], boxes[:, 1]])
         centres.append((left + right) / 2)
         reach.append(np.linalg.norm(right - left, axis=1) / 2)
     kept: list[int] = []
@@ -873,7 +883,7 @@ def choose_tiers(strips: list[Strip], found: list[np.ndarray], up: np.ndarray) -
         for j in kept:
             gaps = np.linalg.norm(centres[k][:, None] - centres[j][None], axis=2)
             shared += int(np.sum(gaps.min(axis=1) < reach[k]))
-        if shared >= SHARED_TILES * len(boxes):
+        if shared >= SHARED_TILES * len(centres[k]):
             continue
         kept.append(int(k))
         if len(kept) == MAX_TIERS:
