@@ -735,9 +735,8 @@ def front_line(strip: Strip, front: Strip) -> float | None:
     mapped into the strip, when it crosses the strip's tier between ``TOP_FIT`` and the whole
     of a tile (on a stand of three tiers the back ones show only their tiles' tops, a quarter to
     two thirds of them on a close stand; the detector, shown the tier in front below them,
-    boxes two tiers as one tile, or none).  The
-    line goes ``HIDDEN_MARGIN`` of a tile lower, so a tile keeps its own edge.  None when the
-    front tier hides none of it."""
+    boxes two tiers as one tile, or none).  The line goes ``HIDDEN_MARGIN`` of a tile lower, so
+    a tile keeps its own edge.  None when the front tier hides none of it."""
     at = _front_top(strip, front)
     if at is not None and TOP_FIT * STRIP_TILE <= at - strip.top < STRIP_TILE:
         return at
@@ -820,8 +819,8 @@ def tops_only_tiers(
 
 def _hides(strip: Strip, front: Strip) -> float | None:
     """Where in ``strip`` the tier ``front`` hides its tiles when it shows less than
-    ``MIN_HEIGHT`` of them but some (:func:`front_line`'s line, in the part of its range where
-    the detector boxes the first look's tiles least), else None."""
+    ``MIN_HEIGHT`` of them but some (:func:`front_line`'s line, where a tier is taken from its
+    first-look tops: :func:`tops_only_tiers`), else None."""
     at = _front_top(strip, front)
     if at is not None and TOP_FIT * STRIP_TILE <= at - strip.top < MIN_HEIGHT * STRIP_TILE:
         return at
@@ -863,14 +862,14 @@ def choose_tiers(strips: list[Strip], found: list[np.ndarray], up: np.ndarray) -
     sharing more than ``SHARED_TILES`` of the tiles on its line with a surer tier (a line
     between two tiers sees the same tiles: their tops meet), at most ``MAX_TIERS``."""
     scores = [tier_score(s, f) for s, f in zip(strips, found, strict=True)]
-    centres, reach = [], []
+    tops, reach = [], []  # the middles of its tiles' tops (photo), and half their widths
     for strip, boxes in zip(strips, found, strict=True):
-        # where its tiles' tops are: a tier behind whose tiles' boxes reach down over the tier in
-        # front shares their middles with the front tier's tiles, not their tops
+        # a tier behind whose tiles' boxes reach down over the tier in front shares their
+        # middles with the front tier's tiles, not their tops
         boxes = boxes[_on_top(strip, boxes)]
         left = project(strip.to_photo, np.c_[boxes[:, 0], boxes[:, 1]])
         right = project(strip.to_photo, np.c_[boxes[:, 2], boxes[:, 1]])
-        centres.append((left + right) / 2)
+        tops.append((left + right) / 2)
         reach.append(np.linalg.norm(right - left, axis=1) / 2)
     kept: list[int] = []
     for k in np.argsort([-v for v in scores], kind="stable"):
@@ -881,15 +880,15 @@ def choose_tiers(strips: list[Strip], found: list[np.ndarray], up: np.ndarray) -
             continue
         shared = 0
         for j in kept:
-            gaps = np.linalg.norm(centres[k][:, None] - centres[j][None], axis=2)
+            gaps = np.linalg.norm(tops[k][:, None] - tops[j][None], axis=2)
             shared += int(np.sum(gaps.min(axis=1) < reach[k]))
-        if shared >= SHARED_TILES * len(centres[k]):
+        if shared >= SHARED_TILES * len(tops[k]):
             continue
         kept.append(int(k))
         if len(kept) == MAX_TIERS:
             break
     down = -np.asarray(up, np.float64)
-    kept.sort(key=lambda k: float(centres[k].mean(axis=0) @ down))
+    kept.sort(key=lambda k: float(tops[k].mean(axis=0) @ down))
     return _stacked(kept, strips, scores, down)
 
 
