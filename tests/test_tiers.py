@@ -503,8 +503,9 @@ def test_a_close_stand_whose_back_tiers_show_their_tops_reads_each_tier_in_its_r
     tier's tiles, so the two share box middles but not tops: both are tiers.  Each back tier is
     looked at and read with what hides it greyed (the crop cut a whole tile high, grey below),
     so its tiles read their own numerals, not the front tier's below them; every row holds one
-    tier's tiles.  Before: two tiers, the top row read
-    R4 K13 K8 K7 B5 K13 (the middle tier's 7 and 4 for the top tier's 2 and 5)."""
+    tier's tiles.  Before: two tiers, the top row read R4 K13 K8 K7 B5 K13 (the middle tier's 7
+    for the top tier's 2, its K3 lost).  Only at this size: enlarged or shrunk, the middle
+    tier's line (drawn from one first-look top) lies off its tops and two tiers are found."""
     import cv2
 
     truth = json.loads((DATA / "stand3_close.json").read_text())["rows"]
