@@ -104,6 +104,13 @@ class Score:
     shown_right: int = 0
     seconds: list[float] = field(default_factory=list)
 
+    @classmethod
+    def total(cls, scores) -> Score:
+        out = cls()
+        for score in scores:
+            out.add(score)
+        return out
+
     def add(self, other: Score) -> None:
         counts = ("photos", "tiers", "tiers_found", "tiles", "split", "right", "extra", "exact")
         for name in (*counts, "shown", "shown_right"):
@@ -330,18 +337,14 @@ def table(results: dict[str, dict[tuple[str, int], Score]]) -> str:
         groups.setdefault(f"turned {degrees}", []).append((kind, degrees))
     for name, keys in groups.items():
         for path, result in results.items():
-            s = Score()
-            for key in keys:
-                s.add(result[key])
+            s = Score.total(result[key] for key in keys)
             lines.append(
                 f"| {name} | {path} | {_pct(s.tiers_found, s.tiers)} | {_pct(s.split, s.tiles)} | "
                 f"{_pct(s.right, s.tiles)} | {s.extra} | {_pct(s.exact, s.photos)} | "
                 f"{np.median(s.seconds):.2f} |"
             )
     for path, result in results.items():
-        s = Score()
-        for v in result.values():
-            s.add(v)
+        s = Score.total(result.values())
         lines.append(
             f"| **all** | {path} | {_pct(s.tiers_found, s.tiers)} | {_pct(s.split, s.tiles)} | "
             f"{_pct(s.right, s.tiles)} | {s.extra} | {_pct(s.exact, s.photos)} | "
@@ -392,9 +395,7 @@ def main(argv: list[str] | None = None) -> int:
         results[path] = run(pipeline, args.racks, turns, args.decide, args.shift, same[path])
     print(table(results))
     for path, result in results.items():
-        s = Score()
-        for v in result.values():
-            s.add(v)
+        s = Score.total(result.values())
         shown = _pct(s.shown_right, s.shown)
         print(f"{path}: half-hidden tiles whose numeral shows read right {shown}")
     if args.shift:

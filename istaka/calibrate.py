@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from istaka.cli import EXIT_NOT_FOUND, EXIT_OK, InputError
+from vision.engines import BACKENDS
 
 LAYOUT_HELP = (
     "Lay the set out face up, one colour a row, 1 to 13 left to right (any order of colours), "
@@ -59,7 +60,7 @@ def register(subparsers: Any) -> None:
     )
     cal.add_argument("--list", action="store_true", help="list the saved profiles and stop")
     cal.add_argument("--remove", metavar="NAME", help="delete a saved profile and stop")
-    cal.add_argument("--backend", choices=["onnx", "openvino", "torch"], help="recogniser engine")
+    cal.add_argument("--backend", choices=BACKENDS, help="recogniser engine")
     cal.add_argument("--json", action="store_true", help="print the outcome as one JSON object")
     cal.set_defaults(func=run_calibrate)
 

@@ -24,6 +24,7 @@ from typing import Any
 from istaka.calibrate import correction_options, keep_corrections, parse_corrections, profile_option
 from istaka.cli import EXIT_BAD_INPUT, EXIT_NOT_FOUND, EXIT_OK, InputError
 from okey import Rules, Tile, parse_tiles
+from vision.engines import BACKENDS
 
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".heic", ".heif", ".bmp", ".webp", ".tif", ".tiff")
 # Video containers ``istaka live --out`` writes, with the codecs tried in order: browsers play
@@ -90,9 +91,7 @@ def _game_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--indicator", help="the indicator tile, e.g. R5 (else a lone table tile)")
     parser.add_argument("--rules", choices=["classic", "okey101"], default="classic")
     parser.add_argument("--seen", default="", help='tiles seen elsewhere, e.g. "K3 Y7"')
-    parser.add_argument(
-        "--backend", choices=["onnx", "openvino", "torch"], help="recogniser engine"
-    )
+    parser.add_argument("--backend", choices=BACKENDS, help="recogniser engine")
 
 
 def _scene_option(parser: argparse.ArgumentParser) -> None:

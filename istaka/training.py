@@ -15,6 +15,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from vision.engines import BACKENDS
+
 MANIFEST_HELP = "recogniser manifest (default models/recognizer.yaml)"
 
 
@@ -33,9 +35,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("eval", help="measure the recogniser on labelled images")
     p.add_argument("data", type=Path, help="folder of images with YOLO labels, or a data YAML")
     p.add_argument("--manifest", type=Path, help=MANIFEST_HELP)
-    p.add_argument(
-        "--backend", choices=("onnx", "openvino", "torch"), help="default: the manifest's"
-    )
+    p.add_argument("--backend", choices=BACKENDS, help="default: the manifest's")
     p.add_argument("--png", type=Path, default=Path("runs/eval/confusion.png"))
     p.add_argument("--json", type=Path, help="also write the figures as JSON here")
     p.add_argument(

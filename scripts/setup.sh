@@ -5,8 +5,8 @@
 #                                what `istaka scan`, `live` and `serve` need; no torch
 #   bash scripts/setup.sh        everything: the above, OpenVINO (--backend openvino), training and
 #                                export (the pinned torch build, ultralytics), the development
-#                                tools, and the Debian packages the
-#                                tests use (Chromium, redis-server) when run as root
+#                                tools, and the Debian packages the tests use (Chromium,
+#                                redis-server) when run as root
 set -euo pipefail
 cd "$(dirname "$0")/.."
 want=${1:-all}

@@ -13,9 +13,10 @@ from __future__ import annotations
 import contextlib
 import os
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
+if TYPE_CHECKING:  # numpy only for the hints: the CLI reads BACKENDS without loading it
+    import numpy as np
 
 BACKENDS = ("onnx", "openvino", "torch")
 
@@ -91,8 +92,9 @@ class OpenVinoNet:
             request = self.requests[key] = self._compile(batch.shape)
         # the input is read in place; the output is the request's own memory, copied before the
         # next run reuses it
-        out = request.infer({0: np.ascontiguousarray(batch)}, share_inputs=True, share_outputs=True)
-        return np.array(out[0], copy=True)
+        batch = batch if batch.flags.c_contiguous else batch.copy(order="C")
+        out = request.infer({0: batch}, share_inputs=True, share_outputs=True)
+        return out[0].copy()
 
 
 CACHE_BYTES = 512 * 2**20  # compiled networks kept on disk, at most (oldest dropped first)
@@ -115,7 +117,8 @@ def cache_dir(limit: int = CACHE_BYTES) -> Path | None:
     files = []
     for file in path.iterdir():
         with contextlib.suppress(OSError):  # another process may drop it meanwhile
-            files.append((file.stat().st_mtime, file.stat().st_size, file))
+            stat = file.stat()
+            files.append((stat.st_mtime, stat.st_size, file))
     kept = 0
     for _, size, file in sorted(files, reverse=True):
         kept += size

@@ -845,14 +845,13 @@ def tile_quad(strip: Strip, x1: float, x2: float) -> np.ndarray:
 def tier_score(strip: Strip, boxes: np.ndarray) -> float:
     """How surely a strip is a tier: its tiles' scores (``boxes``, ``(m, 5)`` strip pixels and
     score), each less as its top lies off the strip's top line (``TOP_FIT``)."""
-    fit = np.clip(1 - np.abs(boxes[:, 1] - strip.top) / (TOP_FIT * STRIP_TILE), 0, 1)
-    return float(boxes[:, 4] @ fit)
+    return float(boxes[:, 4] @ _top_fit(strip, boxes))
 
 
-def _on_top(strip: Strip, boxes: np.ndarray) -> np.ndarray:
-    """Which of a strip's boxes stand on its tier's top line (within ``TOP_FIT`` of a tile): a
-    box whose top lies further down is a tile of a tier in front showing in the strip."""
-    return np.abs(boxes[:, 1] - strip.top) < TOP_FIT * STRIP_TILE
+def _top_fit(strip: Strip, boxes: np.ndarray) -> np.ndarray:
+    """How well each box's top lies on the strip's top line: 1 on it, 0 from ``TOP_FIT`` of a
+    tile off (a box whose top lies further down is a tile of a tier in front showing there)."""
+    return np.clip(1 - np.abs(boxes[:, 1] - strip.top) / (TOP_FIT * STRIP_TILE), 0, 1)
 
 
 def choose_tiers(strips: list[Strip], found: list[np.ndarray], up: np.ndarray) -> list[int]:
@@ -866,7 +865,7 @@ def choose_tiers(strips: list[Strip], found: list[np.ndarray], up: np.ndarray) -
     for strip, boxes in zip(strips, found, strict=True):
         # a tier behind whose tiles' boxes reach down over the tier in front shares their
         # middles with the front tier's tiles, not their tops
-        boxes = boxes[_on_top(strip, boxes)]
+        boxes = boxes[_top_fit(strip, boxes) > 0]
         left = project(strip.to_photo, np.c_[boxes[:, 0], boxes[:, 1]])
         right = project(strip.to_photo, np.c_[boxes[:, 2], boxes[:, 1]])
         tops.append((left + right) / 2)
