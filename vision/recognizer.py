@@ -67,6 +67,8 @@ from vision.tiers import (
     hidden_by_front,
     in_band,
     is_rack,
+    midway,
+    midway_holds,
     on_its_side,
     project,
     rack_up,
@@ -881,9 +883,14 @@ class Recognizer:
             behind = [s for s in behind_chosen(strips, chosen) if s.tier not in looked]
             if not behind:
                 break
-            for strip, boxes in zip(behind, self._detect_strips(pixels, behind), strict=True):
+            # a candidate between two chosen tiers is looked at where a stand's middle tier
+            # stands: midway between them (``vision.tiers.midway``)
+            looks = [midway(s, strips, detected, chosen, up, (pw, ph)) or s for s in behind]
+            for strip, boxes in zip(looks, self._detect_strips(pixels, looks), strict=True):
                 k = strip.tier
                 looked.add(k)
+                if strip.above is not None and not midway_holds(strip, boxes):
+                    continue
                 if tier_score(strip, boxes) > tier_score(strips[k], detected[k]):
                     strips[k], detected[k] = strip, boxes
             again = choose_tiers(strips, detected, up)

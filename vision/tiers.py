@@ -125,6 +125,11 @@ SLOT_GAP = 0.8
 # Below the line where a tier in front starts to hide a tier's tiles, this share of a tile more
 # of the strip still shows them (the line is drawn along the front tiles' tops).
 HIDDEN_MARGIN = 0.04
+# A middle tier drawn midway between the tiers above and below it is looked at from this share
+# of a tile above its line (the renders' middle tiers lie within 0.09 of a tile of the plain
+# midpoint); a midway look holds a tier when this many of its tiles' tops lie that near it.
+MIDWAY_MARGIN = 0.1
+MIDWAY_TILES = 2
 
 
 @dataclass(frozen=True)
@@ -152,6 +157,9 @@ class Strip:
     # the strip's y (pixels) from which the tier in front hides this one's tiles, or None
     # (:func:`hidden_by_front`)
     hidden: float | None = None
+    # the strip's y above which its detector sees grey (a middle tier drawn midway, whose tiles
+    # show between the tier above and the one in front: :func:`midway`), or None
+    above: float | None = None
 
     @property
     def to_photo(self) -> np.ndarray:
@@ -171,6 +179,8 @@ class Strip:
         )
         if self.hidden is not None:
             out[max(int(round(self.hidden)), 0) :] = 114
+        if self.above is not None:
+            out[: max(int(round(self.above)), 0)] = 114
         return out
 
     @property
@@ -770,6 +780,83 @@ def behind_chosen(strips: list[Strip], chosen: list[int]) -> list[Strip]:
     return out
 
 
+def midway(
+    strip: Strip,
+    strips: list[Strip],
+    found: list[np.ndarray],
+    chosen: list[int],
+    up: np.ndarray,
+    image_size: tuple[int, int],
+) -> Strip | None:
+    """A candidate ``strip`` that lies between two chosen tiers (``chosen`` top to bottom along
+    the rack's ``up``, their tiles ``found``) drawn again midway between their lines, seen only
+    from its line down to where the lower tier hides it (:func:`front_line`).  A stand's tiers
+    stand at equal steps, so a middle tier's top lies midway between the tops above and below
+    it: in the photo, the two lines weighed by how far away each stands, as the spacing of their
+    tiles says (:func:`_pitch`).  With the tiles' true heights, the renders' middle tops lie
+    0.013 of a tile from that point on the median (0.034 at most) on close frontal stands,
+    0.057 (0.088) from the plain mean; on oblique ones 0.065 against 0.045 on the median.  Its
+    own tiles' tops (weak edges between two white faces) and a first look's boxes (reaching down
+    over the tier in front) place it less surely, and seen with the tier above, the detector
+    boxes the two tiers' faces as one tile.  None when ``strip`` lies between no two chosen
+    tiers, or the lower tier would not hide the midway one."""
+    down = -np.asarray(up, np.float64)
+    at = _height(strip, down)
+    heights = [_height(strips[k], down) for k in chosen]
+    for n in range(len(chosen) - 1):
+        a, b = chosen[n], chosen[n + 1]
+        if not heights[n] < at < heights[n + 1]:
+            continue
+        near = [1.0 / _pitch(strips[k], found[k]) for k in (a, b)]
+        quad = (near[0] * _quad(strips[a]) + near[1] * _quad(strips[b])) / sum(near)
+        mid = strip_for(strip.tier, quad, image_size)
+        line = front_line(mid, strips[b])
+        if line is None:
+            return None
+        return replace(mid, hidden=line, above=mid.top - MIDWAY_MARGIN * STRIP_TILE)
+    return None
+
+
+def midway_holds(strip: Strip, boxes: np.ndarray) -> bool:
+    """Whether a :func:`midway` look found a tier: ``MIDWAY_TILES`` of its tiles' tops on its
+    line (within ``MIDWAY_MARGIN`` of a tile, as a stand's middle tier stands).  Midway between
+    the two tiers of a rack that has no middle tier, the detector boxes the upper tier's tiles
+    where the grey above cuts them, their tops on its edge."""
+    on = np.abs(boxes[:, 1] - strip.top) <= MIDWAY_MARGIN * STRIP_TILE
+    return int(on.sum()) >= MIDWAY_TILES
+
+
+def _pitch(strip: Strip, boxes: np.ndarray) -> float:
+    """How far apart (photo pixels) a strip's touching tiles stand: the median distance between
+    neighbours' centres a tile apart (within ``1.3`` of the boxes' median width), or the strip's
+    tile width where no two touch.  Tiers further away stand closer together."""
+    y = strip.top + STRIP_TILE / 2
+    width = project(strip.to_photo, [(strip.left, y), (strip.left + strip.tile_width, y)])
+    fallback = float(np.linalg.norm(width[1] - width[0]))
+    if len(boxes) < 2:
+        return fallback
+    boxes = boxes[np.argsort(boxes[:, 0] + boxes[:, 2])]
+    xs = (boxes[:, 0] + boxes[:, 2]) / 2
+    touching = np.diff(xs) <= 1.3 * float(np.median(boxes[:, 2] - boxes[:, 0]))
+    if not touching.any():
+        return fallback
+    at = project(strip.to_photo, np.c_[xs, np.full(len(xs), y)])
+    gaps = np.linalg.norm(np.diff(at, axis=0), axis=1)[touching]
+    return float(np.median(gaps))
+
+
+def _quad(strip: Strip) -> np.ndarray:
+    """A strip's tier quadrilateral in the photo (top-left, top-right, bottom-right,
+    bottom-left)."""
+    x0, x1, y0, y1 = strip.left, strip.left + strip.length, strip.top, strip.top + STRIP_TILE
+    return project(strip.to_photo, [(x0, y0), (x1, y0), (x1, y1), (x0, y1)])
+
+
+def _height(strip: Strip, down: np.ndarray) -> float:
+    """How far ``down`` the rack (photo pixels) a strip's top line lies at its middle."""
+    return float(project(strip.to_photo, [(strip.left + strip.length / 2, strip.top)])[0] @ down)
+
+
 def tops_only_tiers(
     candidates: Sequence[Tier],
     strips: list[Strip],
@@ -809,12 +896,7 @@ def tops_only_tiers(
         taken |= set(members)
     if len(out) == len(chosen):
         return chosen
-
-    def height(k: int) -> float:
-        s = strips[k]
-        return float(project(s.to_photo, [(s.left + s.length / 2, s.top)])[0] @ down)
-
-    return sorted(out, key=height)
+    return sorted(out, key=lambda k: _height(strips[k], down))
 
 
 def _hides(strip: Strip, front: Strip) -> float | None:
@@ -878,7 +960,7 @@ def choose_tiers(strips: list[Strip], found: list[np.ndarray], up: np.ndarray) -
         if scores[k] < ON_LINE * SURE_TILE:  # no tile stands on its line
             continue
         shared = 0
-        for j in kept:
+        for j in kept if strips[k].above is None else ():  # a midway look sees no other tier
             gaps = np.linalg.norm(tops[k][:, None] - tops[j][None], axis=2)
             shared += int(np.sum(gaps.min(axis=1) < reach[k]))
         if shared >= SHARED_TILES * len(tops[k]):
