@@ -572,6 +572,27 @@ def test_a_close_stand_whose_back_tiers_show_their_tops_reads_each_tier_in_its_r
 
 
 @pytest.mark.slow
+def test_a_hidden_tier_and_its_tiles_are_outlined_as_far_down_as_they_show(pipeline) -> None:
+    """On a close stand each back tier shows a third to a half of its tiles over the tier in
+    front: its outline, and its tiles' (drawn by ``--annotate``), stop where the tier in front
+    starts, so no outline lies over another tier's tiles (before: a whole tile high, each back
+    tile's outline reached over the tile in front; a tile whose first-look box was kept had that
+    box, across two tiers, for its outline).  The tiles' boxes stay as found."""
+    import cv2
+
+    result = pipeline.scan(cv2.imread(str(DATA / "stand3_close.jpg")))
+    assert len(result.tiers) == 3
+    tops = [(q[0][1] + q[1][1]) / 2 for q in result.tiers]  # a level stand: y at the top line
+    bottoms = [(q[2][1] + q[3][1]) / 2 for q in result.tiers]
+    height = bottoms[2] - tops[2]  # the front tier's whole tile
+    for k in range(2):
+        assert bottoms[k] == pytest.approx(tops[k + 1], abs=0.1 * height)
+        for placed in (p for group in result.rows[k] for p in group):
+            assert placed.quad is not None
+            assert max(y for _, y in placed.quad) <= tops[k + 1] + 0.15 * height
+
+
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["stand3_frontal", "stand3_oblique"])
 def test_a_stand_photographed_sideways_reads_as_upright(pipeline, name: str) -> None:
     """A stand photographed a quarter turn round either way (a phone held sideways, no EXIF

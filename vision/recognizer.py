@@ -854,7 +854,7 @@ class Recognizer:
                     detection_confidence=score,
                     unreadable="cut" if outside >= cut or short else None,
                     place=(k, x1, x2),
-                    quad=tuple((float(x), float(y)) for x, y in quad),
+                    quad=_shown_quad(strips[k], places[i][1:5], back),
                 )
             )
         return tiles
@@ -1156,7 +1156,8 @@ def _agree(
         seen = first[j]
         if gaps[j] >= AGREE:
             keep = seen if seen.confidence >= tile.confidence else tile
-            out.append(replace(keep, place=tile.place, quad=tile.quad if keep is tile else None))
+            # the outline stays the tier's tile's (what shows of it, along its tier)
+            out.append(replace(keep, place=tile.place, quad=tile.quad))
             source.append(int(j) if keep is seen else -1)
             continue
         reading = tile if tile.probs.max() >= seen.probs.max() else seen
@@ -1235,9 +1236,22 @@ def quarter_back(
     )
 
 
+def _shown_quad(
+    strip: Strip, box: tuple[float, ...], back: float
+) -> tuple[tuple[float, float], ...]:
+    """A tier's tile's outline in the photo (``box``: x1, y1, x2, y2 in its strip, scaled
+    ``back``) as far down as it shows: a hidden tier's tile stops where the tier in front hides
+    it (its box, the tile's whole extent, reaches on over the tiles in front)."""
+    x1, y1, x2, y2 = box
+    y2 = min(y2, max(strip.shows_to, y1 + 1.0))
+    quad = project(strip.to_photo, [(x1, y1), (x2, y1), (x2, y2), (x1, y2)]) * back
+    return tuple((float(x), float(y)) for x, y in quad)
+
+
 def _tier_view(strip: Strip, back: float) -> TierView:
-    """A tier's outline in the photo (its strip's tier band, scaled ``back`` to the photo)."""
-    top, bottom = strip.top, strip.top + STRIP_TILE
+    """A tier's outline in the photo (its strip's tier band as far down as the tier shows,
+    scaled ``back`` to the photo)."""
+    top, bottom = strip.top, min(strip.top + STRIP_TILE, strip.shows_to)
     left, right = strip.left, strip.left + strip.length
     corners = [(left, top), (right, top), (right, bottom), (left, bottom)]
     quad = project(strip.to_photo, corners) * back

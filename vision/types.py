@@ -49,7 +49,8 @@ class TileReading:
     # stands along that tier's straightened strip, (x1, x2) in strip pixels, as the rack is read
     # (left to right); None for a tile off the tiers (the table) or read by the whole-photo path
     place: tuple[int, float, float] | None = None
-    # its outline in the photo (top-left, top-right, bottom-right, bottom-left), when known
+    # its outline in the photo (top-left, top-right, bottom-right, bottom-left), when known; a
+    # hidden tier's tile's as far down as it shows (its box is the whole tile's)
     quad: tuple[tuple[float, float], ...] | None = None
 
     @property
@@ -68,7 +69,8 @@ class TileReading:
 @dataclass(frozen=True)
 class TierView:
     """One tier of a rack as the tier stage found it: its outline in the photo (top-left,
-    top-right, bottom-right, bottom-left as the rack is read) and a tile's width in its strip."""
+    top-right, bottom-right, bottom-left as the rack is read; down to where the tier in front
+    hides it) and a tile's width in its strip."""
 
     quad: tuple[tuple[float, float], ...]
     tile_width: float
