@@ -275,6 +275,12 @@ class TileOut(BaseModel):
     confidence: float
     flagged: bool = Field(default=False, description="the reading may be wrong")
     corrected: bool = Field(default=False, description="the player corrected this reading")
+    quad: list[list[float]] | None = Field(
+        default=None,
+        description="[[x, y] x 4] the tile's outline in image pixels (top-left, top-right, "
+        "bottom-right, bottom-left along its tier) when the tier stage read it: a back tier's "
+        "tile as far down as it shows over the tier in front",
+    )
 
 
 class AlternativeOut(BaseModel):

@@ -173,10 +173,12 @@ def expected_answer(pipeline: object, photo: Path) -> dict | str:
         answer = pipeline.scan(cv2.imread(str(photo))).to_dict()  # type: ignore[attr-defined]
     except NothingFoundError as exc:
         return "no_rack" if isinstance(exc, NoRackError) else "no_tiles"
-    # The API always spells out "flagged" and "corrected"; the pipeline leaves out false ones.
+    # The API always spells out "flagged", "corrected" and "quad"; the pipeline leaves out false
+    # ones and a tile with no outline of its tier's
     for tile in [t for row in answer["rows"] for g in row for t in g] + answer["table"]:
         tile.setdefault("flagged", False)
         tile.setdefault("corrected", False)
+        tile.setdefault("quad", None)
     return answer
 
 
@@ -204,6 +206,9 @@ def test_scan_answers_what_the_pipeline_reads(scanner: tuple[httpx.Client, objec
     assert raw.json()["reading"] == "tiers"
     assert len(raw.json()["tiers"]) == len(raw.json()["rows"]) == 2
     assert all(len(quad) == 4 and all(len(p) == 2 for p in quad) for quad in raw.json()["tiers"])
+    # and each tile the tiers read with its outline along its tier (what the camera page draws)
+    outlined = [t["quad"] for t in tiles if t.get("quad") is not None]
+    assert outlined and all(len(q) == 4 and all(len(p) == 2 for p in q) for q in outlined)
 
 
 def test_scan_of_real_photos_matches_the_pipeline(scanner: tuple[httpx.Client, object]) -> None:

@@ -356,3 +356,74 @@ def test_start_page_links_the_pages(tmp_path: Path, monkeypatch: pytest.MonkeyPa
         page.navigate(f"{server.url}/?owner=guess")
         page.wait_for("document.querySelectorAll('nav a').length === 5")
         assert "guess" not in page.evaluate("document.querySelector('nav a').href")
+
+
+def _outline(tile: dict) -> list[list[float]]:
+    """A tile's outline as the camera page draws it: its quad, else its box."""
+    if tile.get("quad"):
+        return tile["quad"]
+    x1, y1, x2, y2 = tile["box"]
+    return [[x1, y1], [x2, y1], [x2, y2], [x1, y2]]
+
+
+def _holds(outline: list[list[float]], x: float, y: float) -> bool:
+    import cv2
+    import numpy as np
+
+    return cv2.pointPolygonTest(np.float32(outline), (float(x), float(y)), False) > 0
+
+
+def test_a_tap_on_a_front_tile_picks_it_not_the_back_tile_reaching_over_it(
+    tmp_path: Path,
+) -> None:
+    """On a close stand a back tier's tiles show a third to a half of themselves over the tier in
+    front, and their boxes (as found) reach down over the tiles in front.  The answer gives each
+    tier tile's outline as far as it shows (``quad``); the camera page draws those and a tap
+    picks the tile whose outline holds it: a tap on a front tile's face inside a back tile's box
+    corrects the front tile (before: the page hit-tested boxes, back tiers first, and opened
+    the back tile)."""
+    require_model()
+    photo = REPO / "tests" / "data" / "stand3_close.jpg"
+    with live_server(Settings()) as server, chromium(None, 900, 1100) as (page, _):
+        answer = httpx.post(
+            f"{server.url}/api/v1/scan",
+            content=photo.read_bytes(),
+            headers={"content-type": "image/jpeg"},
+            timeout=120,
+        ).json()
+        assert answer["reading"] == "tiers"
+        rows = [[t for group in row for t in group] for row in answer["rows"]]
+        everyone = [t for row in rows for t in row]
+        # a point on a front tile's face that a back tile's box covers, no other outline
+        target = None
+        for back, front in zip(rows, rows[1:], strict=False):
+            for b in back:
+                for f in front:
+                    x = (max(b["box"][0], f["box"][0]) + min(b["box"][2], f["box"][2])) / 2
+                    y = (max(p[1] for p in _outline(b)) + b["box"][3]) / 2
+                    inside_box = b["box"][0] < x < b["box"][2] and b["box"][1] < y < b["box"][3]
+                    others = [t for t in everyone if t is not f and _holds(_outline(t), x, y)]
+                    if inside_box and _holds(_outline(f), x, y) and not others:
+                        target = (f, x, y)
+        assert target is not None, "no front tile under a back tile's box"
+        front_tile, x, y = target
+        page.navigate(f"{server.url}/camera")
+        page.wait_for("document.body && document.body.dataset.mode", 60)
+        document = page.send("DOM.getDocument")["root"]["nodeId"]
+        node = page.send("DOM.querySelector", {"nodeId": document, "selector": "#photo"})["nodeId"]
+        page.send("DOM.setFileInputFiles", {"nodeId": node, "files": [str(photo)]})
+        page.wait_for(f"document.querySelectorAll('#hand .tile').length === {len(everyone)}", 120)
+        width, height = answer["image_size"]
+        page.evaluate(
+            "(() => { const c = document.getElementById('boxes');"
+            " const r = c.getBoundingClientRect();"
+            f" const x = r.left + {x} * r.width / {width}, y = r.top + {y} * r.height / {height};"
+            " c.dispatchEvent(new MouseEvent('click', {clientX: x, clientY: y, bubbles: true}));"
+            " })()"
+        )
+        page.screenshot(shot("camera_close_stand.png", tmp_path))
+        assert page.evaluate("document.getElementById('picker').classList.contains('open')")
+        assert (
+            page.evaluate("document.getElementById('picker-from').textContent")
+            == (front_tile["tile"])
+        )

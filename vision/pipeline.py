@@ -128,6 +128,8 @@ class PlacedTile:
             out["corrected"] = True
         if self.role:
             out["role"] = self.role
+        if self.quad is not None:  # the tier stage's outline, as far as the tile shows
+            out["quad"] = [[round(float(x), 1), round(float(y), 1)] for x, y in self.quad]
         return out
 
 

@@ -129,6 +129,24 @@ const Camera = (() => {
     return tiles;
   }
 
+  // A tile's outline in image pixels: its quad where the tier stage gave one (a back tier's
+  // tile as far down as it shows, so it covers no tile in front), else its box.
+  function outline(t) {
+    if (t.quad && t.quad.length === 4) return t.quad;
+    const [x1, y1, x2, y2] = t.box;
+    return [[x1, y1], [x2, y1], [x2, y2], [x1, y2]];
+  }
+
+  function inside(x, y, points) {
+    let hit = false;
+    for (let i = 0, j = points.length - 1; i < points.length; j = i++) {
+      const [xi, yi] = points[i];
+      const [xj, yj] = points[j];
+      if (yi > y !== yj > y && x < ((xj - xi) * (y - yi)) / (yj - yi) + xi) hit = !hit;
+    }
+    return hit;
+  }
+
   function drawBoxes() {
     const boxes = $("boxes");
     const ctx = boxes.getContext("2d");
@@ -141,7 +159,7 @@ const Camera = (() => {
     const discard = Istaka.discardTarget(state.rows, Istaka.suggestedDiscard(state));
     for (const t of allTiles(state)) {
       if (!t.box) continue;
-      const [x1, y1, x2, y2] = t.box;
+      const [x1, , x2] = t.box;
       // Labels no wider than their tile, so neighbours' labels do not cover each other.
       const size = Math.max(8, Math.min(15, ((x2 - x1) * sx) / 2));
       ctx.font = `bold ${size}px DejaVu Sans, Arial, sans-serif`;
@@ -150,13 +168,18 @@ const Camera = (() => {
       ctx.lineWidth = discard && t.id === discard.id && !t.offRack ? 4 : 2;
       if (ctx.lineWidth === 4) colour = "#ff1744";
       ctx.strokeStyle = colour;
-      ctx.strokeRect(x1 * sx, y1 * sy, (x2 - x1) * sx, (y2 - y1) * sy);
+      const points = outline(t);
+      ctx.beginPath();
+      points.forEach(([x, y], i) => (i ? ctx.lineTo(x * sx, y * sy) : ctx.moveTo(x * sx, y * sy)));
+      ctx.closePath();
+      ctx.stroke();
       const label = t.tile + (t.corrected ? "✎" : "");
       const tw = ctx.measureText(label).width + 6;
+      const [lx, ly] = points[0];
       ctx.fillStyle = colour;
-      ctx.fillRect(x1 * sx, y1 * sy - size - 3, tw, size + 3);
+      ctx.fillRect(lx * sx, ly * sy - size - 3, tw, size + 3);
       ctx.fillStyle = "#000";
-      ctx.fillText(label, x1 * sx + 3, y1 * sy - 3);
+      ctx.fillText(label, lx * sx + 3, ly * sy - 3);
     }
   }
 
@@ -245,8 +268,7 @@ const Camera = (() => {
     const iy = (y / surface.clientHeight) * state.image_size[1];
     for (const t of allTiles(state)) {
       if (!t.box || t.offRack) continue;
-      const [x1, y1, x2, y2] = t.box;
-      if (ix >= x1 && ix <= x2 && iy >= y1 && iy <= y2) return t;
+      if (inside(ix, iy, outline(t))) return t;
     }
     return null;
   }
