@@ -76,6 +76,7 @@ from vision.tiers import (
     standing_tiles,
     strip_for,
     tier_score,
+    tile_quad,
     tops_only_tiers,
     up_angle,
 )
@@ -1243,16 +1244,13 @@ def _shown_quad(
     ``back``) as far down as it shows: a hidden tier's tile stops where the tier in front hides
     it (its box, the tile's whole extent, reaches on over the tiles in front)."""
     x1, y1, x2, y2 = box
-    y2 = min(y2, max(strip.shows_to, y1 + 1.0))
-    quad = project(strip.to_photo, [(x1, y1), (x2, y1), (x2, y2), (x1, y2)]) * back
+    quad = tile_quad(strip, x1, x2, y1, min(y2, max(strip.shows_to, y1 + 1.0))) * back
     return tuple((float(x), float(y)) for x, y in quad)
 
 
 def _tier_view(strip: Strip, back: float) -> TierView:
     """A tier's outline in the photo (its strip's tier band as far down as the tier shows,
     scaled ``back`` to the photo)."""
-    top, bottom = strip.top, min(strip.top + STRIP_TILE, strip.shows_to)
-    left, right = strip.left, strip.left + strip.length
-    corners = [(left, top), (right, top), (right, bottom), (left, bottom)]
-    quad = project(strip.to_photo, corners) * back
+    bottom = min(strip.top + STRIP_TILE, strip.shows_to)
+    quad = tile_quad(strip, strip.left, strip.left + strip.length, bottom=bottom) * back
     return TierView(tuple((float(x), float(y)) for x, y in quad), strip.tile_width)

@@ -808,7 +808,10 @@ def midway(
         if not heights[n] < at < heights[n + 1]:
             continue
         near = [1.0 / _pitch(strips[k], found[k]) for k in (a, b)]
-        quad = (near[0] * _quad(strips[a]) + near[1] * _quad(strips[b])) / sum(near)
+        ends = [
+            tile_quad(strips[k], strips[k].left, strips[k].left + strips[k].length) for k in (a, b)
+        ]
+        quad = (near[0] * ends[0] + near[1] * ends[1]) / sum(near)
         mid = strip_for(strip.tier, quad, image_size)
         line = front_line(mid, strips[b])
         if line is None:
@@ -843,13 +846,6 @@ def _pitch(strip: Strip, boxes: np.ndarray) -> float:
     at = project(strip.to_photo, np.c_[xs, np.full(len(xs), y)])
     gaps = np.linalg.norm(np.diff(at, axis=0), axis=1)[touching]
     return float(np.median(gaps))
-
-
-def _quad(strip: Strip) -> np.ndarray:
-    """A strip's tier quadrilateral in the photo (top-left, top-right, bottom-right,
-    bottom-left)."""
-    x0, x1, y0, y1 = strip.left, strip.left + strip.length, strip.top, strip.top + STRIP_TILE
-    return project(strip.to_photo, [(x0, y0), (x1, y0), (x1, y1), (x0, y1)])
 
 
 def _height(strip: Strip, down: np.ndarray) -> float:
@@ -917,10 +913,14 @@ def in_band(box: Sequence[float], strip: Strip) -> bool:
     return abs((y1 + y2) / 2 - middle) <= BAND * STRIP_TILE and (y2 - y1) >= MIN_HEIGHT * STRIP_TILE
 
 
-def tile_quad(strip: Strip, x1: float, x2: float) -> np.ndarray:
-    """The photo quadrilateral (top-left, top-right, bottom-right, bottom-left) of a tile at
-    ``[x1, x2]`` along a strip, as tall as the tier."""
-    top, bottom = strip.top, strip.top + STRIP_TILE
+def tile_quad(
+    strip: Strip, x1: float, x2: float, top: float | None = None, bottom: float | None = None
+) -> np.ndarray:
+    """The photo quadrilateral (top-left, top-right, bottom-right, bottom-left) of ``[x1, x2]``
+    along a strip, from ``top`` to ``bottom`` (strip pixels; by default the tier's band, a tile
+    high)."""
+    top = strip.top if top is None else top
+    bottom = strip.top + STRIP_TILE if bottom is None else bottom
     return project(strip.to_photo, np.float64([[x1, top], [x2, top], [x2, bottom], [x1, bottom]]))
 
 
