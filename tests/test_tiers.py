@@ -170,30 +170,36 @@ def test_a_rack_on_its_side_is_told_by_where_its_tiles_lie_not_by_their_boxes() 
     assert not on_its_side(pile)
 
 
-def test_a_quarter_turned_reading_comes_back_to_the_photos_pixels() -> None:
-    """What is read in the photo turned a quarter clockwise (``cv2.rotate``) is mapped back to
-    where it lies in the photo: a tile's box and outline, a tier's outline, the image size."""
+@pytest.mark.parametrize(
+    ("way", "look"), [("ROTATE_90_CLOCKWISE", "quarter"), ("ROTATE_90_COUNTERCLOCKWISE", "quarter"),
+                      ("ROTATE_180", "half")],
+)  # fmt: skip
+def test_a_turned_reading_comes_back_to_the_photos_pixels(way: str, look: str) -> None:
+    """What is read in the photo turned a quarter either way or half round (``cv2.rotate``) is
+    mapped back to where it lies in the photo: a tile's box and outline, a tier's outline, the
+    image size."""
     import cv2
 
     from okey import Tile
-    from vision.recognizer import quarter_back
+    from vision.recognizer import turned_back
     from vision.types import Recognition, TierView, TileReading
 
     photo = np.zeros((120, 200), np.uint8)
     photo[30:50, 140:155] = 255  # a "tile": x 140-155, y 30-50 (pixel edges)
-    side = cv2.rotate(photo, cv2.ROTATE_90_CLOCKWISE)
+    side = cv2.rotate(photo, getattr(cv2, way))
     ys, xs = np.nonzero(side)
     box = (float(xs.min()), float(ys.min()), float(xs.max() + 1), float(ys.max() + 1))
     quad = ((box[0], box[1]), (box[2], box[1]), (box[2], box[3]), (box[0], box[3]))
     reading = TileReading(box=box, tile=Tile(0), confidence=1.0, probs=np.ones(53), quad=quad)
-    side_view = Recognition(tiles=[reading], image_size=(120, 200), tiers=(TierView(quad, 20.0),))
-    back = quarter_back(side_view, 120, 0.01)
+    size = (side.shape[1], side.shape[0])
+    side_view = Recognition(tiles=[reading], image_size=size, tiers=(TierView(quad, 20.0),))
+    back = turned_back(side_view, getattr(cv2, way), 0.01)
     assert back.image_size == (200, 120)
     assert back.tiles[0].box == (140.0, 30.0, 155.0, 50.0)
     corners = np.float32(back.tiles[0].quad)
     assert corners.min(axis=0).tolist() == [140, 30] and corners.max(axis=0).tolist() == [155, 50]
     assert back.tiers[0].quad == back.tiles[0].quad
-    assert "quarter" in back.second_look and back.timings_ms["total"] == pytest.approx(10.0)
+    assert look in back.second_look and back.timings_ms["total"] == pytest.approx(10.0)
 
 
 def _tier_strips(rise: float) -> list:
@@ -590,6 +596,29 @@ def test_a_hidden_tier_and_its_tiles_are_outlined_as_far_down_as_they_show(pipel
         for placed in (p for group in result.rows[k] for p in group):
             assert placed.quad is not None
             assert max(y for _, y in placed.quad) <= tops[k + 1] + 0.15 * height
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["stand3_frontal", "stand3_close", "stand3_side"])
+def test_a_stand_photographed_upside_down_reads_as_upright(pipeline, name: str) -> None:
+    """A stand photographed upside down (a phone held the other way round): the first look's
+    standing tiles say the rack's up points down the photo, so the rack is found and read in
+    the photo turned half round, as the networks learnt tiles, and mapped back: the same rows,
+    tile for tile, as the upright photo, and the tiers' outlines where the tiers lie in the
+    photo.  Read upside down, the frontal stand's top row lost K11 and Y13 and read a Y1 more,
+    and the close and side-on stands were read as tables (no tier)."""
+    import cv2
+
+    image = cv2.imread(str(DATA / f"{name}.jpg"))
+    h, w = image.shape[:2]
+    upright = pipeline.scan(image)
+    recognition = pipeline.recognizer.recognize(np.ascontiguousarray(image[::-1, ::-1]))
+    assert "half" in recognition.second_look and recognition.image_size == (w, h)
+    turned = pipeline.read(recognition)
+    assert turned.reading == "tiers" and _rows(turned) == _rows(upright)
+    for mine, theirs in zip(turned.tiers, upright.tiers, strict=True):  # the same tier, turned
+        back = [(w - x, h - y) for x, y in mine]
+        assert np.allclose(np.float32(back), np.float32(theirs), atol=1.0)
 
 
 @pytest.mark.slow

@@ -90,6 +90,9 @@ SIDE_UP = 0.5
 # A rack whose up turns more than this many degrees from the photo's up (either way) is read
 # again from the photo turned a quarter so that it stands upright.
 SIDEWAYS_READ = 45.0
+# A rack whose up points down the photo this far (the up vector's y; cos 45 degrees) is read
+# from the photo turned half round.
+UPSIDE_DOWN = math.cos(math.radians(45.0))
 # A place between two tiles of a tier that the detector left empty is a tile when the classifier
 # reads a tile there at least this surely (else an empty slot).
 SLOT_TILE = 0.6
@@ -109,6 +112,9 @@ STRIDE = 32
 REPO_ROOT = Path(__file__).resolve().parent.parent
 MODELS_DIR = REPO_ROOT / "models"
 MANIFEST = MODELS_DIR / "recognizer.yaml"
+# what the tier stage reads a rack from (``Recognizer._rack_view``): the photo no larger than
+# needed, the first look's turned boxes scaled to it, that scale, the rack's up (a unit vector)
+RackView = tuple[np.ndarray, np.ndarray, float, np.ndarray]
 NUM_CLASSES = 53
 
 
@@ -609,7 +615,20 @@ class Recognizer:
         t1 = time.perf_counter()
         det_conf = scores.max(axis=1) if len(scores) else np.zeros(0, np.float32)
         if spec.tiers and turned is not None and self.classifier is not None:
-            read = self._read_tiers(image_bgr, boxes, scores, turned, det_conf)
+            view = self._rack_view(image_bgr, turned)
+            if quarter and view is not None and view[3][1] >= UPSIDE_DOWN:
+                # a rack standing upside down (its up within 45 degrees of the photo's down):
+                # found and read in the photo turned half round, as the networks learnt tiles
+                # (upside down, a first look boxes the tiers' tops worse and reads a 9 framed
+                # low in its crop as a 6 either way up); with no rack there, no rack here: the
+                # whole-photo path reads the photo as it is
+                side = self._recognize(cv2.rotate(photo, cv2.ROTATE_180), quarter=False)
+                if side.tiers:
+                    return turned_back(side, cv2.ROTATE_180, time.perf_counter() - t0)
+                view = None
+            read = None
+            if view is not None:
+                read = self._read_tiers(image_bgr, boxes, scores, turned, det_conf, view)
             lost = len(turned) >= MIN_RACK_TILES and rack_up(turned) is None
             if read is None and quarter and (on_its_side(turned) or lost):
                 # a rack on its side: the detector, which learnt tiles standing or lying about
@@ -617,7 +636,7 @@ class Recognizer:
                 # the photo turned a quarter round stands them up (which way up: the tier stage)
                 side = self._recognize(cv2.rotate(photo, cv2.ROTATE_90_CLOCKWISE), quarter=False)
                 if side.tiers:
-                    return quarter_back(side, h, time.perf_counter() - t0)
+                    return turned_back(side, cv2.ROTATE_90_CLOCKWISE, time.perf_counter() - t0)
             lean = _lean(read[1]) if read is not None and quarter else 0.0
             if SIDEWAYS_READ < abs(lean) < 180.0 - SIDEWAYS_READ:
                 # a rack standing sideways in the photo (its up within 45 degrees of level):
@@ -626,10 +645,7 @@ class Recognizer:
                 way = cv2.ROTATE_90_CLOCKWISE if lean < 0 else cv2.ROTATE_90_COUNTERCLOCKWISE
                 side = self._recognize(cv2.rotate(photo, way), quarter=False)
                 if side.tiers:
-                    seconds = time.perf_counter() - t0
-                    if way == cv2.ROTATE_90_CLOCKWISE:
-                        return quarter_back(side, h, seconds)
-                    return quarter_back(side, w, seconds, clockwise=False)
+                    return turned_back(side, way, time.perf_counter() - t0)
             if read is not None:
                 tiles, tier_views = read
                 t2 = time.perf_counter()
@@ -644,7 +660,7 @@ class Recognizer:
                 )
         tiles, up, _ = self._read_photo(image_bgr, boxes, scores, turned, det_conf)
         t2 = time.perf_counter()
-        tiles.sort(key=lambda t: (round(t.centre[1] / max(t.height, 1.0)), t.centre[0]))
+        tiles.sort(key=_reading_order)
         timings = {"detect": (t1 - t0) * 1000, "classify": (t2 - t1) * 1000}
         timings["total"] = (t2 - t0) * 1000
         looks = tuple(v.reason for v in views) + (("up",) if up is not None else ())
@@ -715,25 +731,17 @@ class Recognizer:
             )
         return tiles, up, index
 
-    def _read_tiers(
-        self,
-        image_bgr: np.ndarray,
-        boxes: np.ndarray,
-        scores: np.ndarray,
-        turned: np.ndarray,
-        det_conf: np.ndarray,
-    ) -> tuple[list[TileReading], tuple[TierView, ...]] | None:
-        """The tier stage (``vision.tiers``): the tiles of the rack's tiers, found again in their
-        straightened strips and read from crops cut along them, merged with the first look's
-        tiles, which the whole-photo path reads (those off the tiers are the table).  None when
-        the photo shows no rack."""
+    def _rack_view(self, image_bgr: np.ndarray, turned: np.ndarray) -> RackView | None:
+        """What the tier stage reads a rack from: the photo no larger than needed (a tile about
+        twice the crop's size), the first look's turned boxes scaled to it, that scale, and
+        which way up the rack stands (:func:`vision.tiers.rack_up`'s axis, its sense read by the
+        way-up model, ``vision.up``, from the first look's standing tiles stood along it).
+        None when the boxes agree on no rack's up."""
         import cv2
 
         up = rack_up(turned)
         if up is None:
             return None
-        first = turned
-        # work on a photo no larger than needed: a tile about twice the crop's size
         tile_px = float(np.median(np.maximum(turned[:, 2], turned[:, 3])))
         shrink = min(1.0, 2.0 * self.spec.classifier_imgsz / max(tile_px, 1.0))
         pixels = image_bgr
@@ -743,9 +751,8 @@ class Recognizer:
             turned[:, :4] *= shrink
         else:  # read at the photo's own size: nothing to scale back
             shrink = 1.0
-        # which way up the rack stands: the way-up model (``vision.up``) reads the first look's
-        # standing tiles stood along the rack's up; upside down, the rack's up is the other
-        # sense, and its tiers are found from their true tops
+        # upside down, the rack's up is the other sense, and its tiers are found from their
+        # true tops
         standing = np.flatnonzero(standing_tiles(turned, up))
         if self.way_up is not None and len(standing):
             size = self.spec.classifier_imgsz
@@ -755,6 +762,26 @@ class Recognizer:
             ]
             if self.way_up.upside_down(stood) > 0:
                 up = -up
+        return pixels, turned, shrink, up
+
+    def _read_tiers(
+        self,
+        image_bgr: np.ndarray,
+        boxes: np.ndarray,
+        scores: np.ndarray,
+        turned: np.ndarray,
+        det_conf: np.ndarray,
+        view: RackView,
+    ) -> tuple[list[TileReading], tuple[TierView, ...]] | None:
+        """The tier stage (``vision.tiers``): the tiles of the rack's tiers, found again in their
+        straightened strips and read from crops cut along them, merged with the first look's
+        tiles, which the whole-photo path reads (those off the tiers are the table).  None when
+        the photo shows no rack.  ``view``: :meth:`_rack_view` of the first look ``turned``."""
+        import cv2
+
+        first = turned
+        pixels, turned, shrink, up = view  # the first look's boxes scaled to ``pixels``
+        standing = np.flatnonzero(standing_tiles(turned, up))
         found = self._tier_crops(pixels, turned, up, det_conf)
         if found is None and len(standing) >= MIN_RACK_TILES and abs(up[1]) < SIDE_UP:
             # a rack on its side (its up within SIDE_UP of level): its tiers may run along the
@@ -1202,37 +1229,47 @@ def _lean(tiers: tuple[TierView, ...]) -> float:
     return math.degrees(math.atan2(x0 - x3, y3 - y0))
 
 
-def quarter_back(
-    side: Recognition, size: int, seconds: float, clockwise: bool = True
-) -> Recognition:
-    """A recognition of a photo turned a quarter (``cv2.ROTATE_90_CLOCKWISE``, or counter-
-    clockwise), in the photo's own pixels: a point (x', y') of the turned photo is
-    (y', ``size`` - x') of the photo, ``size`` its height (counter-clockwise: (``size`` - y',
-    x'), ``size`` its width).  ``seconds``: the whole time taken."""
+def _reading_order(tile: TileReading) -> tuple[int, float]:
+    """The whole-photo path's order: left to right along rows a tile high, top to bottom."""
+    return round(tile.centre[1] / max(tile.height, 1.0)), tile.centre[0]
+
+
+def turned_back(side: Recognition, way: int, seconds: float) -> Recognition:
+    """A recognition of the photo turned by ``way`` (``cv2.ROTATE_90_CLOCKWISE``,
+    ``cv2.ROTATE_90_COUNTERCLOCKWISE`` or ``cv2.ROTATE_180``) in the photo's own pixels.  With
+    (w, h) the turned photo's size, a point (x', y') of it is (y', w - x') of the photo
+    (clockwise), (h - y', x') (counter-clockwise) or (w - x', h - y') (half a turn).
+    ``seconds``: the whole time taken."""
+    import cv2
+
+    w, h = side.image_size
 
     def point(p: tuple[float, float]) -> tuple[float, float]:
-        if clockwise:
-            return (float(p[1]), float(size - p[0]))
-        return (float(size - p[1]), float(p[0]))
+        x, y = float(p[0]), float(p[1])
+        if way == cv2.ROTATE_90_CLOCKWISE:
+            return (y, w - x)
+        if way == cv2.ROTATE_90_COUNTERCLOCKWISE:
+            return (h - y, x)
+        return (w - x, h - y)
 
     def quad(q):
         return None if q is None else tuple(point(p) for p in q)
 
     def box(b: tuple[float, ...]) -> tuple[float, ...]:
-        if clockwise:
-            return (b[1], size - b[2], b[3], size - b[0])
-        return (size - b[3], b[0], size - b[1], b[2])
+        (xa, ya), (xb, yb) = point(b[:2]), point(b[2:4])
+        return (min(xa, xb), min(ya, yb), max(xa, xb), max(ya, yb))
 
     tiles = [replace(t, box=box(t.box), quad=quad(t.quad)) for t in side.tiles]
+    if not side.tiers:  # read by the whole-photo path: in the photo's reading order again
+        tiles.sort(key=_reading_order)
     tiers = tuple(replace(v, quad=quad(v.quad)) for v in side.tiers)
-    w, h = side.image_size
     timings = {**side.timings_ms, "total": seconds * 1000}
     return replace(
         side,
         tiles=tiles,
-        image_size=(h, w),
+        image_size=(w, h) if way == cv2.ROTATE_180 else (h, w),
         timings_ms=timings,
-        second_look=(*side.second_look, "quarter"),
+        second_look=(*side.second_look, "half" if way == cv2.ROTATE_180 else "quarter"),
         tiers=tiers,
     )
 
