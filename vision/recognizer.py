@@ -93,6 +93,10 @@ SIDEWAYS_READ = 45.0
 # A rack whose up points down the photo this far (the up vector's y; cos 45 degrees) is read
 # from the photo turned half round.
 UPSIDE_DOWN = math.cos(math.radians(45.0))
+# A rack whose first look's up lies this near level (the up vector's x; cos 30 degrees) is read
+# from the photo turned a quarter before its tiers are searched; between this and 45 degrees from
+# the photo's up, after, by its tiers' lean (``SIDEWAYS_READ``: the first look's up is looser).
+ON_ITS_SIDE = math.cos(math.radians(30.0))
 # A place between two tiles of a tier that the detector left empty is a tile when the classifier
 # reads a tile there at least this surely (else an empty slot).
 SLOT_TILE = 0.6
@@ -616,15 +620,16 @@ class Recognizer:
         det_conf = scores.max(axis=1) if len(scores) else np.zeros(0, np.float32)
         if spec.tiers and turned is not None and self.classifier is not None:
             view = self._rack_view(image_bgr, turned)
-            if quarter and view is not None and view[3][1] >= UPSIDE_DOWN:
-                # a rack standing upside down (its up within 45 degrees of the photo's down):
-                # found and read in the photo turned half round, as the networks learnt tiles
-                # (upside down, a first look boxes the tiers' tops worse and reads a 9 framed
-                # low in its crop as a 6 either way up); with no rack there, no rack here: the
-                # whole-photo path reads the photo as it is
-                side = self._recognize(cv2.rotate(photo, cv2.ROTATE_180), quarter=False)
+            way = _upright_turn(view[3]) if quarter and view is not None else None
+            if way is not None:
+                # a rack standing sideways or upside down (its up over 45 degrees from the
+                # photo's): found and read in the photo turned to stand it upright, as the
+                # networks learnt tiles (upside down, a first look boxes the tiers' tops worse
+                # and reads a 9 framed low in its crop as a 6 either way up); with no rack
+                # there, no rack here: the whole-photo path reads the photo as it is
+                side = self._recognize(cv2.rotate(photo, way), quarter=False)
                 if side.tiers:
-                    return turned_back(side, cv2.ROTATE_180, time.perf_counter() - t0)
+                    return turned_back(side, way, time.perf_counter() - t0)
                 view = None
             read = None
             if view is not None:
@@ -1227,6 +1232,18 @@ def _lean(tiers: tuple[TierView, ...]) -> float:
     up, in degrees: positive towards the photo's right."""
     (x0, y0), _, _, (x3, y3) = tiers[0].quad[:4]
     return math.degrees(math.atan2(x0 - x3, y3 - y0))
+
+
+def _upright_turn(up: np.ndarray) -> int | None:
+    """The ``cv2.rotate`` code that stands a rack whose up is ``up`` (photo pixels, y down)
+    within 45 degrees of upright, or None when it stands so already."""
+    import cv2
+
+    if up[1] >= UPSIDE_DOWN:
+        return cv2.ROTATE_180
+    if abs(up[0]) < ON_ITS_SIDE:
+        return None
+    return cv2.ROTATE_90_COUNTERCLOCKWISE if up[0] > 0 else cv2.ROTATE_90_CLOCKWISE
 
 
 def _reading_order(tile: TileReading) -> tuple[int, float]:
