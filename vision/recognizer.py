@@ -598,11 +598,15 @@ class Recognizer:
         if not isinstance(image_bgr, np.ndarray) or image_bgr.ndim != 3 or image_bgr.shape[2] != 3:
             shape = getattr(image_bgr, "shape", None)
             raise ValueError(f"recognize needs a BGR image of shape (h, w, 3), got {shape}")
-        return self._recognize(image_bgr, quarter=True)
+        recognition = self._recognize(image_bgr, quarter=True)
+        assert recognition is not None
+        return recognition
 
-    def _recognize(self, image_bgr: np.ndarray, quarter: bool) -> Recognition:
-        """:meth:`recognize`; ``quarter``: a rack on its side may be read a quarter turn round
-        (``vision.tiers.on_its_side``)."""
+    def _recognize(self, image_bgr: np.ndarray, quarter: bool) -> Recognition | None:
+        """:meth:`recognize`; ``quarter``: a rack standing sideways or upside down may be read
+        in the photo turned (``vision.tiers.on_its_side``, ``_upright_turn``).  Without
+        ``quarter`` (a turned look for a rack) None where no rack stands: the whole-photo path
+        reads the photo as it is, not turned."""
         import cv2
 
         photo = image_bgr
@@ -628,7 +632,7 @@ class Recognizer:
                 # and reads a 9 framed low in its crop as a 6 either way up); with no rack
                 # there, no rack here: the whole-photo path reads the photo as it is
                 side = self._recognize(cv2.rotate(photo, way), quarter=False)
-                if side.tiers:
+                if side is not None:
                     return turned_back(side, way, time.perf_counter() - t0)
                 view = None
             read = None
@@ -640,7 +644,7 @@ class Recognizer:
                 # upright, boxes sideways tiles at scattered angles and no rack frame agrees;
                 # the photo turned a quarter round stands them up (which way up: the tier stage)
                 side = self._recognize(cv2.rotate(photo, cv2.ROTATE_90_CLOCKWISE), quarter=False)
-                if side.tiers:
+                if side is not None:
                     return turned_back(side, cv2.ROTATE_90_CLOCKWISE, time.perf_counter() - t0)
             lean = _lean(read[1]) if read is not None and quarter else 0.0
             if SIDEWAYS_READ < abs(lean) < 180.0 - SIDEWAYS_READ:
@@ -649,7 +653,7 @@ class Recognizer:
                 # upright, as the networks learnt tiles
                 way = cv2.ROTATE_90_CLOCKWISE if lean < 0 else cv2.ROTATE_90_COUNTERCLOCKWISE
                 side = self._recognize(cv2.rotate(photo, way), quarter=False)
-                if side.tiers:
+                if side is not None:
                     return turned_back(side, way, time.perf_counter() - t0)
             if read is not None:
                 tiles, tier_views = read
@@ -663,9 +667,11 @@ class Recognizer:
                     second_look=tuple(v.reason for v in views),
                     tiers=tier_views,
                 )
+        if not quarter:  # a turned look for a rack: none there
+            return None
         tiles, up, _ = self._read_photo(image_bgr, boxes, scores, turned, det_conf)
         t2 = time.perf_counter()
-        tiles.sort(key=_reading_order)
+        tiles.sort(key=lambda t: (round(t.centre[1] / max(t.height, 1.0)), t.centre[0]))
         timings = {"detect": (t1 - t0) * 1000, "classify": (t2 - t1) * 1000}
         timings["total"] = (t2 - t0) * 1000
         looks = tuple(v.reason for v in views) + (("up",) if up is not None else ())
@@ -1246,11 +1252,6 @@ def _upright_turn(up: np.ndarray) -> int | None:
     return cv2.ROTATE_90_COUNTERCLOCKWISE if up[0] > 0 else cv2.ROTATE_90_CLOCKWISE
 
 
-def _reading_order(tile: TileReading) -> tuple[int, float]:
-    """The whole-photo path's order: left to right along rows a tile high, top to bottom."""
-    return round(tile.centre[1] / max(tile.height, 1.0)), tile.centre[0]
-
-
 def turned_back(side: Recognition, way: int, seconds: float) -> Recognition:
     """A recognition of the photo turned by ``way`` (``cv2.ROTATE_90_CLOCKWISE``,
     ``cv2.ROTATE_90_COUNTERCLOCKWISE`` or ``cv2.ROTATE_180``) in the photo's own pixels.  With
@@ -1277,8 +1278,6 @@ def turned_back(side: Recognition, way: int, seconds: float) -> Recognition:
         return (min(xa, xb), min(ya, yb), max(xa, xb), max(ya, yb))
 
     tiles = [replace(t, box=box(t.box), quad=quad(t.quad)) for t in side.tiles]
-    if not side.tiers:  # read by the whole-photo path: in the photo's reading order again
-        tiles.sort(key=_reading_order)
     tiers = tuple(replace(v, quad=quad(v.quad)) for v in side.tiers)
     timings = {**side.timings_ms, "total": seconds * 1000}
     return replace(
