@@ -747,10 +747,11 @@ class Recognizer:
         twice the crop's size), the first look's turned boxes scaled to it, that scale, and
         which way up the rack stands (:func:`vision.tiers.rack_up`'s axis, its sense read by the
         way-up model, ``vision.up``, from the first look's standing tiles stood along it).
-        None when the boxes agree on no rack's up."""
+        None when the boxes agree on no rack's up, or are too few for a rack (``is_rack`` wants
+        ``MIN_RACK_TILES`` of them on its tiers)."""
         import cv2
 
-        up = rack_up(turned)
+        up = rack_up(turned) if len(turned) >= MIN_RACK_TILES else None
         if up is None:
             return None
         tile_px = float(np.median(np.maximum(turned[:, 2], turned[:, 3])))
