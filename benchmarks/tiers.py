@@ -130,7 +130,9 @@ def rendered(kind: str, index: int, decide: bool = False) -> tuple[np.ndarray, d
     folder.mkdir(parents=True, exist_ok=True)
     cv2.imwrite(str(image_path), image, [cv2.IMWRITE_JPEG_QUALITY, 92])
     truth_path.write_text(json.dumps(truth, separators=(",", ":")))
-    return image, truth
+    # the photo as saved (JPEG), as every later run reads it: a figure does not depend on
+    # whether the renders were cached
+    return cv2.imread(str(image_path)), truth
 
 
 def turn(image: np.ndarray, degrees: int) -> tuple[np.ndarray, np.ndarray]:
