@@ -639,7 +639,8 @@ class Recognizer:
             if view is not None:
                 read = self._read_tiers(image_bgr, boxes, scores, turned, det_conf, view)
             lost = len(turned) >= MIN_RACK_TILES and rack_up(turned) is None
-            if read is None and quarter and (on_its_side(turned) or lost):
+            tried = way == cv2.ROTATE_90_CLOCKWISE  # that look was taken above
+            if read is None and quarter and not tried and (on_its_side(turned) or lost):
                 # a rack on its side: the detector, which learnt tiles standing or lying about
                 # upright, boxes sideways tiles at scattered angles and no rack frame agrees;
                 # the photo turned a quarter round stands them up (which way up: the tier stage)
