@@ -630,11 +630,10 @@ class Recognizer:
                 # photo's): found and read in the photo turned to stand it upright, as the
                 # networks learnt tiles (upside down, a first look boxes the tiers' tops worse
                 # and reads a 9 framed low in its crop as a 6 either way up); with no rack
-                # there, no rack here: the whole-photo path reads the photo as it is
+                # there, the photo is read as it is
                 side = self._recognize(cv2.rotate(photo, way), quarter=False)
                 if side is not None:
                     return turned_back(side, way, time.perf_counter() - t0)
-                view = None
             read = None
             if view is not None:
                 read = self._read_tiers(image_bgr, boxes, scores, turned, det_conf, view)
