@@ -625,6 +625,7 @@ class Recognizer:
         if spec.tiers and turned is not None and self.classifier is not None:
             view = self._rack_view(image_bgr, turned)
             way = _upright_turn(view[3]) if quarter and view is not None else None
+            tried = {way}  # the turned looks taken (one that found no rack is not taken again)
             if way is not None:
                 # a rack standing sideways or upside down (its up over 45 degrees from the
                 # photo's): found and read in the photo turned to stand it upright, as the
@@ -638,8 +639,8 @@ class Recognizer:
             if view is not None:
                 read = self._read_tiers(image_bgr, boxes, scores, turned, det_conf, view)
             lost = len(turned) >= MIN_RACK_TILES and rack_up(turned) is None
-            tried = way == cv2.ROTATE_90_CLOCKWISE  # that look was taken above
-            if read is None and quarter and not tried and (on_its_side(turned) or lost):
+            again = quarter and cv2.ROTATE_90_CLOCKWISE not in tried
+            if read is None and again and (on_its_side(turned) or lost):
                 # a rack on its side: the detector, which learnt tiles standing or lying about
                 # upright, boxes sideways tiles at scattered angles and no rack frame agrees;
                 # the photo turned a quarter round stands them up (which way up: the tier stage)
@@ -647,11 +648,11 @@ class Recognizer:
                 if side is not None:
                     return turned_back(side, cv2.ROTATE_90_CLOCKWISE, time.perf_counter() - t0)
             lean = _lean(read[1]) if read is not None and quarter else 0.0
-            if SIDEWAYS_READ < abs(lean) < 180.0 - SIDEWAYS_READ:
+            way = cv2.ROTATE_90_CLOCKWISE if lean < 0 else cv2.ROTATE_90_COUNTERCLOCKWISE
+            if SIDEWAYS_READ < abs(lean) < 180.0 - SIDEWAYS_READ and way not in tried:
                 # a rack standing sideways in the photo (its up within 45 degrees of level):
                 # its tiles are found and read again with the photo turned so that it stands
                 # upright, as the networks learnt tiles
-                way = cv2.ROTATE_90_CLOCKWISE if lean < 0 else cv2.ROTATE_90_COUNTERCLOCKWISE
                 side = self._recognize(cv2.rotate(photo, way), quarter=False)
                 if side is not None:
                     return turned_back(side, way, time.perf_counter() - t0)
