@@ -202,6 +202,27 @@ def test_a_turned_reading_comes_back_to_the_photos_pixels(way: str, look: str) -
     assert look in back.second_look and back.timings_ms["total"] == pytest.approx(10.0)
 
 
+@pytest.mark.parametrize(
+    ("degrees", "way"),
+    [(0, None), (25, None), (-40, None), (65, "ROTATE_90_COUNTERCLOCKWISE"),
+     (-90, "ROTATE_90_CLOCKWISE"), (140, "ROTATE_180"), (-180, "ROTATE_180")],
+)  # fmt: skip
+def test_a_rack_is_turned_upright_before_its_tiers_are_searched_when_far_from_it(
+    degrees: float, way: str | None
+) -> None:
+    """The turn taken before the tier stage from the first look's rack up (``degrees`` from the
+    photo's up, positive towards its right): none within 30 degrees of upright (from 30 to 45 the
+    tiers' own lean decides, after), a quarter towards upright from 30 degrees of level, half
+    round within 45 degrees of upside down."""
+    import cv2
+
+    from vision.recognizer import _upright_turn
+
+    a = np.radians(degrees)
+    got = _upright_turn(np.array([np.sin(a), -np.cos(a)]))
+    assert got == (None if way is None else getattr(cv2, way))
+
+
 def _tier_strips(rise: float) -> list:
     """The strips of a frontal stand's three tiers, each ``rise`` tile heights above the next."""
     quads = []
