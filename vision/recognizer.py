@@ -627,11 +627,11 @@ class Recognizer:
             way = _upright_turn(view[3]) if quarter and view is not None else None
             tried = {way}  # the turned looks taken (one that found no rack is not taken again)
             if way is not None:
-                # a rack standing sideways or upside down (its up over 45 degrees from the
-                # photo's): found and read in the photo turned to stand it upright, as the
-                # networks learnt tiles (upside down, a first look boxes the tiers' tops worse
-                # and reads a 9 framed low in its crop as a 6 either way up); with no rack
-                # there, the photo is read as it is
+                # a rack lying on its side or upside down (its first look's up within 30
+                # degrees of level, or 45 of the photo's down): found and read in the photo
+                # turned to stand it upright, as the networks learnt tiles (upside down, a
+                # first look boxes the tiers' tops worse and reads a 9 framed low in its crop
+                # as a 6 either way up); with no rack there, the photo is read as it is
                 side = self._recognize(cv2.rotate(photo, way), quarter=False)
                 if side is not None:
                     return turned_back(side, way, time.perf_counter() - t0)
