@@ -968,7 +968,8 @@ class Recognizer:
             from_gap += [False] * len(found)
             top, bottom = strip.top, min(strip.top + STRIP_TILE, strip.shows_to)
             spans = [(b[0], b[2]) for b in found]
-            for x1, x2 in gap_slots(spans, strip.tile_width, 0, strip.size[0]):
+            ends = [(strip.left, strip.left)], [(strip.left + strip.length,) * 2]
+            for x1, x2 in gap_slots(ends[0] + spans + ends[1], strip.tile_width, 0, strip.size[0]):
                 places.append((k, x1, top, x2, bottom, 0.0))
                 from_gap.append(True)
         if not places:
