@@ -638,7 +638,7 @@ class Recognizer:
             read = None
             if view is not None:
                 read = self._read_tiers(image_bgr, boxes, scores, turned, det_conf, view)
-            lost = len(turned) >= MIN_RACK_TILES and rack_up(turned) is None
+            lost = len(turned) >= MIN_RACK_TILES and view is None  # no rack up agreed
             again = quarter and cv2.ROTATE_90_CLOCKWISE not in tried
             if read is None and again and (on_its_side(turned) or lost):
                 # a rack on its side: the detector, which learnt tiles standing or lying about
@@ -967,9 +967,10 @@ class Recognizer:
             places += [(k, *b) for b in found]
             from_gap += [False] * len(found)
             top, bottom = strip.top, min(strip.top + STRIP_TILE, strip.shows_to)
-            spans = [(b[0], b[2]) for b in found]
-            ends = [(strip.left, strip.left)], [(strip.left + strip.length,) * 2]
-            for x1, x2 in gap_slots(ends[0] + spans + ends[1], strip.tile_width, 0, strip.size[0]):
+            # the gaps between its tiles, and between the tier's ends and its first and last
+            first, last = strip.left, strip.left + strip.length
+            spans = [(first, first), *((b[0], b[2]) for b in found), (last, last)]
+            for x1, x2 in gap_slots(spans, strip.tile_width, 0, strip.size[0]):
                 places.append((k, x1, top, x2, bottom, 0.0))
                 from_gap.append(True)
         if not places:
